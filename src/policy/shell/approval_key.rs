@@ -1,0 +1,190 @@
+//! The approval key: what "Always: this command" saves for an agent. Only a single simple
+//! command with literal words and no hazard has one. A binary on `prefix_binaries` with a
+//! subcommand-shaped second word gets a prefix key (binary + subcommand, covering every command
+//! with the same key); anything else an exact key (its whole argv, covering only itself). Keys
+//! are compared as keys, never as raw strings.
+
+use super::command::{command_name, is_wrapper};
+use super::lexer::Lexed;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The default `prefix_binaries`: tools whose second word is a subcommand.
+pub const DEFAULT_PREFIX_BINARIES: &[&str] = &[
+    "git", "cargo", "npm", "pnpm", "yarn", "docker", "kubectl", "go", "make", "pip", "uv", "gh",
+];
+
+/// A saved "always" for commands.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum ApprovalKey {
+    /// `git status` covers `git status --short`.
+    Prefix { binary: String, subcommand: String },
+    /// `=rm old.log` covers exactly that argv.
+    Exact { argv: Vec<String> },
+}
+
+impl ApprovalKey {
+    /// The key of a lexed command, given the binary words written as-is that take prefix keys.
+    /// `hazard_free` is the pre-check's verdict: a command it marks high-risk has no key.
+    #[must_use]
+    pub fn of(lexed: &Lexed, hazard_free: bool, prefix_binaries: &[String]) -> Option<Self> {
+        if lexed.error.is_some() || !hazard_free {
+            return None;
+        }
+        let script = &lexed.script;
+        let f = script.features;
+        if f.subshell || f.group || f.compound || f.comment || f.function || f.background {
+            return None;
+        }
+        let [segment] = script.segments.as_slice() else {
+            return None;
+        };
+        if !segment.assignments.is_empty()
+            || !segment.redirects.is_empty()
+            || !segment.evaluated.is_empty()
+        {
+            return None;
+        }
+        let argv: Vec<String> = segment
+            .words
+            .iter()
+            .map(super::ast::Word::literal)
+            .collect::<Option<_>>()?;
+        let first = segment.words.first()?;
+        if command_name(first).is_some_and(|n| is_wrapper(&n)) {
+            return None;
+        }
+        let binary = &argv[0];
+        if prefix_binaries.iter().any(|b| b == binary)
+            && let Some(sub) = argv.get(1)
+            && is_subcommand(sub)
+        {
+            return Some(ApprovalKey::Prefix {
+                binary: binary.clone(),
+                subcommand: sub.clone(),
+            });
+        }
+        Some(ApprovalKey::Exact { argv })
+    }
+
+    /// What the "Always" button says this key covers.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            ApprovalKey::Prefix { binary, subcommand } => {
+                format!("`{binary} {subcommand} …` (any arguments)")
+            }
+            ApprovalKey::Exact { argv } => format!("exactly `{}`", quote_argv(argv)),
+        }
+    }
+}
+
+/// `^[a-z][a-z0-9-]*$`
+fn is_subcommand(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Words joined for display, single-quoted where the shell would need it.
+#[must_use]
+pub fn quote_argv(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| quote_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+impl fmt::Display for ApprovalKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApprovalKey::Prefix { binary, subcommand } => write!(f, "{binary} {subcommand}"),
+            ApprovalKey::Exact { argv } => write!(f, "={}", quote_argv(argv)),
+        }
+    }
+}
+
+impl FromStr for ApprovalKey {
+    type Err = String;
+
+    /// Parses the notation `Display` writes: `git status` or `=rm 'my file.txt'`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if let Some(exact) = s.strip_prefix('=') {
+            let lexed = super::lexer::lex(exact);
+            let argv = match (&lexed.error, lexed.script.segments.as_slice()) {
+                (None, [segment]) => segment
+                    .words
+                    .iter()
+                    .map(super::ast::Word::literal)
+                    .collect::<Option<Vec<_>>>(),
+                _ => None,
+            };
+            return match argv {
+                Some(argv) if !argv.is_empty() => Ok(ApprovalKey::Exact { argv }),
+                _ => Err(format!("`{s}` is not an exact key of literal words")),
+            };
+        }
+        let mut parts = s.split(' ');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(binary), Some(sub), None) if !binary.is_empty() && is_subcommand(sub) => {
+                Ok(ApprovalKey::Prefix {
+                    binary: binary.to_string(),
+                    subcommand: sub.to_string(),
+                })
+            }
+            _ => Err(format!(
+                "`{s}` is not an approval key: write `binary subcommand` or `=exact command`"
+            )),
+        }
+    }
+}
+
+impl TryFrom<String> for ApprovalKey {
+    type Error = String;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        value.parse()
+    }
+}
+
+impl From<ApprovalKey> for String {
+    fn from(key: ApprovalKey) -> Self {
+        key.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notation_round_trips() {
+        for text in ["git status", "=rm old.log", "=rm 'my file.txt'", "=ls", "=echo 'it'\\''s'"] {
+            let key: ApprovalKey = text.parse().unwrap();
+            assert_eq!(key.to_string(), text);
+        }
+        assert!("git".parse::<ApprovalKey>().is_err());
+        assert!("=".parse::<ApprovalKey>().is_err());
+        assert!("=rm $x".parse::<ApprovalKey>().is_err());
+    }
+
+    #[test]
+    fn keys_compare_as_keys() {
+        let a: ApprovalKey = "=rm build".parse().unwrap();
+        let b: ApprovalKey = "=rm build src".parse().unwrap();
+        assert_ne!(a, b);
+    }
+}

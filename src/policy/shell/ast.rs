@@ -1,0 +1,294 @@
+//! What the shell lexer produces: scripts of simple-command segments, with every nested script
+//! (substitutions, function bodies, heredoc bodies) kept where the rules can walk into it.
+
+/// How a segment is joined to the one before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Connector {
+    /// The first segment of a script.
+    Start,
+    /// `;`
+    Semicolon,
+    /// A newline.
+    Newline,
+    /// `&&`
+    And,
+    /// `||`
+    Or,
+    /// `|` or `|&`: this segment reads the previous one's output.
+    Pipe,
+    /// `&`: the previous segment went to the background.
+    Background,
+}
+
+impl Connector {
+    /// Whether the segment after this connector runs after the previous one finished
+    /// (as opposed to reading its output).
+    #[must_use]
+    pub fn is_sequential(self) -> bool {
+        !matches!(self, Connector::Pipe | Connector::Start)
+    }
+}
+
+/// One piece of a word, after quote removal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WordPart {
+    /// Literal text. `quoted` when it came from quotes or a backslash (so it never globs).
+    Literal { text: String, quoted: bool },
+    /// `$name`, `${name}`, `${name:?}`, `${#name}`…; `op` is whatever follows the name inside braces.
+    Param {
+        name: String,
+        op: String,
+        braced: bool,
+        quoted: bool,
+    },
+    /// `$(…)` or `` `…` ``.
+    CommandSub { script: Script, quoted: bool },
+    /// `<(…)` or `>(…)`.
+    ProcessSub { script: Script },
+    /// `$((…))`.
+    Arithmetic { text: String },
+    /// An unquoted leading `~` or `~user`.
+    Tilde { user: String },
+}
+
+/// A shell word: its parts, the source text it came from, and whether unquoted glob or brace
+/// expansion characters appear in it.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Word {
+    pub parts: Vec<WordPart>,
+    pub raw: String,
+    pub glob: bool,
+    pub brace: bool,
+}
+
+impl Word {
+    /// The word's value when it holds no expansion at all: what the program receives.
+    #[must_use]
+    pub fn literal(&self) -> Option<String> {
+        if self.glob || self.brace {
+            return None;
+        }
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                WordPart::Literal { text, .. } => out.push_str(text),
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
+    /// Whether any part expands at run time (parameters, substitutions, tilde, globs, braces).
+    #[must_use]
+    pub fn has_expansion(&self) -> bool {
+        self.glob
+            || self.brace
+            || self
+                .parts
+                .iter()
+                .any(|p| !matches!(p, WordPart::Literal { .. }))
+    }
+
+    /// The word with quotes removed and expansions kept as written (`$HOME`, `~`, `$(…)`):
+    /// the form path rules compare against.
+    #[must_use]
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                WordPart::Literal { text, .. } => out.push_str(text),
+                WordPart::Param { name, op, braced, .. } => {
+                    if *braced {
+                        out.push_str("${");
+                        out.push_str(name);
+                        out.push_str(op);
+                        out.push('}');
+                    } else {
+                        out.push('$');
+                        out.push_str(name);
+                    }
+                }
+                WordPart::CommandSub { .. } => out.push_str("$(…)"),
+                WordPart::ProcessSub { .. } => out.push_str("<(…)"),
+                WordPart::Arithmetic { text } => {
+                    out.push_str("$((");
+                    out.push_str(text);
+                    out.push_str("))");
+                }
+                WordPart::Tilde { user } => {
+                    out.push('~');
+                    out.push_str(user);
+                }
+            }
+        }
+        out
+    }
+
+    /// Scripts nested in this word (command and process substitutions).
+    pub fn nested_scripts(&self) -> impl Iterator<Item = &Script> {
+        self.parts.iter().filter_map(|p| match p {
+            WordPart::CommandSub { script, .. } | WordPart::ProcessSub { script } => Some(script),
+            _ => None,
+        })
+    }
+
+    /// Whether the word holds a command or process substitution.
+    #[must_use]
+    pub fn has_substitution(&self) -> bool {
+        self.nested_scripts().next().is_some()
+    }
+}
+
+/// `NAME=value` before a command (or alone).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assignment {
+    pub name: String,
+    pub value: Word,
+}
+
+/// The kind of a redirection operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedirectOp {
+    /// `<`
+    Read,
+    /// `>`, `>|`, `&>`
+    Write,
+    /// `>>`, `&>>`
+    Append,
+    /// `<>`
+    ReadWrite,
+    /// `>&` / `<&` (fd duplication, or a file for `>&file`)
+    Duplicate,
+    /// `<<` / `<<-`
+    Heredoc,
+    /// `<<<`
+    HereString,
+}
+
+/// One redirection of a segment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Redirect {
+    /// The explicit file descriptor (`2>`), if any.
+    pub fd: Option<u32>,
+    pub op: RedirectOp,
+    /// The target word; for a heredoc, its delimiter.
+    pub target: Word,
+    /// The heredoc's body, parsed for substitutions when its delimiter was unquoted.
+    pub heredoc: Option<Word>,
+}
+
+impl Redirect {
+    /// Whether this redirection writes somewhere other than a discard (`/dev/null`, or another
+    /// descriptor such as `2>&1`).
+    #[must_use]
+    pub fn writes_output(&self) -> bool {
+        match self.op {
+            RedirectOp::Write | RedirectOp::Append | RedirectOp::ReadWrite => {
+                self.target.literal().as_deref() != Some("/dev/null")
+            }
+            RedirectOp::Duplicate => match self.target.literal() {
+                Some(t) => !(t == "-" || t.chars().all(|c| c.is_ascii_digit())),
+                None => true,
+            },
+            RedirectOp::Read | RedirectOp::Heredoc | RedirectOp::HereString => false,
+        }
+    }
+
+    /// Whether this redirection feeds text to the command's standard input from the script
+    /// itself (heredoc or here-string).
+    #[must_use]
+    pub fn feeds_inline_input(&self) -> bool {
+        matches!(self.op, RedirectOp::Heredoc | RedirectOp::HereString)
+    }
+}
+
+/// One simple command: assignments, words and redirections, and how it joins the previous one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    pub connector: Connector,
+    pub assignments: Vec<Assignment>,
+    pub words: Vec<Word>,
+    pub redirects: Vec<Redirect>,
+    /// Words that are evaluated but are not a command (a `for` list, a `case` subject).
+    pub evaluated: Vec<Word>,
+}
+
+impl Segment {
+    pub(crate) fn new(connector: Connector) -> Self {
+        Segment {
+            connector,
+            assignments: Vec::new(),
+            words: Vec::new(),
+            redirects: Vec::new(),
+            evaluated: Vec::new(),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.assignments.is_empty()
+            && self.words.is_empty()
+            && self.redirects.is_empty()
+            && self.evaluated.is_empty()
+    }
+
+    /// Every word of the segment: command words, assignment values, redirect targets, heredoc
+    /// bodies and evaluated words.
+    pub fn all_words(&self) -> impl Iterator<Item = &Word> {
+        self.words
+            .iter()
+            .chain(self.assignments.iter().map(|a| &a.value))
+            .chain(
+                self.redirects
+                    .iter()
+                    .flat_map(|r| std::iter::once(&r.target).chain(r.heredoc.iter())),
+            )
+            .chain(self.evaluated.iter())
+    }
+
+    /// Scripts nested anywhere in this segment.
+    pub fn nested_scripts(&self) -> impl Iterator<Item = &Script> {
+        self.all_words().flat_map(Word::nested_scripts)
+    }
+}
+
+/// `name() { body }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionDef {
+    pub name: String,
+    pub body: Script,
+}
+
+/// Shapes that make a command more than one plain simple command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    pub subshell: bool,
+    pub group: bool,
+    pub compound: bool,
+    pub comment: bool,
+    pub function: bool,
+    /// Something was sent to the background with `&`.
+    pub background: bool,
+}
+
+/// A lexed command line: its segments in order, the functions it defines, and its shape.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Script {
+    pub segments: Vec<Segment>,
+    pub functions: Vec<FunctionDef>,
+    pub features: Features,
+}
+
+impl Script {
+    /// Calls `visit` for this script and every script nested in it, outermost first.
+    pub fn walk<'a>(&'a self, visit: &mut dyn FnMut(&'a Script)) {
+        visit(self);
+        for segment in &self.segments {
+            for nested in segment.nested_scripts() {
+                nested.walk(visit);
+            }
+        }
+        for function in &self.functions {
+            function.body.walk(visit);
+        }
+    }
+}

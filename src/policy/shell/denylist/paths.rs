@@ -1,0 +1,231 @@
+//! Path views of shell words for the secret and device rules: quotes removed, `~`, `$HOME` and
+//! `${HOME}` read as home, absolute paths normalized (`/etc//shadow` and `/etc/../etc/shadow`
+//! are `/etc/shadow`), and globs matched against the secrets they could reach.
+
+use crate::policy::shell::ast::{Word, WordPart};
+
+/// The word as a path: home references written `~`, lexically normalized.
+#[must_use]
+pub fn path_view(word: &Word) -> String {
+    let mut text = String::new();
+    for part in &word.parts {
+        match part {
+            WordPart::Literal { text: t, .. } => text.push_str(t),
+            WordPart::Tilde { user } => {
+                text.push('~');
+                text.push_str(user);
+            }
+            WordPart::Param { name, op, .. } if name == "HOME" && op.is_empty() => text.push('~'),
+            _ => text.push('\u{1}'),
+        }
+    }
+    normalize(&text)
+}
+
+/// Lexical normalization: repeated and trailing slashes, `.` and `..` components.
+#[must_use]
+pub fn normalize(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for component in path.split('/') {
+        match component {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else if !absolute {
+                    parts.push("..");
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else if joined.is_empty() && !path.is_empty() {
+        ".".to_string()
+    } else {
+        joined
+    }
+}
+
+/// Secret files, as paths a glob is matched against.
+const SECRET_SAMPLES: &[&str] = &[
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/master.passwd",
+    "~/.ssh/id_rsa",
+    "~/.ssh/id_ed25519",
+    "~/.ssh/id_ecdsa",
+    "~/.ssh/authorized_keys",
+    "~/.ssh/known_hosts",
+    "~/.aws/credentials",
+    "~/.gnupg/private-keys-v1.d",
+    "~/.netrc",
+    "~/.git-credentials",
+];
+
+/// Why a path names a secret, if it does.
+#[must_use]
+pub fn secret_in_path(path: &str) -> Option<&'static str> {
+    let components: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    let pairs = || components.windows(2);
+    if pairs().any(|w| {
+        w[0] == "etc" && matches!(w[1], "passwd" | "shadow" | "gshadow" | "sudoers" | "sudoers.d" | "master.passwd")
+    }) {
+        return Some("the system's account and sudo files");
+    }
+    if pairs().any(|w| w[0] == ".ssh" && w[1].starts_with("id_"))
+        || components
+            .iter()
+            .any(|c| matches!(*c, "authorized_keys" | "authorized_keys2" | "known_hosts"))
+    {
+        return Some("SSH keys and trust files");
+    }
+    if pairs().any(|w| w[0] == ".aws" && w[1] == "credentials") {
+        return Some("cloud credentials");
+    }
+    if pairs().any(|w| w[0] == ".gnupg" && w[1].starts_with("private-keys")) {
+        return Some("GnuPG private keys");
+    }
+    if components
+        .iter()
+        .any(|c| matches!(*c, ".netrc" | ".git-credentials"))
+    {
+        return Some("stored login credentials");
+    }
+    None
+}
+
+/// Why a word names a secret: as a path, after an `=` (`if=/etc/shadow`, `--file=…`), or as a
+/// glob that could expand to one.
+#[must_use]
+pub fn secret_in_word(word: &Word) -> Option<&'static str> {
+    let path = path_view(word);
+    let mut candidates = vec![path.clone()];
+    if let Some((_, value)) = path.split_once('=') {
+        candidates.push(normalize(value));
+    }
+    for candidate in &candidates {
+        if let Some(reason) = secret_in_path(candidate) {
+            return Some(reason);
+        }
+        if word.glob {
+            for sample in SECRET_SAMPLES {
+                if glob_reaches(candidate, sample) {
+                    return secret_in_path(sample);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether `pattern` matches `sample` or a tail of it of two components or more (a relative
+/// glob like `.ssh/id*` reaches `~/.ssh/id_rsa` from home).
+fn glob_reaches(pattern: &str, sample: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    if glob_match(&p, &sample.chars().collect::<Vec<_>>()) {
+        return true;
+    }
+    let slashes: Vec<usize> = sample.match_indices('/').map(|(i, _)| i).collect();
+    slashes.iter().rev().skip(1).any(|&i| {
+        let tail: Vec<char> = sample[i + 1..].chars().collect();
+        glob_match(&p, &tail)
+    })
+}
+
+/// Shell glob matching: `*` and `?` never cross `/` and never match a leading `.`.
+fn glob_match(pattern: &[char], text: &[char]) -> bool {
+    fn at_component_start(text: &[char], i: usize) -> bool {
+        i == 0 || text[i - 1] == '/'
+    }
+    fn go(p: &[char], t: &[char], pi: usize, ti: usize) -> bool {
+        if pi == p.len() {
+            return ti == t.len();
+        }
+        match p[pi] {
+            '*' => {
+                if go(p, t, pi + 1, ti) {
+                    return true;
+                }
+                ti < t.len()
+                    && t[ti] != '/'
+                    && !(t[ti] == '.' && at_component_start(t, ti))
+                    && go(p, t, pi, ti + 1)
+            }
+            '?' => {
+                ti < t.len()
+                    && t[ti] != '/'
+                    && !(t[ti] == '.' && at_component_start(t, ti))
+                    && go(p, t, pi + 1, ti + 1)
+            }
+            '[' => {
+                let Some(close) = p[pi + 1..].iter().position(|&c| c == ']') else {
+                    return ti < t.len() && t[ti] == '[' && go(p, t, pi + 1, ti + 1);
+                };
+                let class = &p[pi + 1..pi + 1 + close];
+                if ti >= t.len() {
+                    return false;
+                }
+                let (negate, class) = match class.first() {
+                    Some('!' | '^') => (true, &class[1..]),
+                    _ => (false, class),
+                };
+                let mut hit = false;
+                let mut k = 0;
+                while k < class.len() {
+                    if k + 2 < class.len() && class[k + 1] == '-' {
+                        hit |= class[k] <= t[ti] && t[ti] <= class[k + 2];
+                        k += 3;
+                    } else {
+                        hit |= class[k] == t[ti];
+                        k += 1;
+                    }
+                }
+                hit != negate && go(p, t, pi + 2 + close, ti + 1)
+            }
+            c => ti < t.len() && t[ti] == c && go(p, t, pi + 1, ti + 1),
+        }
+    }
+    go(pattern, text, 0, 0)
+}
+
+/// Block devices whose overwrite destroys a disk.
+#[must_use]
+pub fn is_block_device(path: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "/dev/sd", "/dev/nvme", "/dev/vd", "/dev/hd", "/dev/xvd", "/dev/mmcblk", "/dev/disk/",
+        "/dev/mapper/", "/dev/dm-", "/dev/md",
+    ];
+    PREFIXES.iter().any(|p| path.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes() {
+        assert_eq!(normalize("/etc//shadow"), "/etc/shadow");
+        assert_eq!(normalize("/etc/../etc/shadow"), "/etc/shadow");
+        assert_eq!(normalize("/../.."), "/");
+        assert_eq!(normalize("a/../../b"), "../b");
+        assert_eq!(normalize("/tmp/x/"), "/tmp/x");
+    }
+
+    #[test]
+    fn globs() {
+        let m = |p: &str, t: &str| glob_reaches(p, t);
+        assert!(m("/etc/sha*", "/etc/shadow"));
+        assert!(m("/e?c/shadow", "/etc/shadow"));
+        assert!(m("~/.ssh/*", "~/.ssh/id_rsa"));
+        assert!(m(".ssh/id*", "~/.ssh/id_rsa"));
+        assert!(m("/etc/[ps]*", "/etc/shadow"));
+        assert!(!m("*/*", "~/.ssh/id_rsa"));
+        assert!(!m("*.txt", "/etc/shadow"));
+    }
+}

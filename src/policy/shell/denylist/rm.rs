@@ -1,0 +1,289 @@
+//! `rm` and its temp-dir carve-out. `rm` on `/`, home or a glob is denied with any flags;
+//! `rm -r`/`-f` on an absolute path, a path with `..` or an expansion is denied unless the
+//! target is a fresh temp dir: an inline `"$(mktemp …)"`, a variable last assigned from
+//! `mktemp`, or `$TMPDIR` (void when the command assigns `TMPDIR`).
+
+use super::paths::normalize;
+use crate::policy::shell::ast::{Connector, Script, Segment, Word, WordPart};
+use crate::policy::shell::command::command_name;
+use std::collections::HashMap;
+
+/// How `rm` was asked to delete.
+#[derive(Debug, Default)]
+pub struct RmArgs<'a> {
+    pub recursive: bool,
+    pub force: bool,
+    pub no_preserve_root: bool,
+    pub targets: Vec<&'a Word>,
+}
+
+/// Splits `rm`'s arguments (after the command word) into flags and targets.
+#[must_use]
+pub fn parse_rm(args: &[Word]) -> RmArgs<'_> {
+    let mut rm = RmArgs::default();
+    let mut options_done = false;
+    for word in args {
+        let text = word.text();
+        if !options_done && text == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && text.starts_with('-') && text.len() > 1 {
+            if word.literal().is_none() {
+                // `rm -$FLAGS x`: whatever the flags turn out to be, assume the worst.
+                rm.recursive = true;
+                rm.force = true;
+                continue;
+            }
+            match text.as_str() {
+                "--recursive" => rm.recursive = true,
+                "--force" => rm.force = true,
+                "--no-preserve-root" => rm.no_preserve_root = true,
+                long if long.starts_with("--") => {}
+                short => {
+                    for c in short.chars().skip(1) {
+                        match c {
+                            'r' | 'R' => rm.recursive = true,
+                            'f' => rm.force = true,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        rm.targets.push(word);
+    }
+    rm
+}
+
+/// What the script has assigned so far, for the carve-out.
+#[derive(Debug, Default)]
+pub struct TempVars {
+    /// Variable → (assigned from `mktemp`, index of the assigning segment).
+    vars: HashMap<String, (bool, usize)>,
+    /// The command assigns `TMPDIR` somewhere: `$TMPDIR` is no longer trusted.
+    pub tmpdir_assigned: bool,
+}
+
+impl TempVars {
+    /// Starts with whether the whole command assigns `TMPDIR`.
+    #[must_use]
+    pub fn new(tmpdir_assigned: bool) -> Self {
+        TempVars {
+            vars: HashMap::new(),
+            tmpdir_assigned,
+        }
+    }
+
+    /// Records the assignments a segment makes (standalone `x=…`, or `export`/`local`/`read` …).
+    pub fn record(&mut self, segment: &Segment, index: usize) {
+        if segment.words.is_empty() {
+            for assignment in &segment.assignments {
+                let from_mktemp = is_mktemp_value(&assignment.value);
+                self.vars
+                    .insert(assignment.name.clone(), (from_mktemp, index));
+            }
+        }
+        for assignment in &segment.assignments {
+            if assignment.name == "TMPDIR" {
+                self.tmpdir_assigned = true;
+            }
+        }
+        let declares = segment
+            .words
+            .first()
+            .and_then(command_name)
+            .is_some_and(|n| {
+                matches!(
+                    n.as_str(),
+                    "export" | "declare" | "typeset" | "local" | "readonly" | "read" | "unset" | "mapfile" | "readarray" | "printf" | "getopts"
+                )
+            });
+        if declares {
+            for word in &segment.words[1..] {
+                let text = word.text();
+                let name = text.split_once('=').map_or(text.as_str(), |(n, _)| n);
+                if name == "TMPDIR" {
+                    self.tmpdir_assigned = true;
+                }
+                self.vars.insert(name.to_string(), (false, index));
+            }
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<(bool, usize)> {
+        self.vars.get(name).copied()
+    }
+}
+
+/// Whether any segment anywhere in the script assigns `TMPDIR`.
+#[must_use]
+pub fn assigns_tmpdir(script: &Script) -> bool {
+    let mut found = false;
+    script.walk(&mut |s| {
+        for segment in &s.segments {
+            let mut vars = TempVars::default();
+            vars.record(segment, 0);
+            found |= vars.tmpdir_assigned
+                || segment.words.iter().any(|w| {
+                    let t = w.text();
+                    t == "TMPDIR" || t.starts_with("TMPDIR=")
+                });
+        }
+    });
+    found
+}
+
+/// `$(mktemp …)` or `` `mktemp …` `` and nothing else.
+fn is_mktemp_value(word: &Word) -> bool {
+    match word.parts.as_slice() {
+        [WordPart::CommandSub { script, .. }] => is_single_mktemp(script),
+        _ => false,
+    }
+}
+
+fn is_single_mktemp(script: &Script) -> bool {
+    match script.segments.as_slice() {
+        [only] => {
+            only.assignments.is_empty()
+                && only.words.first().and_then(command_name).as_deref() == Some("mktemp")
+        }
+        _ => false,
+    }
+}
+
+/// Whether a `${name…}` operator keeps the variable's own value (`:?` and `?` fail when unset).
+fn safe_operator(op: &str) -> (bool, bool) {
+    match op {
+        "" => (true, false),
+        ":?" | "?" => (true, true),
+        _ if op.starts_with(":?") || op.starts_with('?') => (true, true),
+        _ => (false, false),
+    }
+}
+
+/// A suffix after the variable (`/x`, `/*`): must start with `/` and never climb with `..`.
+fn safe_suffix(parts: &[WordPart]) -> Option<String> {
+    let mut suffix = String::new();
+    for part in parts {
+        match part {
+            WordPart::Literal { text, .. } => suffix.push_str(text),
+            _ => return None,
+        }
+    }
+    if suffix.is_empty() {
+        return Some(suffix);
+    }
+    if !suffix.starts_with('/') || suffix.split('/').any(|c| c == "..") {
+        return None;
+    }
+    Some(suffix)
+}
+
+/// Whether `target` is a carve-out target for the rm in `segments[index]`.
+#[must_use]
+pub fn is_carve_out(target: &Word, vars: &TempVars, segments: &[Segment], index: usize) -> bool {
+    if is_mktemp_value(target) {
+        return true;
+    }
+    let Some(WordPart::Param { name, op, .. }) = target.parts.first() else {
+        return false;
+    };
+    let (keeps_value, fails_when_unset) = safe_operator(op);
+    if !keeps_value {
+        return false;
+    }
+    let Some(suffix) = safe_suffix(&target.parts[1..]) else {
+        return false;
+    };
+    if name == "TMPDIR" {
+        return !vars.tmpdir_assigned && !target.glob && !target.brace;
+    }
+    let Some((from_mktemp, assigned_at)) = vars.lookup(name) else {
+        return false;
+    };
+    if !from_mktemp {
+        return false;
+    }
+    if suffix.is_empty() {
+        return true;
+    }
+    // With a suffix, a failed mktemp would leave `"$tmp"/*` as `/*`: the assignment must
+    // guard the rm with `&&` all the way, or the expansion must fail when unset.
+    let guarded = segments[assigned_at + 1..=index]
+        .iter()
+        .all(|s| s.connector == Connector::And);
+    guarded || fails_when_unset
+}
+
+/// Why an `rm` must be denied, with its rule name.
+#[must_use]
+pub fn deny_rm(
+    rm: &RmArgs<'_>,
+    vars: &TempVars,
+    segments: &[Segment],
+    index: Option<usize>,
+) -> Option<(&'static str, String)> {
+    if rm.no_preserve_root {
+        return Some((
+            "rm-root",
+            "`rm --no-preserve-root` is never allowed".to_string(),
+        ));
+    }
+    for target in &rm.targets {
+        if let Some(i) = index
+            && is_carve_out(target, vars, segments, i)
+        {
+            continue;
+        }
+        let text = target.text();
+        let first = target.parts.first();
+        if matches!(first, Some(WordPart::Tilde { .. }))
+            || target
+                .parts
+                .iter()
+                .any(|p| matches!(p, WordPart::Param { name, .. } if name == "HOME"))
+        {
+            return Some(("rm-home", format!("`rm` on the home directory (`{text}`)")));
+        }
+        if text.starts_with('/') && normalize(&text) == "/" {
+            return Some(("rm-root", "`rm` on `/`".to_string()));
+        }
+        if target.glob || target.brace {
+            return Some((
+                "rm-glob",
+                format!("`rm` on a glob (`{text}`) could delete more than anyone read"),
+            ));
+        }
+        if rm.recursive || rm.force {
+            let absolute = text.starts_with('/');
+            let climbs = text.split('/').any(|c| c == "..");
+            if absolute || climbs || target.has_expansion() {
+                return Some((
+                    "rm-recursive",
+                    format!(
+                        "`rm -r`/`-f` on `{text}` (an absolute path, a path with `..` or an expansion); use a relative path inside the workspace, or a `mktemp` directory"
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Whether an `rm` the denylist let through still deletes with `-r`/`-f` outside a carve-out
+/// (the pre-check makes that high-risk).
+#[must_use]
+pub fn forceful_outside_carve_out(
+    rm: &RmArgs<'_>,
+    vars: &TempVars,
+    segments: &[Segment],
+    index: usize,
+) -> bool {
+    (rm.recursive || rm.force)
+        && rm
+            .targets
+            .iter()
+            .any(|t| !is_carve_out(t, vars, segments, index))
+}

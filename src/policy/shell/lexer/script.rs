@@ -1,0 +1,668 @@
+//! Script-level lexing: segments, operators, reserved words, subshells, groups, functions,
+//! `for` and `case`, and redirections.
+
+use super::{Closer, LexError, Parser, is_meta};
+use crate::policy::shell::ast::{
+    Assignment, Connector, FunctionDef, Redirect, RedirectOp, Script, Segment, Word, WordPart,
+};
+
+/// What parsing one command produced.
+enum Parsed {
+    /// A simple command to append.
+    Segment(Segment),
+    /// Already merged into the script (a group, a function, a compound keyword).
+    Merged,
+    /// The closer of the enclosing script was reached (not consumed).
+    End,
+}
+
+impl Parser {
+    pub(super) fn parse_script(&mut self, closer: Closer) -> Result<Script, LexError> {
+        let mut script = Script::default();
+        let mut connector = Connector::Start;
+        loop {
+            self.skip_blanks();
+            let Some(c) = self.peek() else {
+                if closer != Closer::Eof && !self.lenient {
+                    return Err(self.error(match closer {
+                        Closer::Paren => "missing `)`",
+                        Closer::Brace => "missing `}`",
+                        _ => "unterminated `case`",
+                    }));
+                }
+                return Ok(script);
+            };
+            match c {
+                '\n' => {
+                    self.consume_newline();
+                    if !matches!(connector, Connector::And | Connector::Or | Connector::Pipe) {
+                        connector = Connector::Newline;
+                    }
+                }
+                '#' => {
+                    script.features.comment = true;
+                    self.skip_comment();
+                }
+                ';' => {
+                    if closer == Closer::CaseItem
+                        && matches!(self.peek_at(1), Some(';') | Some('&'))
+                    {
+                        return Ok(script);
+                    }
+                    self.pos += 1;
+                    connector = Connector::Semicolon;
+                }
+                '&' if self.peek_at(1) == Some('&') => {
+                    self.pos += 2;
+                    connector = Connector::And;
+                }
+                '&' if self.peek_at(1) != Some('>') => {
+                    self.pos += 1;
+                    script.features.background = true;
+                    connector = Connector::Background;
+                }
+                '|' => {
+                    if self.peek_at(1) == Some('|') {
+                        self.pos += 2;
+                        connector = Connector::Or;
+                    } else {
+                        self.pos += if self.peek_at(1) == Some('&') { 2 } else { 1 };
+                        connector = Connector::Pipe;
+                    }
+                }
+                ')' => {
+                    if closer == Closer::Paren {
+                        self.pos += 1;
+                        return Ok(script);
+                    }
+                    if !self.lenient {
+                        return Err(self.error("unexpected `)`"));
+                    }
+                    self.pos += 1;
+                }
+                '(' => {
+                    if self.peek_at(1) == Some('(') {
+                        let word = self.arithmetic_command()?;
+                        let mut segment = Segment::new(connector);
+                        segment.evaluated.push(word);
+                        script.segments.push(segment);
+                    } else {
+                        self.pos += 1;
+                        script.features.subshell = true;
+                        self.enter()?;
+                        let inner = self.parse_script(Closer::Paren);
+                        self.leave();
+                        absorb(&mut script, inner?, connector);
+                        self.trailing_redirects(&mut script)?;
+                    }
+                    connector = Connector::Semicolon;
+                }
+                _ => match self.parse_command(connector, closer, &mut script)? {
+                    Parsed::Segment(segment) => {
+                        if !segment.is_empty() {
+                            script.segments.push(segment);
+                        }
+                        connector = Connector::Semicolon;
+                    }
+                    Parsed::Merged => connector = Connector::Semicolon,
+                    Parsed::End => return Ok(script),
+                },
+            }
+        }
+    }
+
+    /// Parses one command starting in command position: reserved words first, then a simple
+    /// command (possibly a function definition).
+    fn parse_command(
+        &mut self,
+        connector: Connector,
+        closer: Closer,
+        script: &mut Script,
+    ) -> Result<Parsed, LexError> {
+        loop {
+            self.skip_blanks();
+            let Some(keyword) = self.peek_reserved() else {
+                break;
+            };
+            match keyword.as_str() {
+                "{" => {
+                    self.skip_word();
+                    script.features.group = true;
+                    self.enter()?;
+                    let inner = self.parse_script(Closer::Brace);
+                    self.leave();
+                    absorb(script, inner?, connector);
+                    self.trailing_redirects(script)?;
+                    return Ok(Parsed::Merged);
+                }
+                "}" => {
+                    if closer == Closer::Brace {
+                        self.skip_word();
+                        return Ok(Parsed::End);
+                    }
+                    if !self.lenient {
+                        return Err(self.error("unexpected `}`"));
+                    }
+                    self.skip_word();
+                    return Ok(Parsed::Merged);
+                }
+                "esac" if closer == Closer::CaseItem => return Ok(Parsed::End),
+                "if" | "then" | "elif" | "else" | "do" | "while" | "until" | "!" => {
+                    if keyword != "!" {
+                        script.features.compound = true;
+                    }
+                    self.skip_word();
+                }
+                "fi" | "done" | "esac" => {
+                    script.features.compound = true;
+                    self.skip_word();
+                    self.trailing_redirects(script)?;
+                    return Ok(Parsed::Merged);
+                }
+                "for" | "select" => {
+                    script.features.compound = true;
+                    self.skip_word();
+                    return self.for_header(connector).map(Parsed::Segment);
+                }
+                "case" => {
+                    script.features.compound = true;
+                    self.skip_word();
+                    self.case_statement(connector, script)?;
+                    return Ok(Parsed::Merged);
+                }
+                "function" => {
+                    self.skip_word();
+                    self.skip_blanks();
+                    let name = self.parse_word()?.text();
+                    self.skip_blanks();
+                    if self.starts_with("()") {
+                        self.pos += 2;
+                    } else if self.peek() == Some('(') {
+                        self.pos += 1;
+                        self.skip_blanks();
+                        if self.peek() == Some(')') {
+                            self.pos += 1;
+                        }
+                    }
+                    self.function_body(name, script)?;
+                    return Ok(Parsed::Merged);
+                }
+                "[[" => {
+                    self.skip_word();
+                    return self.test_command(connector).map(Parsed::Segment);
+                }
+                _ => break,
+            }
+        }
+        self.simple_command(connector, script)
+    }
+
+    fn simple_command(
+        &mut self,
+        connector: Connector,
+        script: &mut Script,
+    ) -> Result<Parsed, LexError> {
+        let mut segment = Segment::new(connector);
+        loop {
+            self.skip_blanks();
+            let Some(c) = self.peek() else { break };
+            match c {
+                '\n' | ';' | '|' | ')' => break,
+                '&' if self.peek_at(1) != Some('>') => break,
+                '#' => break,
+                '<' | '>' if self.peek_at(1) == Some('(') => {
+                    let word = self.process_substitution()?;
+                    segment.words.push(word);
+                }
+                '<' | '>' | '&' => {
+                    let redirect = self.redirect(None)?;
+                    segment.redirects.push(redirect);
+                }
+                '(' => {
+                    if segment.words.len() == 1 && segment.assignments.is_empty() {
+                        // `name() body`: a function definition.
+                        self.pos += 1;
+                        self.skip_blanks();
+                        if self.peek() == Some(')') {
+                            self.pos += 1;
+                        } else if !self.lenient {
+                            return Err(self.error("expected `)` in function definition"));
+                        }
+                        let name = segment.words[0].text();
+                        self.function_body(name, script)?;
+                        return Ok(Parsed::Merged);
+                    }
+                    if !self.lenient {
+                        return Err(self.error("unexpected `(`"));
+                    }
+                    self.pos += 1;
+                }
+                _ => {
+                    let start = self.pos;
+                    let word = self.parse_word()?;
+                    let all_digits = self.pos > start
+                        && self.chars[start..self.pos].iter().all(char::is_ascii_digit);
+                    if all_digits
+                        && matches!(self.peek(), Some('<' | '>'))
+                        && self.peek_at(1) != Some('(')
+                    {
+                        let fd = self.slice(start, self.pos).parse().ok();
+                        let redirect = self.redirect(fd)?;
+                        segment.redirects.push(redirect);
+                    } else if segment.words.is_empty()
+                        && let Some(assignment) = split_assignment(&word)
+                    {
+                        segment.assignments.push(assignment);
+                        if self.peek() == Some('(') {
+                            // `name=(a b c)`: an array; its elements are evaluated.
+                            self.pos += 1;
+                            self.array_elements(&mut segment)?;
+                        }
+                    } else {
+                        segment.words.push(word);
+                    }
+                }
+            }
+        }
+        Ok(Parsed::Segment(segment))
+    }
+
+    fn array_elements(&mut self, segment: &mut Segment) -> Result<(), LexError> {
+        loop {
+            self.skip_space();
+            match self.peek() {
+                Some(')') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                None => {
+                    if self.lenient {
+                        return Ok(());
+                    }
+                    return Err(self.error("missing `)` after array"));
+                }
+                Some(c) if is_meta(c) => {
+                    if !self.lenient {
+                        return Err(self.error("unexpected operator in array"));
+                    }
+                    self.pos += 1;
+                }
+                Some(_) => {
+                    let word = self.parse_word()?;
+                    segment.evaluated.push(word);
+                }
+            }
+        }
+    }
+
+    fn function_body(&mut self, name: String, script: &mut Script) -> Result<(), LexError> {
+        self.skip_space();
+        self.enter()?;
+        let body = match self.peek() {
+            Some('(') => {
+                self.pos += 1;
+                self.parse_script(Closer::Paren)
+            }
+            _ if self.peek_reserved().as_deref() == Some("{") => {
+                self.skip_word();
+                self.parse_script(Closer::Brace)
+            }
+            _ => {
+                // A body that is a single compound command (`f() if …`): lex one command.
+                let mut body = Script::default();
+                let parsed = self.parse_command(Connector::Start, Closer::Eof, &mut body);
+                match parsed {
+                    Ok(Parsed::Segment(segment)) => {
+                        body.segments.push(segment);
+                        Ok(body)
+                    }
+                    Ok(_) => Ok(body),
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        self.leave();
+        script.features.function = true;
+        script.functions.push(FunctionDef { name, body: body? });
+        self.trailing_redirects(script)?;
+        Ok(())
+    }
+
+    /// `for NAME [in WORDS…]` up to the `;` or newline before `do`.
+    fn for_header(&mut self, connector: Connector) -> Result<Segment, LexError> {
+        let mut segment = Segment::new(connector);
+        self.skip_blanks();
+        if self.starts_with("((") {
+            let word = self.arithmetic_command()?;
+            segment.evaluated.push(word);
+            return Ok(segment);
+        }
+        let name = self.parse_word()?.text();
+        segment.assignments.push(Assignment {
+            name,
+            value: Word {
+                parts: vec![WordPart::Literal {
+                    text: "<for list>".into(),
+                    quoted: true,
+                }],
+                raw: String::new(),
+                glob: false,
+                brace: false,
+            },
+        });
+        self.skip_space();
+        if self.peek_reserved().as_deref() == Some("in") {
+            self.skip_word();
+            loop {
+                self.skip_blanks();
+                match self.peek() {
+                    None | Some('\n' | ';') => break,
+                    Some(c) if is_meta(c) => {
+                        if !self.lenient {
+                            return Err(self.error("unexpected operator in `for` list"));
+                        }
+                        self.pos += 1;
+                    }
+                    Some(_) => {
+                        let word = self.parse_word()?;
+                        segment.evaluated.push(word);
+                    }
+                }
+            }
+        }
+        Ok(segment)
+    }
+
+    fn case_statement(&mut self, connector: Connector, script: &mut Script) -> Result<(), LexError> {
+        let mut head = Segment::new(connector);
+        self.skip_blanks();
+        head.evaluated.push(self.parse_word()?);
+        script.segments.push(head);
+        self.skip_space();
+        if self.peek_reserved().as_deref() == Some("in") {
+            self.skip_word();
+        } else if !self.lenient {
+            return Err(self.error("expected `in` in case statement"));
+        }
+        loop {
+            self.skip_space();
+            while self.peek() == Some(';') {
+                self.pos += 1;
+                self.skip_space();
+            }
+            match self.peek_reserved().as_deref() {
+                Some("esac") => {
+                    self.skip_word();
+                    self.trailing_redirects(script)?;
+                    return Ok(());
+                }
+                _ if self.peek().is_none() => {
+                    if self.lenient {
+                        return Ok(());
+                    }
+                    return Err(self.error("missing `esac`"));
+                }
+                _ => {}
+            }
+            if self.peek() == Some('(') {
+                self.pos += 1;
+            }
+            let mut patterns = Segment::new(Connector::Semicolon);
+            loop {
+                self.skip_blanks();
+                match self.peek() {
+                    Some(')') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some('|') => self.pos += 1,
+                    None => {
+                        if self.lenient {
+                            return Ok(());
+                        }
+                        return Err(self.error("unterminated case pattern"));
+                    }
+                    Some(c) if is_meta(c) => {
+                        if !self.lenient {
+                            return Err(self.error("unexpected operator in case pattern"));
+                        }
+                        self.pos += 1;
+                    }
+                    Some(_) => patterns.evaluated.push(self.parse_word()?),
+                }
+            }
+            script.segments.push(patterns);
+            self.enter()?;
+            let body = self.parse_script(Closer::CaseItem);
+            self.leave();
+            absorb(script, body?, Connector::Semicolon);
+            if self.starts_with(";;&") {
+                self.pos += 3;
+            } else if self.starts_with(";;") || self.starts_with(";&") {
+                self.pos += 2;
+            }
+        }
+    }
+
+    /// `[[ … ]]`: operators inside are words, not redirections or connectors.
+    fn test_command(&mut self, connector: Connector) -> Result<Segment, LexError> {
+        let mut segment = Segment::new(connector);
+        segment.words.push(literal_word("[["));
+        loop {
+            self.skip_blanks();
+            if self.starts_with("]]") {
+                self.pos += 2;
+                return Ok(segment);
+            }
+            match self.peek() {
+                None | Some('\n') => {
+                    if self.lenient {
+                        return Ok(segment);
+                    }
+                    return Err(self.error("missing `]]`"));
+                }
+                Some(c) if is_meta(c) => {
+                    let start = self.pos;
+                    while self.peek().is_some_and(|c| matches!(c, '&' | '|' | '<' | '>' | '(' | ')'))
+                    {
+                        self.pos += 1;
+                    }
+                    if self.pos == start {
+                        self.pos += 1;
+                    }
+                    segment.words.push(literal_word(&self.slice(start, self.pos)));
+                }
+                Some(_) => segment.words.push(self.parse_word()?),
+            }
+        }
+    }
+
+    /// `(( … ))` as a command: evaluated like `$(( … ))`.
+    fn arithmetic_command(&mut self) -> Result<Word, LexError> {
+        self.pos += 2;
+        let start = self.pos;
+        let text = self.arithmetic_text(start)?;
+        Ok(self.arithmetic_word(text, start))
+    }
+
+    /// A redirection at the cursor (`>`, `2>>`, `&>`, `<<-EOF`, `<<<`, `>&2`, …).
+    fn redirect(&mut self, fd: Option<u32>) -> Result<Redirect, LexError> {
+        const OPS: [(&str, RedirectOp); 12] = [
+            ("&>>", RedirectOp::Append),
+            ("&>", RedirectOp::Write),
+            ("<<<", RedirectOp::HereString),
+            ("<<-", RedirectOp::Heredoc),
+            ("<<", RedirectOp::Heredoc),
+            ("<>", RedirectOp::ReadWrite),
+            ("<&", RedirectOp::Duplicate),
+            (">&", RedirectOp::Duplicate),
+            (">>", RedirectOp::Append),
+            (">|", RedirectOp::Write),
+            ("<", RedirectOp::Read),
+            (">", RedirectOp::Write),
+        ];
+        let Some((text, op)) = OPS.iter().find(|(text, _)| self.starts_with(text)) else {
+            return Err(self.error("expected a redirection"));
+        };
+        let strip_tabs = *text == "<<-";
+        self.pos += text.chars().count();
+        self.skip_blanks();
+        match self.peek() {
+            Some(c) if !is_meta(c) => {}
+            _ => {
+                if self.lenient {
+                    return Ok(Redirect {
+                        fd,
+                        op: *op,
+                        target: Word::default(),
+                        heredoc: None,
+                    });
+                }
+                return Err(self.error("redirection without a target"));
+            }
+        }
+        let target = self.parse_word()?;
+        let heredoc = if *op == RedirectOp::Heredoc {
+            Some(self.heredoc_body(&target, strip_tabs)?)
+        } else {
+            None
+        };
+        Ok(Redirect {
+            fd,
+            op: *op,
+            target,
+            heredoc,
+        })
+    }
+
+    /// Redirections after `)`, `}`, `done`, `fi` or `esac`, attached to the last segment.
+    fn trailing_redirects(&mut self, script: &mut Script) -> Result<(), LexError> {
+        loop {
+            self.skip_blanks();
+            let fd_len = self.chars[self.pos..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            let after = self.chars.get(self.pos + fd_len).copied();
+            let is_redirect = matches!(after, Some('<' | '>'))
+                && self.chars.get(self.pos + fd_len + 1) != Some(&'(')
+                || (fd_len == 0 && self.starts_with("&>"));
+            if !is_redirect {
+                return Ok(());
+            }
+            let fd = self.slice(self.pos, self.pos + fd_len).parse().ok();
+            self.pos += fd_len;
+            let redirect = self.redirect(fd)?;
+            if script.segments.is_empty() {
+                script.segments.push(Segment::new(Connector::Start));
+            }
+            if let Some(last) = script.segments.last_mut() {
+                last.redirects.push(redirect);
+            }
+        }
+    }
+
+    /// The plain unquoted word at the cursor, if it is one, without consuming it.
+    fn peek_reserved(&mut self) -> Option<String> {
+        let start = self.pos;
+        let c = self.peek()?;
+        if is_meta(c) {
+            return None;
+        }
+        let mut end = start;
+        while let Some(&c) = self.chars.get(end) {
+            if is_meta(c) {
+                break;
+            }
+            if matches!(c, '\'' | '"' | '\\' | '$' | '`') {
+                return None;
+            }
+            end += 1;
+        }
+        let word = self.slice(start, end);
+        const RESERVED: [&str; 20] = [
+            "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "for",
+            "select", "case", "esac", "in", "function", "!", "[[", "]]",
+        ];
+        RESERVED.contains(&word.as_str()).then_some(word)
+    }
+
+    fn skip_word(&mut self) {
+        while self.peek().is_some_and(|c| !is_meta(c)) {
+            self.pos += 1;
+        }
+    }
+}
+
+/// Appends a nested script's segments and functions, joining its first segment by `connector`.
+fn absorb(script: &mut Script, inner: Script, connector: Connector) {
+    let mut first = true;
+    for mut segment in inner.segments {
+        if first && segment.connector == Connector::Start {
+            segment.connector = connector;
+        }
+        first = false;
+        script.segments.push(segment);
+    }
+    script.functions.extend(inner.functions);
+    let (outer, inner) = (&mut script.features, inner.features);
+    outer.subshell |= inner.subshell;
+    outer.group |= inner.group;
+    outer.compound |= inner.compound;
+    outer.comment |= inner.comment;
+    outer.function |= inner.function;
+    outer.background |= inner.background;
+}
+
+/// `NAME=value` (or `NAME+=value`) as an assignment, when the word starts that way unquoted.
+fn split_assignment(word: &Word) -> Option<Assignment> {
+    let Some(WordPart::Literal {
+        text,
+        quoted: false,
+    }) = word.parts.first()
+    else {
+        return None;
+    };
+    let eq = text.find('=')?;
+    let name = text[..eq].strip_suffix('+').unwrap_or(&text[..eq]);
+    let name = name.split('[').next().unwrap_or(name);
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return None;
+    }
+    let rest = &text[eq + 1..];
+    let mut parts = Vec::with_capacity(word.parts.len());
+    if !rest.is_empty() {
+        parts.push(WordPart::Literal {
+            text: rest.to_string(),
+            quoted: false,
+        });
+    }
+    parts.extend(word.parts[1..].iter().cloned());
+    let raw = word.raw.split_once('=').map(|(_, r)| r).unwrap_or("");
+    Some(Assignment {
+        name: name.to_string(),
+        value: Word {
+            parts,
+            raw: raw.to_string(),
+            glob: false,
+            brace: false,
+        },
+    })
+}
+
+fn literal_word(text: &str) -> Word {
+    Word {
+        parts: vec![WordPart::Literal {
+            text: text.to_string(),
+            quoted: false,
+        }],
+        raw: text.to_string(),
+        glob: false,
+        brace: false,
+    }
+}

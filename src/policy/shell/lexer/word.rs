@@ -1,0 +1,638 @@
+//! Word-level lexing: quotes, escapes, `$'…'`, parameters, `$(…)`, backticks, `$((…))`,
+//! process substitution, tilde, and heredoc bodies.
+
+use super::{Closer, LexError, Parser, is_meta};
+use crate::policy::shell::ast::{Word, WordPart};
+
+/// Accumulates the parts of one word and the shape that tells globs from quoted text.
+struct WordBuilder {
+    parts: Vec<WordPart>,
+    /// The word with quoted characters replaced by NUL and expansions by `$`: globs and braces
+    /// are looked for here, so a quoted `*` never counts.
+    shape: String,
+}
+
+impl WordBuilder {
+    fn new() -> Self {
+        WordBuilder {
+            parts: Vec::new(),
+            shape: String::new(),
+        }
+    }
+
+    fn push_char(&mut self, c: char, quoted: bool) {
+        self.shape.push(if quoted { '\0' } else { c });
+        if let Some(WordPart::Literal { text, quoted: q }) = self.parts.last_mut()
+            && *q == quoted
+        {
+            text.push(c);
+            return;
+        }
+        self.parts.push(WordPart::Literal {
+            text: c.to_string(),
+            quoted,
+        });
+    }
+
+    fn push_part(&mut self, part: WordPart) {
+        self.shape.push('$');
+        self.parts.push(part);
+    }
+
+    fn finish(self, raw: String) -> Word {
+        let glob = has_glob(&self.shape);
+        let brace = has_brace_expansion(&self.shape);
+        Word {
+            parts: self.parts,
+            raw,
+            glob,
+            brace,
+        }
+    }
+}
+
+fn has_glob(shape: &str) -> bool {
+    if shape.contains(['*', '?']) {
+        return true;
+    }
+    shape
+        .find('[')
+        .is_some_and(|open| shape[open + 1..].contains(']'))
+}
+
+/// `{a,b}` or `{1..9}` unquoted: bash expands it into several words.
+fn has_brace_expansion(shape: &str) -> bool {
+    let mut rest = shape;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            return false;
+        };
+        let inside = &after[..close];
+        if inside.contains(',') || inside.contains("..") {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+impl Parser {
+    /// Lexes one word at the cursor, up to the next unquoted metacharacter.
+    pub(super) fn parse_word(&mut self) -> Result<Word, LexError> {
+        let start = self.pos;
+        let mut word = WordBuilder::new();
+        let mut seen_equals = false;
+        while let Some(c) = self.peek() {
+            if is_meta(c) {
+                break;
+            }
+            match c {
+                '\\' => match self.peek_at(1) {
+                    Some('\n') => self.pos += 2,
+                    Some(next) => {
+                        word.push_char(next, true);
+                        self.pos += 2;
+                    }
+                    None => {
+                        word.push_char('\\', true);
+                        self.pos += 1;
+                    }
+                },
+                '\'' => {
+                    self.pos += 1;
+                    let text = self.single_quoted()?;
+                    for ch in text.chars() {
+                        word.push_char(ch, true);
+                    }
+                }
+                '"' => self.double_quoted(&mut word)?,
+                '$' => self.dollar(&mut word, false)?,
+                '`' => {
+                    let script = self.backtick()?;
+                    word.push_part(WordPart::CommandSub {
+                        script,
+                        quoted: false,
+                    });
+                }
+                '~' if self.pos == start || (seen_equals && self.chars[self.pos - 1] == '=') => {
+                    self.pos += 1;
+                    let user_start = self.pos;
+                    while self
+                        .peek()
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+                    {
+                        self.pos += 1;
+                    }
+                    if self.peek().is_none_or(|c| c == '/' || is_meta(c)) {
+                        let user = self.slice(user_start, self.pos);
+                        word.push_part(WordPart::Tilde { user });
+                    } else {
+                        word.push_char('~', false);
+                        self.pos = user_start;
+                    }
+                }
+                _ => {
+                    if c == '=' {
+                        seen_equals = true;
+                    }
+                    word.push_char(c, false);
+                    self.pos += 1;
+                }
+            }
+        }
+        Ok(word.finish(self.slice(start, self.pos)))
+    }
+
+    /// The text up to the closing `'` (the opening one already consumed).
+    fn single_quoted(&mut self) -> Result<String, LexError> {
+        let start = self.pos;
+        while let Some(c) = self.peek() {
+            if c == '\'' {
+                let text = self.slice(start, self.pos);
+                self.pos += 1;
+                return Ok(text);
+            }
+            self.pos += 1;
+        }
+        if self.lenient {
+            return Ok(self.slice(start, self.pos));
+        }
+        Err(LexError {
+            message: "unterminated single quote".into(),
+            offset: start.saturating_sub(1),
+        })
+    }
+
+    /// `"…"` with the cursor on the opening quote.
+    fn double_quoted(&mut self, word: &mut WordBuilder) -> Result<(), LexError> {
+        let open = self.pos;
+        self.pos += 1;
+        loop {
+            let Some(c) = self.peek() else {
+                if self.lenient {
+                    return Ok(());
+                }
+                return Err(LexError {
+                    message: "unterminated double quote".into(),
+                    offset: open,
+                });
+            };
+            match c {
+                '"' => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                '\\' => match self.peek_at(1) {
+                    Some('\n') => self.pos += 2,
+                    Some(next @ ('$' | '`' | '"' | '\\')) => {
+                        word.push_char(next, true);
+                        self.pos += 2;
+                    }
+                    _ => {
+                        word.push_char('\\', true);
+                        self.pos += 1;
+                    }
+                },
+                '$' => self.dollar(word, true)?,
+                '`' => {
+                    let script = self.backtick()?;
+                    word.push_part(WordPart::CommandSub {
+                        script,
+                        quoted: true,
+                    });
+                }
+                _ => {
+                    word.push_char(c, true);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// A `$` expansion at the cursor.
+    fn dollar(&mut self, word: &mut WordBuilder, quoted: bool) -> Result<(), LexError> {
+        match self.peek_at(1) {
+            Some('(') if self.peek_at(2) == Some('(') => {
+                self.pos += 3;
+                let start = self.pos;
+                let text = self.arithmetic_text(start)?;
+                let inner = self.arithmetic_word(text.clone(), start);
+                word.push_part(WordPart::Arithmetic { text });
+                for part in inner.parts {
+                    if matches!(part, WordPart::CommandSub { .. }) {
+                        word.push_part(part);
+                    }
+                }
+            }
+            Some('(') => {
+                self.pos += 2;
+                self.enter()?;
+                let script = self.parse_script(Closer::Paren);
+                self.leave();
+                word.push_part(WordPart::CommandSub {
+                    script: script?,
+                    quoted,
+                });
+            }
+            Some('{') => {
+                self.pos += 2;
+                self.braced_parameter(word, quoted)?;
+            }
+            Some('\'') if !quoted => {
+                self.pos += 2;
+                let text = self.ansi_c_quoted()?;
+                for ch in text.chars() {
+                    word.push_char(ch, true);
+                }
+            }
+            Some('"') if !quoted => {
+                self.pos += 1;
+                self.double_quoted(word)?;
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                self.pos += 1;
+                let start = self.pos;
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    self.pos += 1;
+                }
+                word.push_part(WordPart::Param {
+                    name: self.slice(start, self.pos),
+                    op: String::new(),
+                    braced: false,
+                    quoted,
+                });
+            }
+            Some(c) if c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-') => {
+                self.pos += 2;
+                word.push_part(WordPart::Param {
+                    name: c.to_string(),
+                    op: String::new(),
+                    braced: false,
+                    quoted,
+                });
+            }
+            _ => {
+                word.push_char('$', quoted);
+                self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// `${…}` after the `${`: the name, then whatever operator text follows it; substitutions
+    /// inside the operator (`${x:-$(cmd)}`) are kept as parts of the word.
+    fn braced_parameter(&mut self, word: &mut WordBuilder, quoted: bool) -> Result<(), LexError> {
+        let open = self.pos;
+        let name_start = self.pos;
+        if matches!(self.peek(), Some('#' | '!')) && self.peek_at(1) != Some('}') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    self.pos += 1;
+                }
+            }
+            Some(c) if c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-') => {
+                self.pos += 1;
+            }
+            _ => {}
+        }
+        let name = self.slice(name_start, self.pos);
+        let mut op = String::new();
+        let mut nested = Vec::new();
+        let mut depth = 0usize;
+        loop {
+            let Some(c) = self.peek() else {
+                if self.lenient {
+                    break;
+                }
+                return Err(LexError {
+                    message: "unterminated `${`".into(),
+                    offset: open,
+                });
+            };
+            match c {
+                '}' if depth == 0 => {
+                    self.pos += 1;
+                    break;
+                }
+                '}' => {
+                    depth -= 1;
+                    op.push(c);
+                    self.pos += 1;
+                }
+                '{' => {
+                    depth += 1;
+                    op.push(c);
+                    self.pos += 1;
+                }
+                '\\' => {
+                    op.push(c);
+                    if let Some(next) = self.peek_at(1) {
+                        op.push(next);
+                    }
+                    self.pos += 2;
+                }
+                '\'' if !quoted => {
+                    self.pos += 1;
+                    op.push_str(&self.single_quoted()?);
+                }
+                '$' | '`' | '"' => {
+                    let mut inner = WordBuilder::new();
+                    match c {
+                        '$' => self.dollar(&mut inner, true)?,
+                        '`' => {
+                            let script = self.backtick()?;
+                            inner.push_part(WordPart::CommandSub {
+                                script,
+                                quoted: true,
+                            });
+                        }
+                        _ => self.double_quoted(&mut inner)?,
+                    }
+                    for part in inner.parts {
+                        match part {
+                            WordPart::Literal { text, .. } => op.push_str(&text),
+                            WordPart::Param { name, .. } => {
+                                op.push('$');
+                                op.push_str(&name);
+                            }
+                            other => nested.push(other),
+                        }
+                    }
+                }
+                _ => {
+                    op.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        word.push_part(WordPart::Param {
+            name,
+            op,
+            braced: true,
+            quoted,
+        });
+        for part in nested {
+            word.push_part(part);
+        }
+        Ok(())
+    }
+
+    /// `$'…'` after the `$'`: C escapes decoded, so `$'\x72\x6d'` is `rm`.
+    fn ansi_c_quoted(&mut self) -> Result<String, LexError> {
+        let start = self.pos;
+        let mut out = String::new();
+        loop {
+            let Some(c) = self.peek() else {
+                if self.lenient {
+                    return Ok(out);
+                }
+                return Err(LexError {
+                    message: "unterminated $'…' quote".into(),
+                    offset: start,
+                });
+            };
+            self.pos += 1;
+            match c {
+                '\'' => return Ok(out),
+                '\\' => {
+                    let Some(e) = self.peek() else { continue };
+                    self.pos += 1;
+                    match e {
+                        'n' => out.push('\n'),
+                        't' => out.push('\t'),
+                        'r' => out.push('\r'),
+                        'a' => out.push('\x07'),
+                        'b' => out.push('\x08'),
+                        'e' | 'E' => out.push('\x1b'),
+                        'f' => out.push('\x0c'),
+                        'v' => out.push('\x0b'),
+                        'x' => out.push(self.radix_char(16, 2)),
+                        'u' => out.push(self.radix_char(16, 4)),
+                        'U' => out.push(self.radix_char(16, 8)),
+                        '0'..='7' => {
+                            self.pos -= 1;
+                            out.push(self.radix_char(8, 3));
+                        }
+                        other => out.push(other),
+                    }
+                }
+                other => out.push(other),
+            }
+        }
+    }
+
+    fn radix_char(&mut self, radix: u32, max: usize) -> char {
+        let mut value = 0u32;
+        let mut taken = 0;
+        while taken < max {
+            let Some(digit) = self.peek().and_then(|c| c.to_digit(radix)) else {
+                break;
+            };
+            value = value.saturating_mul(radix).saturating_add(digit);
+            self.pos += 1;
+            taken += 1;
+        }
+        char::from_u32(value).unwrap_or('\u{fffd}')
+    }
+
+    /// `` `…` `` with the cursor on the opening backtick: the unescaped inside is lexed as a
+    /// script of its own.
+    pub(super) fn backtick(&mut self) -> Result<crate::policy::shell::ast::Script, LexError> {
+        let open = self.pos;
+        self.pos += 1;
+        let mut inner = String::new();
+        loop {
+            let Some(c) = self.peek() else {
+                if self.lenient {
+                    break;
+                }
+                return Err(LexError {
+                    message: "unterminated backtick".into(),
+                    offset: open,
+                });
+            };
+            self.pos += 1;
+            match c {
+                '`' => break,
+                '\\' => match self.peek() {
+                    Some(next @ ('`' | '\\' | '$')) => {
+                        inner.push(next);
+                        self.pos += 1;
+                    }
+                    _ => inner.push('\\'),
+                },
+                other => inner.push(other),
+            }
+        }
+        self.nested_script(&inner)
+    }
+
+    fn nested_script(&self, text: &str) -> Result<crate::policy::shell::ast::Script, LexError> {
+        let lexed = super::lex_nested(text, self.depth);
+        match lexed {
+            Ok(script) => Ok(script),
+            Err(_) if self.lenient => {
+                let mut lenient = Parser::new(text, true, self.depth + 1);
+                Ok(lenient.parse_script(Closer::Eof).unwrap_or_default())
+            }
+            Err(e) => Err(LexError {
+                message: e.message,
+                offset: self.pos,
+            }),
+        }
+    }
+
+    /// `<(…)` or `>(…)` with the cursor on `<` or `>`.
+    pub(super) fn process_substitution(&mut self) -> Result<Word, LexError> {
+        let start = self.pos;
+        self.pos += 2;
+        self.enter()?;
+        let script = self.parse_script(Closer::Paren);
+        self.leave();
+        let mut word = WordBuilder::new();
+        word.push_part(WordPart::ProcessSub { script: script? });
+        Ok(word.finish(self.slice(start, self.pos)))
+    }
+
+    /// The text of `$((…))` / `((…))` up to the closing `))`, the cursor just inside.
+    pub(super) fn arithmetic_text(&mut self, start: usize) -> Result<String, LexError> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek() {
+                None => {
+                    if self.lenient {
+                        return Ok(self.slice(start, self.pos));
+                    }
+                    return Err(self.error("unterminated arithmetic `((`"));
+                }
+                Some('(') => depth += 1,
+                Some(')') if depth == 0 && self.peek_at(1) == Some(')') => {
+                    let text = self.slice(start, self.pos);
+                    self.pos += 2;
+                    return Ok(text);
+                }
+                Some(')') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// Arithmetic text lexed like a double-quoted string, so `$(…)` inside it is seen.
+    pub(super) fn arithmetic_word(&self, text: String, _start: usize) -> Word {
+        let mut inner = Parser::new(&text, true, self.depth + 1);
+        let mut word = inner.inline_text_word();
+        word.raw = text;
+        word
+    }
+
+    /// Lexes the rest of the input as the inside of a double-quoted string (a heredoc body or
+    /// arithmetic): expansions are found, quotes are plain characters.
+    fn inline_text_word(&mut self) -> Word {
+        let mut word = WordBuilder::new();
+        while let Some(c) = self.peek() {
+            match c {
+                '\\' => match self.peek_at(1) {
+                    Some(next @ ('$' | '`' | '\\')) => {
+                        word.push_char(next, true);
+                        self.pos += 2;
+                    }
+                    Some('\n') => self.pos += 2,
+                    _ => {
+                        word.push_char('\\', true);
+                        self.pos += 1;
+                    }
+                },
+                '$' => {
+                    if self.dollar(&mut word, true).is_err() {
+                        self.pos += 1;
+                    }
+                }
+                '`' => match self.backtick() {
+                    Ok(script) => word.push_part(WordPart::CommandSub {
+                        script,
+                        quoted: true,
+                    }),
+                    Err(_) => self.pos += 1,
+                },
+                _ => {
+                    word.push_char(c, true);
+                    self.pos += 1;
+                }
+            }
+        }
+        let raw: String = self.chars.iter().collect();
+        word.finish(raw)
+    }
+
+    /// Reads the body of a heredoc whose operator was just lexed: it starts after the current
+    /// line (or after the previous heredoc of this line) and ends at the delimiter line.
+    pub(super) fn heredoc_body(&mut self, delimiter: &Word, strip_tabs: bool) -> Result<Word, LexError> {
+        let quoted = delimiter
+            .parts
+            .iter()
+            .any(|p| matches!(p, WordPart::Literal { quoted: true, .. }));
+        let delim = delimiter.text();
+        let (newline, body_start) = match self.heredoc_resume {
+            Some((newline, resume)) => (newline, resume),
+            None => {
+                let newline = self.chars[self.pos..]
+                    .iter()
+                    .position(|&c| c == '\n')
+                    .map(|i| self.pos + i);
+                match newline {
+                    Some(n) => (n, n + 1),
+                    None => {
+                        // No body at all: bash warns and uses an empty one.
+                        return Ok(WordBuilder::new().finish(String::new()));
+                    }
+                }
+            }
+        };
+        let mut body = String::new();
+        let mut cursor = body_start;
+        let mut end = self.chars.len();
+        while cursor < self.chars.len() {
+            let line_end = self.chars[cursor..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(self.chars.len(), |i| cursor + i);
+            let line: String = self.chars[cursor..line_end].iter().collect();
+            let compared = if strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line.as_str()
+            };
+            if compared == delim {
+                end = (line_end + 1).min(self.chars.len());
+                break;
+            }
+            body.push_str(compared);
+            body.push('\n');
+            cursor = line_end + 1;
+        }
+        self.heredoc_resume = Some((newline, end));
+        if quoted {
+            let mut word = WordBuilder::new();
+            for c in body.chars() {
+                word.push_char(c, true);
+            }
+            return Ok(word.finish(body));
+        }
+        if self.depth >= super::MAX_DEPTH {
+            return Err(self.error("commands nested too deeply"));
+        }
+        let mut inner = Parser::new(&body, self.lenient, self.depth + 1);
+        Ok(inner.inline_text_word())
+    }
+}
