@@ -1,0 +1,139 @@
+//! Path resolution for file tools: relative to the session's workspace, with every symlink
+//! followed and `..` applied after it (physically, as the kernel would), so `link-to-etc/x` and
+//! `../x` resolve to where they really point before the sandbox judges them.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+/// Symlinks followed before giving up, as Linux's `MAXSYMLINKS`.
+const MAX_SYMLINKS: usize = 40;
+
+/// Why a path could not be resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathError {
+    /// NUL bytes cannot be passed to the kernel; a path holding one is never what it looks like.
+    Nul,
+    Empty,
+    TooManySymlinks(String),
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathError::Nul => f.write_str("the path contains a NUL byte"),
+            PathError::Empty => f.write_str("the path is empty"),
+            PathError::TooManySymlinks(p) => write!(f, "too many levels of symlinks at `{p}`"),
+        }
+    }
+}
+
+impl std::error::Error for PathError {}
+
+/// Resolves `input` against `base` (an absolute directory): symlinks that exist are followed,
+/// components that do not exist yet are appended as written.
+pub fn resolve(base: &Path, input: &str) -> Result<PathBuf, PathError> {
+    if input.contains('\0') {
+        return Err(PathError::Nul);
+    }
+    if input.is_empty() {
+        return Err(PathError::Empty);
+    }
+    let joined = base.join(input);
+    let mut pending: Vec<OsString> = Vec::new();
+    let mut resolved = PathBuf::from("/");
+    push_components(&joined, &mut pending);
+    let mut links = 0;
+    // `pending` is a stack: the next component to apply is at the end.
+    while let Some(component) = pending.pop() {
+        if component == ".." {
+            resolved.pop();
+            continue;
+        }
+        if component == "." || component.is_empty() {
+            continue;
+        }
+        let candidate = resolved.join(&component);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(PathError::TooManySymlinks(candidate.display().to_string()));
+                }
+                let target = std::fs::read_link(&candidate)
+                    .map_err(|_| PathError::TooManySymlinks(candidate.display().to_string()))?;
+                if target.is_absolute() {
+                    resolved = PathBuf::from("/");
+                }
+                push_components(&target, &mut pending);
+            }
+            _ => resolved = candidate,
+        }
+    }
+    Ok(resolved)
+}
+
+/// Pushes `path`'s components onto the stack so the first component is popped first.
+fn push_components(path: &Path, pending: &mut Vec<OsString>) {
+    let parts: Vec<OsString> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    pending.extend(parts.into_iter().rev());
+}
+
+/// A configured root made absolute and resolved once (when it exists), so comparisons are
+/// between resolved paths.
+#[must_use]
+pub fn canonical_root(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    resolve(Path::new("/"), &absolute.to_string_lossy()).unwrap_or(absolute)
+}
+
+/// Whether `path` is `root` or beneath it (component-wise: `/srv2` is not under `/srv`).
+#[must_use]
+pub fn is_under(path: &Path, root: &Path) -> bool {
+    path.starts_with(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn follows_symlinks_before_dot_dot() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = canonical_root(dir.path());
+        std::fs::create_dir_all(base.join("ws/real/deep")).unwrap();
+        symlink("/etc", base.join("ws/link-to-etc")).unwrap();
+        symlink(base.join("ws/real/deep"), base.join("ws/jump")).unwrap();
+        let ws = base.join("ws");
+        assert_eq!(resolve(&ws, "link-to-etc/x").unwrap(), PathBuf::from("/etc/x"));
+        assert_eq!(resolve(&ws, "../x").unwrap(), base.join("x"));
+        // `jump/..` is `real`, not `ws`: the kernel applies `..` after the link.
+        assert_eq!(resolve(&ws, "jump/../y").unwrap(), base.join("ws/real/y"));
+        assert_eq!(resolve(&ws, "new/dir/../f").unwrap(), base.join("ws/new/f"));
+        assert_eq!(resolve(&ws, "/etc//shadow").unwrap(), PathBuf::from("/etc/shadow"));
+        assert_eq!(resolve(&ws, "a\0b"), Err(PathError::Nul));
+        symlink("loop", base.join("ws/loop")).unwrap();
+        assert!(matches!(resolve(&ws, "loop/x"), Err(PathError::TooManySymlinks(_))));
+    }
+
+    #[test]
+    fn under_is_component_wise() {
+        assert!(is_under(Path::new("/srv/a"), Path::new("/srv")));
+        assert!(is_under(Path::new("/srv"), Path::new("/srv")));
+        assert!(!is_under(Path::new("/srv2/a"), Path::new("/srv")));
+    }
+}

@@ -1,0 +1,70 @@
+//! Durable storage behind a small trait, so sled (unmaintained since 2021) stays replaceable.
+//! Calls block: from async code, run them with [`blocking`] so they stay off the async threads.
+
+mod allowlist;
+mod memory;
+mod sled_store;
+
+pub use allowlist::{Allowlists, CommandEntry, ToolEntry};
+pub use memory::MemoryStore;
+pub use sled_store::SledStore;
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A storage failure, with what was being done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError {
+    pub context: String,
+    pub message: String,
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.context, self.message)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// Ordered key-value trees with atomic compare-and-swap and an explicit flush.
+pub trait Store: Send + Sync {
+    fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Inserts, returning the previous value.
+    fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Removes, returning the previous value.
+    fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Every entry whose key starts with `prefix`, in key order.
+    fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    /// Sets `key` to `new` only if it currently holds `expected` (`None` = absent). On a
+    /// mismatch returns `Ok(Err(current))`: the first of two racing writers wins.
+    fn compare_and_swap(
+        &self,
+        tree: &str,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> Result<std::result::Result<(), Option<Vec<u8>>>>;
+    /// Makes every write so far durable: called before anything that depends on a write
+    /// leaves the process.
+    fn flush(&self) -> Result<()>;
+}
+
+/// Runs a blocking store call on tokio's blocking pool.
+pub async fn blocking<T, F>(store: Arc<dyn Store>, call: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&dyn Store) -> Result<T> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || call(store.as_ref()))
+        .await
+        .map_err(|e| StoreError {
+            context: "store task".into(),
+            message: e.to_string(),
+        })?
+}
+
+#[cfg(test)]
+mod contract;

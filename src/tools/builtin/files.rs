@@ -1,0 +1,165 @@
+//! File tools: paths resolve against the session's workspace with symlinks followed, so the
+//! sandbox step judges where a call really lands.
+
+use super::{Builtin, Plan};
+use crate::policy::effect::Effect;
+use crate::policy::paths::resolve;
+use crate::policy::tier::Tier;
+use crate::tools::args::{ArgKind, required, optional, string};
+use crate::tools::tool::{ProposeContext, ToolError};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+
+pub(super) fn tools() -> Vec<Builtin> {
+    use ArgKind::String as S;
+    vec![
+        Builtin {
+            name: "read_file",
+            description: "Read a text file in the workspace.",
+            args: const { &[required("path", S, "File to read, relative to the workspace")] },
+            tier: Tier::ReadOnly,
+            long_running: false,
+            plan: |a, c| reads(a, c, "path", "read"),
+        },
+        Builtin {
+            name: "ls",
+            description: "List a directory.",
+            args: const { &[optional("path", S, "Directory to list (default: the workspace)")] },
+            tier: Tier::ReadOnly,
+            long_running: false,
+            plan: |a, c| reads(a, c, "path", "list"),
+        },
+        Builtin {
+            name: "find",
+            description: "Find files whose names match a glob pattern under a directory.",
+            args: const { &[
+                optional("path", S, "Directory to search (default: the workspace)"),
+                required("pattern", S, "Glob pattern for file names, e.g. *.rs"),
+            ] },
+            tier: Tier::ReadOnly,
+            long_running: false,
+            plan: |a, c| reads(a, c, "path", "search"),
+        },
+        Builtin {
+            name: "grep",
+            description: "Search file contents for a regular expression under a path.",
+            args: const { &[
+                optional("path", S, "File or directory to search (default: the workspace)"),
+                required("pattern", S, "Regular expression"),
+            ] },
+            tier: Tier::ReadOnly,
+            long_running: false,
+            plan: |a, c| reads(a, c, "path", "grep"),
+        },
+        Builtin {
+            name: "write_file",
+            description: "Create or overwrite a file with the given content.",
+            args: const { &[
+                required("path", S, "File to write, relative to the workspace"),
+                required("content", S, "The whole new content"),
+            ] },
+            tier: Tier::HighRisk,
+            long_running: false,
+            plan: |a, c| {
+                let path = path_arg(a, c, "path")?;
+                Ok(Plan {
+                    message: format!("write {}", path.display()),
+                    effects: vec![Effect::Write(path)],
+                    ..Plan::default()
+                })
+            },
+        },
+        Builtin {
+            name: "edit_file",
+            description: "Replace one exact occurrence of `old` with `new` in a file.",
+            args: const { &[
+                required("path", S, "File to edit"),
+                required("old", S, "Exact text to replace"),
+                required("new", S, "Replacement text"),
+            ] },
+            tier: Tier::HighRisk,
+            long_running: false,
+            plan: |a, c| {
+                let path = path_arg(a, c, "path")?;
+                Ok(Plan {
+                    message: format!("edit {}", path.display()),
+                    effects: vec![Effect::Read(path.clone()), Effect::Write(path)],
+                    ..Plan::default()
+                })
+            },
+        },
+        Builtin {
+            name: "mkdir",
+            description: "Create a directory (and its parents).",
+            args: const { &[required("path", S, "Directory to create")] },
+            tier: Tier::LowRisk,
+            long_running: false,
+            plan: |a, c| writes(a, c, "create directory"),
+        },
+        Builtin {
+            name: "rm",
+            description: "Remove a file or an empty directory.",
+            args: const { &[required("path", S, "Path to remove")] },
+            tier: Tier::HighRisk,
+            long_running: false,
+            plan: |a, c| writes(a, c, "remove"),
+        },
+        Builtin {
+            name: "mv",
+            description: "Move or rename a file or directory.",
+            args: const { &[required("from", S, "Source path"), required("to", S, "Destination path")] },
+            tier: Tier::HighRisk,
+            long_running: false,
+            plan: |a, c| {
+                let from = path_arg(a, c, "from")?;
+                let to = path_arg(a, c, "to")?;
+                Ok(Plan {
+                    message: format!("move {} to {}", from.display(), to.display()),
+                    effects: vec![Effect::Write(from), Effect::Write(to)],
+                    ..Plan::default()
+                })
+            },
+        },
+        Builtin {
+            name: "cp",
+            description: "Copy a file.",
+            args: const { &[required("from", S, "Source path"), required("to", S, "Destination path")] },
+            tier: Tier::HighRisk,
+            long_running: false,
+            plan: |a, c| {
+                let from = path_arg(a, c, "from")?;
+                let to = path_arg(a, c, "to")?;
+                Ok(Plan {
+                    message: format!("copy {} to {}", from.display(), to.display()),
+                    effects: vec![Effect::Read(from), Effect::Write(to)],
+                    ..Plan::default()
+                })
+            },
+        },
+    ]
+}
+
+/// Resolves a path argument (`.` when an optional one is absent).
+fn path_arg(args: &Map<String, Value>, ctx: &ProposeContext, key: &str) -> Result<PathBuf, ToolError> {
+    let raw = string(args, key).unwrap_or(".");
+    resolve(&ctx.workspace, raw)
+        .map_err(|e| ToolError::InvalidArguments(format!("`{key}` ({raw:?}): {e}")))
+}
+
+fn reads(args: &Map<String, Value>, ctx: &ProposeContext, key: &str, verb: &str) -> Result<Plan, ToolError> {
+    let path = path_arg(args, ctx, key)?;
+    Ok(Plan {
+        message: format!("{verb} {}", path.display()),
+        effects: vec![Effect::Read(path)],
+        ..Plan::default()
+    })
+}
+
+fn writes(args: &Map<String, Value>, ctx: &ProposeContext, verb: &str) -> Result<Plan, ToolError> {
+    let path = path_arg(args, ctx, "path")?;
+    Ok(Plan {
+        message: format!("{verb} {}", path.display()),
+        effects: vec![Effect::Write(path)],
+        ..Plan::default()
+    })
+}

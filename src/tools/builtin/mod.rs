@@ -1,0 +1,130 @@
+//! The built-in tools: each one's name, argument table, tier and what its arguments would touch.
+//! Their execution arrives with the tools issue; the gate and `explain` decide for them now.
+
+mod files;
+mod plain;
+mod shell;
+mod web;
+
+use super::args::{self, ArgSpec};
+use super::proposal::Proposal;
+use super::tool::{ProposeContext, Tool, ToolError};
+use crate::policy::declaration::Declaration;
+use crate::policy::effect::Effect;
+use crate::policy::shell::ShellAnalysis;
+use crate::policy::tier::Tier;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Every built-in tool's name, in design.md's order.
+pub const BUILTIN_TOOLS: &[&str] = &[
+    "read_file", "write_file", "edit_file", "ls", "find", "grep", "mkdir", "rm", "mv", "cp",
+    "execute_command", "web_fetch", "http_request", "manage_todos", "list_todos", "view_memory",
+    "manage_memory", "add_reminder", "list_reminders", "cancel_reminder", "context_info",
+    "get_time", "retrieve_tool_result", "summarize_context", "spawn_subagent",
+    "ask_user_question",
+];
+
+/// What a built-in tool's arguments would do.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub message: String,
+    pub preview: Option<String>,
+    pub effects: Vec<Effect>,
+    /// A tier computed from the arguments (`http_request`), instead of the tool's own.
+    pub tier: Option<Tier>,
+    pub shell: Option<ShellAnalysis>,
+}
+
+type PlanFn = fn(&Map<String, Value>, &ProposeContext) -> Result<Plan, ToolError>;
+
+/// A built-in tool's declaration.
+pub struct Builtin {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub args: &'static [ArgSpec],
+    pub tier: Tier,
+    pub long_running: bool,
+    plan: PlanFn,
+}
+
+impl Tool for Builtin {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn description(&self) -> &str {
+        self.description
+    }
+
+    fn parameters(&self) -> Value {
+        args::schema(self.args)
+    }
+
+    fn long_running(&self) -> bool {
+        self.long_running
+    }
+
+    fn propose(&self, raw: &Value, ctx: &ProposeContext) -> Result<Proposal, ToolError> {
+        let map = args::validate(raw, self.args).map_err(ToolError::InvalidArguments)?;
+        let plan = (self.plan)(map, ctx)?;
+        Ok(Proposal {
+            tool: self.name.to_string(),
+            message: if plan.message.is_empty() {
+                self.name.to_string()
+            } else {
+                plan.message
+            },
+            preview: plan.preview,
+            effects: plan.effects,
+            declaration: Declaration::tier(plan.tier.unwrap_or(self.tier)),
+            execute_tool: self.name.to_string(),
+            execute_args: raw.clone(),
+            options: None,
+            shell: plan.shell.map(Arc::new),
+            mcp: None,
+        })
+    }
+}
+
+/// All built-in tools.
+#[must_use]
+pub fn all() -> Vec<Builtin> {
+    let mut tools = Vec::new();
+    tools.extend(files::tools());
+    tools.extend(shell::tools());
+    tools.extend(web::tools());
+    tools.extend(plain::tools());
+    tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_tool_exists_once_with_design_tiers() {
+        let tools = all();
+        let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+        let mut sorted_names = names.clone();
+        sorted_names.sort_unstable();
+        let mut listed = BUILTIN_TOOLS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(sorted_names, listed);
+        let tier = |n: &str| tools.iter().find(|t| t.name == n).map(|t| t.tier);
+        for n in [
+            "read_file", "ls", "find", "grep", "web_fetch", "get_time", "context_info",
+            "retrieve_tool_result", "list_todos", "view_memory", "list_reminders",
+            "ask_user_question",
+        ] {
+            assert_eq!(tier(n), Some(Tier::ReadOnly), "{n}");
+        }
+        for n in ["manage_todos", "manage_memory", "add_reminder", "cancel_reminder", "mkdir", "summarize_context"] {
+            assert_eq!(tier(n), Some(Tier::LowRisk), "{n}");
+        }
+        for n in ["write_file", "edit_file", "rm", "mv", "cp", "http_request", "spawn_subagent"] {
+            assert_eq!(tier(n), Some(Tier::HighRisk), "{n}");
+        }
+        assert_eq!(tier("execute_command"), Some(Tier::Unknown));
+    }
+}

@@ -1,0 +1,13 @@
+//! Tools: their declarations and arguments, the two-phase `propose` half, the registry and an
+//! agent's toolset. Execution arrives with the tools issue.
+
+pub mod args;
+pub mod builtin;
+pub mod mcp;
+pub mod proposal;
+pub mod registry;
+pub mod tool;
+
+pub use proposal::Proposal;
+pub use registry::{ToolRegistry, Toolset};
+pub use tool::{ProposeContext, Tool, ToolError};

@@ -1,0 +1,68 @@
+//! The registry of tools by name, and an agent's toolset: its `tools` plus its MCP servers'
+//! tools, minus `denied_tools`. A tool outside the toolset does not exist for that agent.
+
+use super::builtin;
+use super::tool::Tool;
+use crate::config::AgentConfig;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Tools by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// A registry holding every built-in tool.
+    #[must_use]
+    pub fn builtin() -> Self {
+        let mut registry = ToolRegistry::default();
+        for tool in builtin::all() {
+            registry
+                .tools
+                .insert(tool.name.to_string(), Arc::new(tool));
+        }
+        registry
+    }
+
+    /// Adds a tool; a name already taken is refused (a server cannot shadow a built-in).
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+        let name = tool.name().to_string();
+        if self.tools.contains_key(&name) {
+            return Err(format!("a tool named `{name}` is already registered"));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+}
+
+/// The names of the tools one agent can call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Toolset(BTreeSet<String>);
+
+impl Toolset {
+    /// `tools` plus the MCP tools its servers listed, minus `denied_tools`.
+    pub fn for_agent<'a>(agent: &AgentConfig, mcp_tools: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut names: BTreeSet<String> = agent.tools.iter().cloned().collect();
+        names.extend(mcp_tools.into_iter().map(str::to_string));
+        for denied in &agent.denied_tools {
+            names.remove(denied);
+        }
+        Toolset(names)
+    }
+
+    #[must_use]
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+}
