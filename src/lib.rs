@@ -4,3 +4,5 @@ pub mod policy;
 pub mod config;
 pub mod tools;
 pub mod store;
+pub mod gate;
+pub mod cli;

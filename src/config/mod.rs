@@ -9,6 +9,7 @@ mod validate;
 pub use lists::AccessId;
 pub use schema::*;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -46,15 +47,19 @@ impl std::error::Error for ConfigError {}
 #[derive(Debug, Clone)]
 pub(crate) struct Origins {
     file: Option<PathBuf>,
+    env: HashMap<String, String>,
 }
 
 impl Origins {
     /// The environment variable that sets `key` (or a table above it), else the file.
     pub(crate) fn of(&self, key: &str) -> String {
-        let parts: Vec<&str> = key.split('.').collect();
+        let parts: Vec<&str> = key
+            .split('.')
+            .map(|p| p.split('[').next().unwrap_or(p))
+            .collect();
         for end in (1..=parts.len()).rev() {
             let name = format!("{ENV_PREFIX}__{}", parts[..end].join("__").to_uppercase());
-            if std::env::var_os(&name).is_some() {
+            if self.env.contains_key(&name) {
                 return format!("environment variable {name}");
             }
         }
@@ -107,9 +112,25 @@ pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
     load_from(file, text.as_deref())
 }
 
-/// Loads from a file's text (with its path for messages and relative paths).
+/// Loads from a file's text (with its path for messages and relative paths) and this process's
+/// environment.
 pub fn load_from(file: Option<PathBuf>, text: Option<&str>) -> Result<Config, ConfigError> {
-    let origins = Origins { file: file.clone() };
+    let env: HashMap<String, String> = std::env::vars()
+        .filter(|(k, _)| k.starts_with(ENV_PREFIX))
+        .collect();
+    load_with_env(file, text, env)
+}
+
+/// Loads with an explicit environment (only `TOLLGATE__*` entries matter).
+pub fn load_with_env(
+    file: Option<PathBuf>,
+    text: Option<&str>,
+    env: HashMap<String, String>,
+) -> Result<Config, ConfigError> {
+    let origins = Origins {
+        file: file.clone(),
+        env: env.clone(),
+    };
     let mut builder = config::Config::builder().add_source(config::File::from_str(
         DEFAULT_TOML,
         config::FileFormat::Toml,
@@ -129,7 +150,8 @@ pub fn load_from(file: Option<PathBuf>, text: Option<&str>) -> Result<Config, Co
         config::Environment::with_prefix(ENV_PREFIX)
             .prefix_separator("__")
             .separator("__")
-            .try_parsing(true),
+            .try_parsing(true)
+            .source(Some(env.into_iter().collect())),
     );
     let merged = builder.build().map_err(|e| ConfigError {
         origin: origins.file_name(),

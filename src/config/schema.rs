@@ -46,6 +46,16 @@ pub enum ProviderKind {
     Anthropic,
 }
 
+impl ProviderKind {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
@@ -163,6 +173,16 @@ pub enum ApprovalsTo {
     Chat,
     /// Each admin's direct messages; the chat sees "waiting for an admin".
     Admins,
+}
+
+impl ApprovalsTo {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalsTo::Chat => "chat",
+            ApprovalsTo::Admins => "admins",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

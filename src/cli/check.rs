@@ -1,0 +1,244 @@
+//! `tollgate check`: validates the config, prints what it resolved per provider, agent and
+//! bridge, and warns about what will not work (nobody can talk, nobody can approve, a sandbox
+//! this kernel cannot enforce, secrets missing from the environment).
+
+use super::{Failure, load_config};
+use crate::config::{AccessId, AgentConfig, Config};
+use crate::policy::mode::SandboxPolicy;
+use crate::policy::sandbox::SandboxSupport;
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {}
+
+pub fn run(config_path: Option<&Path>, _args: &CheckArgs) -> Result<ExitCode, Failure> {
+    let config = load_config(config_path)?;
+    let (report, warnings) = describe(&config, SandboxSupport::probe(), |name| {
+        std::env::var_os(name).is_some()
+    });
+    print!("{report}");
+    if warnings.is_empty() {
+        println!("no warnings");
+    } else {
+        println!("warnings:");
+        for warning in &warnings {
+            println!("  - {warning}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ids(list: &[AccessId]) -> String {
+    if list.is_empty() {
+        return "(none)".into();
+    }
+    list.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// The report and its warnings; `is_set` says whether an environment variable exists.
+pub fn describe(
+    config: &Config,
+    support: SandboxSupport,
+    is_set: impl Fn(&str) -> bool,
+) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let mut warnings = Vec::new();
+    let set = |name: &str| if is_set(name) { "set" } else { "NOT SET" };
+    let _ = writeln!(
+        out,
+        "config: {}",
+        config
+            .source
+            .as_ref()
+            .map_or_else(|| "(built-in defaults only)".to_string(), |p| p.display().to_string())
+    );
+    let _ = writeln!(
+        out,
+        "store: {} (cache {} MB)",
+        config.store.path.display(),
+        config.store.cache_capacity_mb
+    );
+    for (name, provider) in &config.providers {
+        let key = match &provider.api_key_env {
+            Some(env) => {
+                if !is_set(env) {
+                    warnings.push(format!(
+                        "provider {name}: the key variable {env} is not set in this environment"
+                    ));
+                }
+                format!("key from {env} ({})", set(env))
+            }
+            None => "no key".into(),
+        };
+        let _ = writeln!(
+            out,
+            "provider {name}: {} at {}, {key}",
+            provider.kind.as_str(),
+            provider.base_url
+        );
+    }
+    if config.agents.is_empty() {
+        warnings.push("no agents are configured: add an [agents.<name>] section".into());
+    }
+    for (name, agent) in &config.agents {
+        describe_agent(&mut out, &mut warnings, name, agent, support);
+    }
+    if let Some(t) = &config.telegram {
+        let agent = t.agent.as_deref().unwrap_or("?");
+        let _ = writeln!(
+            out,
+            "telegram: agent {agent}, token from {} ({}), api {}",
+            t.token_env,
+            set(&t.token_env),
+            t.api_url
+        );
+        let _ = writeln!(
+            out,
+            "  allowed_users {} · allowed_chats {} · admins {} · require_mention {} · approvals to {}",
+            ids(&t.allowed_users),
+            ids(&t.allowed_chats),
+            ids(&t.admins),
+            t.require_mention,
+            t.approvals_to.as_str()
+        );
+        if !is_set(&t.token_env) {
+            warnings.push(format!(
+                "telegram: {} is not set, so the Telegram bridge will not start",
+                t.token_env
+            ));
+        }
+        access_warnings(&mut warnings, "telegram", &t.allowed_users, &t.admins, &[]);
+        if t.allowed_chats.is_empty() {
+            warnings.push("telegram: allowed_chats is empty: only private chats are admitted, no groups".into());
+        }
+    }
+    if let Some(d) = &config.discord {
+        let agent = d.agent.as_deref().unwrap_or("?");
+        let _ = writeln!(
+            out,
+            "discord: agent {agent}, token from {} ({}), api {}",
+            d.token_env,
+            set(&d.token_env),
+            d.api_url
+        );
+        let _ = writeln!(
+            out,
+            "  allowed_users {} · allowed_guilds {} · allowed_channels {} · admins {} · admin_roles {} · approvals to {}",
+            ids(&d.allowed_users),
+            ids(&d.allowed_guilds),
+            ids(&d.allowed_channels),
+            ids(&d.admins),
+            ids(&d.admin_roles),
+            d.approvals_to.as_str()
+        );
+        if !is_set(&d.token_env) {
+            warnings.push(format!(
+                "discord: {} is not set, so the Discord bridge will not start",
+                d.token_env
+            ));
+        }
+        access_warnings(&mut warnings, "discord", &d.allowed_users, &d.admins, &d.admin_roles);
+        if d.allowed_guilds.is_empty() && d.allowed_channels.is_empty() {
+            warnings.push("discord: allowed_guilds and allowed_channels are empty: only direct messages are admitted".into());
+        }
+    }
+    if config.telegram.is_none() && config.discord.is_none() {
+        warnings.push("no bridge is configured ([telegram] or [discord]): `serve` has nothing to run".into());
+    }
+    (out, warnings)
+}
+
+fn describe_agent(
+    out: &mut String,
+    warnings: &mut Vec<String>,
+    name: &str,
+    agent: &AgentConfig,
+    support: SandboxSupport,
+) {
+    let _ = writeln!(
+        out,
+        "agent {name}: provider {}, model {}, classifier {}",
+        agent.provider,
+        agent.model,
+        agent.classifier_model.as_deref().unwrap_or(&agent.model)
+    );
+    let _ = writeln!(
+        out,
+        "  approval {}, sandbox {}, network {}, approval timeout {}s, max rounds {}",
+        agent.approval,
+        agent.sandbox,
+        if agent.network_access { "on" } else { "off" },
+        agent.approval_timeout_secs,
+        agent.max_rounds
+    );
+    if let Some(ws) = &agent.workspace {
+        let _ = writeln!(out, "  workspace {}", ws.display());
+    }
+    for (label, roots) in [("writable_roots", &agent.writable_roots), ("readable_roots", &agent.readable_roots)] {
+        if !roots.is_empty() {
+            let list: Vec<String> = roots.iter().map(|p| p.display().to_string()).collect();
+            let _ = writeln!(out, "  {label} {}", list.join(", "));
+        }
+    }
+    let _ = writeln!(out, "  tools {}", agent.tools.join(", "));
+    if !agent.denied_tools.is_empty() {
+        let _ = writeln!(out, "  denied_tools {}", agent.denied_tools.join(", "));
+    }
+    for (key, policy) in &agent.tool_approval {
+        let _ = writeln!(out, "  tool_approval {key} = {}", policy.decision());
+    }
+    for (server, mcp) in &agent.mcp {
+        let trust = if mcp.trusted {
+            format!("trusted, tier {}", mcp.tier.map_or("high-risk (none given)".to_string(), |t| t.to_string()))
+        } else {
+            "untrusted: every tool high-risk".into()
+        };
+        let _ = writeln!(
+            out,
+            "  mcp {server}: {} {} ({trust}; {}; starts when a session first needs it)",
+            mcp.command,
+            mcp.args.join(" "),
+            if mcp.sandbox { "sandboxed" } else { "NOT sandboxed" }
+        );
+        if !mcp.sandbox {
+            warnings.push(format!("agent {name}: MCP server {server} runs outside the sandbox (`sandbox = false`)"));
+        }
+    }
+    if let Some(shortfall) = support.shortfall(agent.sandbox)
+        && (agent.tools.iter().any(|t| t == "execute_command") || !agent.mcp.is_empty())
+    {
+        warnings.push(format!("agent {name}: {shortfall}; until then its shell commands are denied"));
+    }
+    if agent.sandbox == SandboxPolicy::DangerFullAccess && agent.tools.iter().any(|t| t == "execute_command") {
+        warnings.push(format!(
+            "agent {name}: sandbox danger-full-access runs shell commands unconfined (approval is the only guard)"
+        ));
+    }
+}
+
+fn access_warnings(
+    warnings: &mut Vec<String>,
+    bridge: &str,
+    allowed_users: &[AccessId],
+    admins: &[AccessId],
+    admin_roles: &[AccessId],
+) {
+    if allowed_users.is_empty() && admins.is_empty() && admin_roles.is_empty() {
+        warnings.push(format!(
+            "{bridge}: allowed_users and admins are both empty: nobody can talk to the bot"
+        ));
+    }
+    if admins.is_empty() && admin_roles.is_empty() {
+        warnings.push(format!(
+            "{bridge}: no admins: nobody can approve, so every prompt waits until it times out"
+        ));
+    }
+    if allowed_users.contains(&AccessId::Anyone) {
+        warnings.push(format!(
+            "{bridge}: allowed_users is [\"*\"]: anyone who can message the bot can use it"
+        ));
+    }
+}

@@ -1,0 +1,159 @@
+//! `tollgate explain`: the gate's decision for one hypothetical call, as one JSON object.
+//! Nothing runs and nothing is written.
+
+use super::{Failure, agent, existing_store, load_config};
+use crate::gate::{Evaluation, evaluate, roots_for, workspace_for};
+use crate::policy::classifier::ClassifierReport;
+use crate::policy::mode::{ApprovalMode, Dials, SandboxPolicy};
+use crate::policy::resolve::{GateContext, GateDecision};
+use crate::policy::sandbox::SandboxSupport;
+use crate::store::Allowlists;
+use crate::tools::mcp::McpTool;
+use crate::tools::{ProposeContext, ToolRegistry, Toolset};
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The agent whose gate decides.
+    #[arg(long)]
+    pub agent: String,
+    /// The tool the model would call.
+    #[arg(long)]
+    pub tool: String,
+    /// The call's arguments, as JSON.
+    #[arg(long, default_value = "{}")]
+    pub args: String,
+    /// Where the call comes from (decides what context the classifier may see).
+    #[arg(long, value_enum, default_value_t = Surface::Bridge)]
+    pub surface: Surface,
+    /// Override the session's approval mode for this call.
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<ApprovalMode>,
+    /// Override the session's sandbox for this call.
+    #[arg(long, value_parser = parse_sandbox)]
+    pub sandbox: Option<SandboxPolicy>,
+    /// Decide inside this session's workspace and with its allowlist (default: the workspace
+    /// root, no session).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Do not ask the classifier even where it could change the outcome.
+    #[arg(long)]
+    pub no_classifier: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Surface {
+    Bridge,
+    Console,
+}
+
+fn parse_mode(s: &str) -> Result<ApprovalMode, String> {
+    s.parse()
+}
+
+fn parse_sandbox(s: &str) -> Result<SandboxPolicy, String> {
+    s.parse()
+}
+
+pub fn run(config_path: Option<&Path>, args: &ExplainArgs) -> Result<ExitCode, Failure> {
+    let config = load_config(config_path)?;
+    let agent_config = agent(&config, &args.agent)?;
+    let call_args: Value = serde_json::from_str(&args.args)
+        .map_err(|e| Failure::usage(format!("--args is not valid JSON: {e}")))?;
+
+    let (tool_allowlist, command_allowlist) = match existing_store(&config)? {
+        Some(store) => {
+            let lists = Allowlists::new(store);
+            let tools = match &args.session {
+                Some(s) => lists.tools(s).map_err(|e| Failure::runtime(e.to_string()))?,
+                None => BTreeSet::new(),
+            };
+            let keys = lists
+                .command_keys(&args.agent)
+                .map_err(|e| Failure::runtime(e.to_string()))?;
+            (tools, keys)
+        }
+        None => (BTreeSet::new(), BTreeSet::new()),
+    };
+
+    // MCP servers are never started here: a tool named `mcp_<server>_<tool>` of a configured
+    // server is judged as that server would offer it.
+    let mut registry = ToolRegistry::builtin();
+    let mut mcp_names = Vec::new();
+    if let Some(rest) = args.tool.strip_prefix("mcp_") {
+        for (server, server_config) in &agent_config.mcp {
+            if let Some(remote) = rest
+                .strip_prefix(server.as_str())
+                .and_then(|r| r.strip_prefix('_'))
+                .filter(|r| !r.is_empty())
+            {
+                let tool = McpTool::new(server, server_config, remote, "", json!({}));
+                mcp_names.push(tool.name.clone());
+                registry
+                    .register(Arc::new(tool))
+                    .map_err(Failure::runtime)?;
+            }
+        }
+    }
+    let toolset = Toolset::for_agent(agent_config, mcp_names.iter().map(String::as_str));
+
+    let workspace = workspace_for(agent_config, args.session.as_deref());
+    let roots = roots_for(&config, agent_config, &workspace);
+    let dials = Dials {
+        mode: args.mode.unwrap_or(agent_config.approval),
+        sandbox: args.sandbox.unwrap_or(agent_config.sandbox),
+    };
+    let ctx = GateContext {
+        agent_name: &args.agent,
+        agent: agent_config,
+        dials,
+        roots: &roots,
+        tool_allowlist: &tool_allowlist,
+        command_allowlist: &command_allowlist,
+        support: SandboxSupport::probe(),
+    };
+    let propose = ProposeContext {
+        workspace,
+        prefix_binaries: agent_config.prefix_binaries.clone(),
+    };
+    let output = match evaluate(&ctx, &toolset, &registry, &propose, &args.tool, &call_args) {
+        Evaluation::Refused(refusal) => json!({
+            "decision": "error",
+            "source": if refusal.code() == "toolset" { json!("toolset") } else { Value::Null },
+            "tier": null,
+            "reason_code": refusal.code(),
+            "reason": refusal.message(),
+            "approval_key": null,
+            "classifier": null,
+        }),
+        Evaluation::Decided { decision, .. } => decision_json(&decision),
+        Evaluation::Classify { deferred, .. } => {
+            let note = if args.no_classifier {
+                "--no-classifier was given"
+            } else {
+                "the classifier arrives with the agent runtime; until then an unclassified command asks a human"
+            };
+            decision_json(&deferred.finish(ClassifierReport::not_run(note)))
+        }
+    };
+    println!("{output}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn decision_json(decision: &GateDecision) -> Value {
+    json!({
+        "decision": decision.decision,
+        "source": decision.source,
+        "tier": decision.tier,
+        "reason_code": decision.reason_code,
+        "reason": decision.reason,
+        "approval_key": decision.approval_key.as_ref().map(ToString::to_string),
+        "classifier": decision.classifier,
+        "always": decision.always,
+    })
+}

@@ -1,0 +1,124 @@
+//! The command line: `check`, `explain`, `allowlist`. (`serve`, `chat`, `run` and `audit`
+//! arrive with the runtime and bridge issues.) Exit codes: 0 success, 2 invalid config or
+//! usage, 1 any other failure.
+
+mod allowlist;
+mod check;
+mod explain;
+
+use crate::config::{self, Config};
+use crate::store::{SledStore, Store};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser, Debug)]
+#[command(name = "tollgate", version, about = "AI agents in Discord and Telegram behind one policy gate")]
+pub struct Cli {
+    /// The config file (default: ./tollgate.toml if present, else built-in defaults).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Validate the config, print what it resolved, and warn about what will not work.
+    Check(check::CheckArgs),
+    /// Print the gate's decision for one hypothetical tool call as JSON, running nothing.
+    Explain(explain::ExplainArgs),
+    /// List, add or revoke saved "always" approvals.
+    #[command(subcommand)]
+    Allowlist(allowlist::AllowlistCommand),
+}
+
+/// Parses the arguments and runs the command.
+pub fn main_with_args<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let outcome = match &cli.command {
+        Command::Check(args) => check::run(cli.config.as_deref(), args),
+        Command::Explain(args) => explain::run(cli.config.as_deref(), args),
+        Command::Allowlist(command) => allowlist::run(cli.config.as_deref(), command),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("tollgate: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// A command's failure: what to print and the exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+
+    fn runtime(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
+    }
+}
+
+impl From<config::ConfigError> for Failure {
+    fn from(e: config::ConfigError) -> Self {
+        Failure::usage(format!("invalid config: {e}"))
+    }
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config, Failure> {
+    Ok(config::load(path)?)
+}
+
+/// Opens the store if it exists (reading commands must not create one).
+fn existing_store(config: &Config) -> Result<Option<Arc<dyn Store>>, Failure> {
+    if !config.store.path.exists() {
+        return Ok(None);
+    }
+    open_store(config).map(Some)
+}
+
+fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
+    SledStore::open(&config.store.path, config.store.cache_capacity_mb)
+        .map(|s| Arc::new(s) as Arc<dyn Store>)
+        .map_err(|e| Failure::runtime(e.to_string()))
+}
+
+fn agent<'a>(config: &'a Config, name: &str) -> Result<&'a config::AgentConfig, Failure> {
+    config.agents.get(name).ok_or_else(|| {
+        let known: Vec<&str> = config.agents.keys().map(String::as_str).collect();
+        Failure::usage(format!(
+            "no agent `{name}` in the config ({})",
+            if known.is_empty() {
+                "no agents are configured".to_string()
+            } else {
+                format!("agents: {}", known.join(", "))
+            }
+        ))
+    })
+}
