@@ -1,1 +1,3 @@
+mod cli;
 mod corpus;
+mod gate_scenarios;

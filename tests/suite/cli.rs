@@ -1,0 +1,159 @@
+//! The binary as a user runs it: exit codes, what `check` prints, `explain`'s JSON, and the
+//! allowlist round trip through a real sled store.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tollgate(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("TOLLGATE_LOG")
+        .output()
+        .unwrap()
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn help_on_every_command() {
+    for args in [
+        vec!["--help"],
+        vec!["check", "--help"],
+        vec!["explain", "--help"],
+        vec!["allowlist", "--help"],
+        vec!["allowlist", "list", "--help"],
+        vec!["allowlist", "add", "--help"],
+        vec!["allowlist", "revoke", "--help"],
+    ] {
+        let out = tollgate(&args, &repo());
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("Usage"), "{args:?}");
+    }
+}
+
+#[test]
+fn check_accepts_every_shipped_example() {
+    for file in ["config/example.toml", "config/minimal.toml", "config/ops.toml"] {
+        let out = tollgate(&["check", "--config", file], &repo());
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
+        assert!(stdout(&out).contains("agent "), "{file}");
+    }
+    let out = tollgate(&["check", "--config", "config/example.toml"], &repo());
+    let text = stdout(&out);
+    assert!(text.contains("nobody can talk to the bot"), "{text}");
+    assert!(text.contains("nobody can approve"), "{text}");
+}
+
+#[test]
+fn check_rejects_bad_config_naming_key_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        "[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n[agents.a.tool_approval]\nwrite_fiel = \"deny\"\n",
+    )
+    .unwrap();
+    let out = tollgate(&["check", "--config", file.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("bad.toml"), "{err}");
+    assert!(err.contains("agents.a.tool_approval.write_fiel"), "{err}");
+    let missing = tollgate(&["check", "--config", "nope.toml"], dir.path());
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("no such config file"));
+}
+
+fn explain(dir: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["explain", "--config", "tollgate.toml", "--agent", "ops"];
+    args.extend_from_slice(extra);
+    let out = tollgate(&args, dir);
+    assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+    serde_json::from_str(stdout(&out).trim()).unwrap()
+}
+
+#[test]
+fn explain_and_allowlist_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        r#"
+[providers.p]
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+
+[agents.ops]
+provider = "p"
+model = "m"
+tools = ["read_file", "execute_command"]
+"#,
+    )
+    .unwrap();
+    let git = ["--tool", "execute_command", "--args", r#"{"command":"git pull --rebase"}"#];
+    let before = explain(dir.path(), &git);
+    assert_eq!(before["decision"], "prompt");
+    assert_eq!(before["reason_code"], "unknown-command");
+    assert_eq!(before["approval_key"], "git pull");
+    assert_eq!(before["classifier"]["ran"], false);
+    assert!(!dir.path().join("data/store").exists(), "explain must not create the store");
+
+    let add = tollgate(
+        &["allowlist", "add", "--config", "tollgate.toml", "--agent", "ops", "--command", "git pull"],
+        dir.path(),
+    );
+    assert!(add.status.success(), "{}", stderr(&add));
+    let after = explain(dir.path(), &git);
+    assert_eq!(after["decision"], "allow");
+    assert_eq!(after["source"], "allowlist");
+
+    let list = tollgate(&["allowlist", "list", "--config", "tollgate.toml"], dir.path());
+    assert!(stdout(&list).contains("command git pull"), "{}", stdout(&list));
+
+    let revoke = tollgate(
+        &["allowlist", "revoke", "--config", "tollgate.toml", "--agent", "ops", "--key", "git pull"],
+        dir.path(),
+    );
+    assert!(revoke.status.success(), "{}", stderr(&revoke));
+    assert_eq!(explain(dir.path(), &git)["decision"], "prompt");
+
+    // A denylisted or hazardous command cannot be saved.
+    for command in ["sudo ls", "rm -rf ./build"] {
+        let refused = tollgate(
+            &["allowlist", "add", "--config", "tollgate.toml", "--agent", "ops", "--command", command],
+            dir.path(),
+        );
+        assert_eq!(refused.status.code(), Some(2), "{command}");
+    }
+
+    let yolo = explain(dir.path(), &["--tool", "execute_command", "--args", r#"{"command":"sudo rm -rf /"}"#, "--mode", "yolo"]);
+    assert_eq!(yolo["decision"], "deny");
+    assert_eq!(yolo["source"], "denylist");
+    assert_eq!(yolo["reason_code"], "denylist:privilege");
+
+    let outside = explain(dir.path(), &["--tool", "read_file", "--args", r#"{"path":"../../../../tollgate.toml"}"#, "--session", "telegram:1", "--sandbox", "danger-full-access"]);
+    assert_eq!(outside["decision"], "deny");
+    assert_eq!(outside["reason_code"], "sandbox-read");
+
+    let toolset = explain(dir.path(), &["--tool", "write_file", "--args", r#"{"path":"x","content":""}"#]);
+    assert_eq!(toolset["decision"], "error");
+    assert_eq!(toolset["source"], "toolset");
+
+    let bad_json = tollgate(&["explain", "--config", "tollgate.toml", "--agent", "ops", "--tool", "read_file", "--args", "{"], dir.path());
+    assert_eq!(bad_json.status.code(), Some(2));
+    let bad_mode = tollgate(&["explain", "--config", "tollgate.toml", "--agent", "ops", "--tool", "read_file", "--mode", "sometimes"], dir.path());
+    assert_eq!(bad_mode.status.code(), Some(2));
+    let no_agent = tollgate(&["explain", "--config", "tollgate.toml", "--agent", "ghost", "--tool", "read_file"], dir.path());
+    assert_eq!(no_agent.status.code(), Some(2));
+    assert!(stderr(&no_agent).contains("no agent `ghost`"));
+}
