@@ -131,8 +131,16 @@ pub fn roots_for(config: &Config, agent: &AgentConfig, workspace: &Path) -> Root
     }
     Roots {
         workspace: workspace.to_path_buf(),
-        writable: agent.writable_roots.iter().map(|p| canonical_root(p)).collect(),
-        readable: agent.readable_roots.iter().map(|p| canonical_root(p)).collect(),
+        writable: agent
+            .writable_roots
+            .iter()
+            .map(|p| canonical_root(p))
+            .collect(),
+        readable: agent
+            .readable_roots
+            .iter()
+            .map(|p| canonical_root(p))
+            .collect(),
         protected,
     }
 }

@@ -45,13 +45,22 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
     let config = load_config(config_path)?;
     let runtime = |e: crate::store::StoreError| Failure::runtime(e.to_string());
     match command {
-        AllowlistCommand::List { agent: agent_name, session } => {
+        AllowlistCommand::List {
+            agent: agent_name,
+            session,
+        } => {
             let Some(store) = existing_store(&config)? else {
-                println!("(no store yet at {}: nothing saved)", config.store.path.display());
+                println!(
+                    "(no store yet at {}: nothing saved)",
+                    config.store.path.display()
+                );
                 return Ok(ExitCode::SUCCESS);
             };
             let lists = Allowlists::new(store);
-            for entry in lists.command_entries(agent_name.as_deref()).map_err(runtime)? {
+            for entry in lists
+                .command_entries(agent_name.as_deref())
+                .map_err(runtime)?
+            {
                 println!(
                     "agent {}\tcommand {}\tcovers {}\tby {} at {}",
                     entry.agent,
@@ -69,7 +78,10 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
             }
             Ok(ExitCode::SUCCESS)
         }
-        AllowlistCommand::Add { agent: agent_name, command } => {
+        AllowlistCommand::Add {
+            agent: agent_name,
+            command,
+        } => {
             let agent_config = agent(&config, agent_name)?;
             let analysis = ShellAnalysis::new(command, &agent_config.prefix_binaries);
             if let Some(hit) = &analysis.denied {
@@ -95,10 +107,18 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
                     at: now_rfc3339(),
                 })
                 .map_err(runtime)?;
-            println!("saved for agent {agent_name}: {key} (covers {})", key.describe());
+            println!(
+                "saved for agent {agent_name}: {key} (covers {})",
+                key.describe()
+            );
             Ok(ExitCode::SUCCESS)
         }
-        AllowlistCommand::Revoke { agent: agent_name, key, session, tool } => {
+        AllowlistCommand::Revoke {
+            agent: agent_name,
+            key,
+            session,
+            tool,
+        } => {
             let store = existing_store(&config)?
                 .ok_or_else(|| Failure::usage("nothing is saved yet (no store)"))?;
             let lists = Allowlists::new(store);

@@ -35,7 +35,10 @@ fn ids(list: &[AccessId]) -> String {
     if list.is_empty() {
         return "(none)".into();
     }
-    list.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    list.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The report and its warnings; `is_set` says whether an environment variable exists.
@@ -50,10 +53,10 @@ pub fn describe(
     let _ = writeln!(
         out,
         "config: {}",
-        config
-            .source
-            .as_ref()
-            .map_or_else(|| "(built-in defaults only)".to_string(), |p| p.display().to_string())
+        config.source.as_ref().map_or_else(
+            || "(built-in defaults only)".to_string(),
+            |p| p.display().to_string()
+        )
     );
     let _ = writeln!(
         out,
@@ -112,7 +115,10 @@ pub fn describe(
         }
         access_warnings(&mut warnings, "telegram", &t.allowed_users, &t.admins, &[]);
         if t.allowed_chats.is_empty() {
-            warnings.push("telegram: allowed_chats is empty: only private chats are admitted, no groups".into());
+            warnings.push(
+                "telegram: allowed_chats is empty: only private chats are admitted, no groups"
+                    .into(),
+            );
         }
     }
     if let Some(d) = &config.discord {
@@ -140,13 +146,21 @@ pub fn describe(
                 d.token_env
             ));
         }
-        access_warnings(&mut warnings, "discord", &d.allowed_users, &d.admins, &d.admin_roles);
+        access_warnings(
+            &mut warnings,
+            "discord",
+            &d.allowed_users,
+            &d.admins,
+            &d.admin_roles,
+        );
         if d.allowed_guilds.is_empty() && d.allowed_channels.is_empty() {
             warnings.push("discord: allowed_guilds and allowed_channels are empty: only direct messages are admitted".into());
         }
     }
     if config.telegram.is_none() && config.discord.is_none() {
-        warnings.push("no bridge is configured ([telegram] or [discord]): `serve` has nothing to run".into());
+        warnings.push(
+            "no bridge is configured ([telegram] or [discord]): `serve` has nothing to run".into(),
+        );
     }
     (out, warnings)
 }
@@ -177,7 +191,10 @@ fn describe_agent(
     if let Some(ws) = &agent.workspace {
         let _ = writeln!(out, "  workspace {}", ws.display());
     }
-    for (label, roots) in [("writable_roots", &agent.writable_roots), ("readable_roots", &agent.readable_roots)] {
+    for (label, roots) in [
+        ("writable_roots", &agent.writable_roots),
+        ("readable_roots", &agent.readable_roots),
+    ] {
         if !roots.is_empty() {
             let list: Vec<String> = roots.iter().map(|p| p.display().to_string()).collect();
             let _ = writeln!(out, "  {label} {}", list.join(", "));
@@ -192,7 +209,11 @@ fn describe_agent(
     }
     for (server, mcp) in &agent.mcp {
         let trust = if mcp.trusted {
-            format!("trusted, tier {}", mcp.tier.map_or("high-risk (none given)".to_string(), |t| t.to_string()))
+            format!(
+                "trusted, tier {}",
+                mcp.tier
+                    .map_or("high-risk (none given)".to_string(), |t| t.to_string())
+            )
         } else {
             "untrusted: every tool high-risk".into()
         };
@@ -201,18 +222,28 @@ fn describe_agent(
             "  mcp {server}: {} {} ({trust}; {}; starts when a session first needs it)",
             mcp.command,
             mcp.args.join(" "),
-            if mcp.sandbox { "sandboxed" } else { "NOT sandboxed" }
+            if mcp.sandbox {
+                "sandboxed"
+            } else {
+                "NOT sandboxed"
+            }
         );
         if !mcp.sandbox {
-            warnings.push(format!("agent {name}: MCP server {server} runs outside the sandbox (`sandbox = false`)"));
+            warnings.push(format!(
+                "agent {name}: MCP server {server} runs outside the sandbox (`sandbox = false`)"
+            ));
         }
     }
     if let Some(shortfall) = support.shortfall(agent.sandbox)
         && (agent.tools.iter().any(|t| t == "execute_command") || !agent.mcp.is_empty())
     {
-        warnings.push(format!("agent {name}: {shortfall}; until then its shell commands are denied"));
+        warnings.push(format!(
+            "agent {name}: {shortfall}; until then its shell commands are denied"
+        ));
     }
-    if agent.sandbox == SandboxPolicy::DangerFullAccess && agent.tools.iter().any(|t| t == "execute_command") {
+    if agent.sandbox == SandboxPolicy::DangerFullAccess
+        && agent.tools.iter().any(|t| t == "execute_command")
+    {
         warnings.push(format!(
             "agent {name}: sandbox danger-full-access runs shell commands unconfined (approval is the only guard)"
         ));

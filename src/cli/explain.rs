@@ -70,7 +70,9 @@ pub fn run(config_path: Option<&Path>, args: &ExplainArgs) -> Result<ExitCode, F
         Some(store) => {
             let lists = Allowlists::new(store);
             let tools = match &args.session {
-                Some(s) => lists.tools(s).map_err(|e| Failure::runtime(e.to_string()))?,
+                Some(s) => lists
+                    .tools(s)
+                    .map_err(|e| Failure::runtime(e.to_string()))?,
                 None => BTreeSet::new(),
             };
             let keys = lists

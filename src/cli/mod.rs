@@ -14,7 +14,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
-#[command(name = "tollgate", version, about = "AI agents in Discord and Telegram behind one policy gate")]
+#[command(
+    name = "tollgate",
+    version,
+    about = "AI agents in Discord and Telegram behind one policy gate"
+)]
 pub struct Cli {
     /// The config file (default: ./tollgate.toml if present, else built-in defaults).
     #[arg(long, global = true, value_name = "FILE")]

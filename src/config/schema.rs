@@ -257,14 +257,27 @@ pub mod defaults {
     /// A trimmed toolset: reading, bookkeeping and asking. Writing and the shell are opt-in.
     pub fn tools() -> Vec<String> {
         [
-            "read_file", "ls", "find", "grep", "get_time", "context_info", "retrieve_tool_result",
-            "list_todos", "manage_todos", "view_memory", "manage_memory", "ask_user_question",
+            "read_file",
+            "ls",
+            "find",
+            "grep",
+            "get_time",
+            "context_info",
+            "retrieve_tool_result",
+            "list_todos",
+            "manage_todos",
+            "view_memory",
+            "manage_memory",
+            "ask_user_question",
         ]
         .map(String::from)
         .to_vec()
     }
     pub fn prefix_binaries() -> Vec<String> {
-        super::DEFAULT_PREFIX_BINARIES.iter().map(|s| s.to_string()).collect()
+        super::DEFAULT_PREFIX_BINARIES
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     }
     pub fn approval_timeout_secs() -> u64 {
         600

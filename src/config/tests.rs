@@ -30,8 +30,14 @@ fn the_documented_example_loads() {
     let agent = &config.agents["helper"];
     assert_eq!(agent.tools, ["read_file", "ls", "grep", "execute_command"]);
     assert_eq!(config.store.path, PathBuf::from("/cfg/data/store"));
-    assert_eq!(agent.workspace.as_deref(), Some(std::path::Path::new("/cfg/data/workspaces/helper")));
-    assert_eq!(config.telegram.as_ref().unwrap().agent.as_deref(), Some("helper"));
+    assert_eq!(
+        agent.workspace.as_deref(),
+        Some(std::path::Path::new("/cfg/data/workspaces/helper"))
+    );
+    assert_eq!(
+        config.telegram.as_ref().unwrap().agent.as_deref(),
+        Some("helper")
+    );
 }
 
 #[test]
@@ -41,30 +47,96 @@ fn defaults_fill_in() {
     assert_eq!(agent.approval_timeout_secs, 600);
     assert_eq!(agent.max_rounds, 25);
     assert_eq!(config.store.cache_capacity_mb, 64);
-    assert_eq!(agent.workspace.as_deref(), Some(std::path::Path::new("/cfg/data/workspaces/helper")));
-    assert!(!agent.tools.iter().any(|t| t == "execute_command"), "the shell is opt-in");
+    assert_eq!(
+        agent.workspace.as_deref(),
+        Some(std::path::Path::new("/cfg/data/workspaces/helper"))
+    );
+    assert!(
+        !agent.tools.iter().any(|t| t == "execute_command"),
+        "the shell is opt-in"
+    );
 }
 
 /// Each bad config is an error naming the key and the file, never a panic.
 #[test]
 fn bad_config_names_key_and_file() {
     let cases: &[(&str, &str, &str)] = &[
-        ("[agents.helper.tool_approval]\nwrite_fil = \"deny\"", "agents.helper.tool_approval.write_fil", "unknown policy key"),
-        ("[agents.helper.tool_approval]\nmcp_nope_x = \"deny\"", "agents.helper.tool_approval.mcp_nope_x", "unknown policy key"),
-        ("[agents.helper.tool_approval]\nwrite_file = \"maybe\"", "agents.helper.tool_approval.write_file", "unknown variant"),
+        (
+            "[agents.helper.tool_approval]\nwrite_fil = \"deny\"",
+            "agents.helper.tool_approval.write_fil",
+            "unknown policy key",
+        ),
+        (
+            "[agents.helper.tool_approval]\nmcp_nope_x = \"deny\"",
+            "agents.helper.tool_approval.mcp_nope_x",
+            "unknown policy key",
+        ),
+        (
+            "[agents.helper.tool_approval]\nwrite_file = \"maybe\"",
+            "agents.helper.tool_approval.write_file",
+            "unknown variant",
+        ),
         ("[telegram]\nadmins = [\"*\"]", "telegram.admins", "refused"),
-        ("[telegram]\nagent = \"ghost\"", "telegram.agent", "not configured"),
-        ("[discord]\nagent = \"ghost\"", "discord.agent", "not configured"),
-        ("[telegram]\nallowed_users = [\"alice\"]", "telegram.allowed_users[0]", "not a numeric id"),
-        ("[agents.other]\nprovider = \"missing\"\nmodel = \"m\"", "agents.other.provider", "not configured"),
-        ("[agents.Bad]\nprovider = \"local\"\nmodel = \"m\"", "agents.Bad", "[a-z0-9_-]+"),
-        ("[agents.helper.mcp.my_fs]\ncommand = \"x\"", "agents.helper.mcp.my_fs", "[a-z0-9]+"),
-        ("[agents.helper.mcp.fs]\ncommand = \"x\"\ntier = \"read-only\"", "agents.helper.mcp.fs.tier", "trusted"),
-        ("[providers.local2]\nkind = \"openai\"\nbase_url = \"localhost\"", "providers.local2.base_url", "http(s)"),
-        ("[providers.p]\nkind = \"gemini\"\nbase_url = \"http://x\"", "providers.p.kind", "unknown variant"),
-        ("[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\napi_key_env = \"sk-123\"", "providers.p.api_key_env", "not an environment variable name"),
-        ("[store]\npathh = \"x\"", "store.pathh", "unknown field `pathh`"),
-        ("[telegramm]\nagent = \"helper\"", "telegramm", "unknown field `telegramm`"),
+        (
+            "[telegram]\nagent = \"ghost\"",
+            "telegram.agent",
+            "not configured",
+        ),
+        (
+            "[discord]\nagent = \"ghost\"",
+            "discord.agent",
+            "not configured",
+        ),
+        (
+            "[telegram]\nallowed_users = [\"alice\"]",
+            "telegram.allowed_users[0]",
+            "not a numeric id",
+        ),
+        (
+            "[agents.other]\nprovider = \"missing\"\nmodel = \"m\"",
+            "agents.other.provider",
+            "not configured",
+        ),
+        (
+            "[agents.Bad]\nprovider = \"local\"\nmodel = \"m\"",
+            "agents.Bad",
+            "[a-z0-9_-]+",
+        ),
+        (
+            "[agents.helper.mcp.my_fs]\ncommand = \"x\"",
+            "agents.helper.mcp.my_fs",
+            "[a-z0-9]+",
+        ),
+        (
+            "[agents.helper.mcp.fs]\ncommand = \"x\"\ntier = \"read-only\"",
+            "agents.helper.mcp.fs.tier",
+            "trusted",
+        ),
+        (
+            "[providers.local2]\nkind = \"openai\"\nbase_url = \"localhost\"",
+            "providers.local2.base_url",
+            "http(s)",
+        ),
+        (
+            "[providers.p]\nkind = \"gemini\"\nbase_url = \"http://x\"",
+            "providers.p.kind",
+            "unknown variant",
+        ),
+        (
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\napi_key_env = \"sk-123\"",
+            "providers.p.api_key_env",
+            "not an environment variable name",
+        ),
+        (
+            "[store]\npathh = \"x\"",
+            "store.pathh",
+            "unknown field `pathh`",
+        ),
+        (
+            "[telegramm]\nagent = \"helper\"",
+            "telegramm",
+            "unknown field `telegramm`",
+        ),
     ];
     for (extra, key, message) in cases {
         let err = load(&with(extra)).unwrap_err();
@@ -128,6 +200,9 @@ fn yolo_alias_and_env_overrides() {
         env(&[("TOLLGATE__AGENTS__HELPER__SANDBOX", "nope")]),
     )
     .unwrap_err();
-    assert_eq!(err.origin, "environment variable TOLLGATE__AGENTS__HELPER__SANDBOX");
+    assert_eq!(
+        err.origin,
+        "environment variable TOLLGATE__AGENTS__HELPER__SANDBOX"
+    );
     assert_eq!(err.key.as_deref(), Some("agents.helper.sandbox"));
 }

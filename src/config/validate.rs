@@ -142,18 +142,36 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
             .clone()
             .unwrap_or_else(|| PathBuf::from("data/workspaces").join(name));
         agent.workspace = Some(resolve(&base, &workspace));
-        agent.writable_roots = agent.writable_roots.iter().map(|p| resolve(&base, p)).collect();
-        agent.readable_roots = agent.readable_roots.iter().map(|p| resolve(&base, p)).collect();
+        agent.writable_roots = agent
+            .writable_roots
+            .iter()
+            .map(|p| resolve(&base, p))
+            .collect();
+        agent.readable_roots = agent
+            .readable_roots
+            .iter()
+            .map(|p| resolve(&base, p))
+            .collect();
     }
 
     if let Some(telegram) = &mut config.telegram {
         check_env_name(origins, "telegram.token_env", &telegram.token_env)?;
-        telegram.agent = Some(bridge_agent(origins, "telegram", telegram.agent.take(), &agent_names)?);
+        telegram.agent = Some(bridge_agent(
+            origins,
+            "telegram",
+            telegram.agent.take(),
+            &agent_names,
+        )?);
         check_admins(origins, "telegram.admins", &telegram.admins)?;
     }
     if let Some(discord) = &mut config.discord {
         check_env_name(origins, "discord.token_env", &discord.token_env)?;
-        discord.agent = Some(bridge_agent(origins, "discord", discord.agent.take(), &agent_names)?);
+        discord.agent = Some(bridge_agent(
+            origins,
+            "discord",
+            discord.agent.take(),
+            &agent_names,
+        )?);
         check_admins(origins, "discord.admins", &discord.admins)?;
         if discord.admin_roles.contains(&AccessId::Anyone) {
             return Err(origins.error(

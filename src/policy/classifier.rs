@@ -64,11 +64,31 @@ mod tests {
 
     #[test]
     fn only_exact_low_verdicts_count() {
-        assert_eq!(ClassifierReport::from_reply(" read-only\n", false).verdict, Some(Tier::ReadOnly));
-        assert_eq!(ClassifierReport::from_reply("low-risk", false).verdict, Some(Tier::LowRisk));
-        for reply in ["", "Read-only", "read-only.", "It is read-only", "high-risk", "read-only low-risk"] {
-            assert_eq!(ClassifierReport::from_reply(reply, false).verdict, Some(Tier::HighRisk), "{reply:?}");
+        assert_eq!(
+            ClassifierReport::from_reply(" read-only\n", false).verdict,
+            Some(Tier::ReadOnly)
+        );
+        assert_eq!(
+            ClassifierReport::from_reply("low-risk", false).verdict,
+            Some(Tier::LowRisk)
+        );
+        for reply in [
+            "",
+            "Read-only",
+            "read-only.",
+            "It is read-only",
+            "high-risk",
+            "read-only low-risk",
+        ] {
+            assert_eq!(
+                ClassifierReport::from_reply(reply, false).verdict,
+                Some(Tier::HighRisk),
+                "{reply:?}"
+            );
         }
-        assert_eq!(ClassifierReport::failed("timeout").verdict, Some(Tier::HighRisk));
+        assert_eq!(
+            ClassifierReport::failed("timeout").verdict,
+            Some(Tier::HighRisk)
+        );
     }
 }

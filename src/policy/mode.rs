@@ -66,7 +66,9 @@ impl FromStr for ApprovalMode {
 }
 
 /// What a tool call can structurally do. Ordered from narrowest to widest.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxPolicy {
     /// No writes at all; the shell gets only a private temp dir.

@@ -30,8 +30,9 @@ impl fmt::Display for PathError {
 
 impl std::error::Error for PathError {}
 
-/// Resolves `input` against `base` (an absolute directory): symlinks that exist are followed,
-/// components that do not exist yet are appended as written.
+/// Resolves `input` against `base`: symlinks that exist are followed, components that do not
+/// exist yet are appended as written. `base` must itself be resolved already (as
+/// [`canonical_root`] makes it): only the components of `input` are looked at, one `lstat` each.
 pub fn resolve(base: &Path, input: &str) -> Result<PathBuf, PathError> {
     if input.contains('\0') {
         return Err(PathError::Nul);
@@ -39,10 +40,14 @@ pub fn resolve(base: &Path, input: &str) -> Result<PathBuf, PathError> {
     if input.is_empty() {
         return Err(PathError::Empty);
     }
-    let joined = base.join(input);
+    let input_path = Path::new(input);
     let mut pending: Vec<OsString> = Vec::new();
-    let mut resolved = PathBuf::from("/");
-    push_components(&joined, &mut pending);
+    let mut resolved = if input_path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    };
+    push_components(input_path, &mut pending);
     let mut links = 0;
     // `pending` is a stack: the next component to apply is at the end.
     while let Some(component) = pending.pop() {
@@ -97,6 +102,7 @@ pub fn canonical_root(path: &Path) -> PathBuf {
             .map(|d| d.join(path))
             .unwrap_or_else(|_| path.to_path_buf())
     };
+    // From `/`, so every component of the root itself is resolved.
     resolve(Path::new("/"), &absolute.to_string_lossy()).unwrap_or(absolute)
 }
 
@@ -119,15 +125,24 @@ mod tests {
         symlink("/etc", base.join("ws/link-to-etc")).unwrap();
         symlink(base.join("ws/real/deep"), base.join("ws/jump")).unwrap();
         let ws = base.join("ws");
-        assert_eq!(resolve(&ws, "link-to-etc/x").unwrap(), PathBuf::from("/etc/x"));
+        assert_eq!(
+            resolve(&ws, "link-to-etc/x").unwrap(),
+            PathBuf::from("/etc/x")
+        );
         assert_eq!(resolve(&ws, "../x").unwrap(), base.join("x"));
         // `jump/..` is `real`, not `ws`: the kernel applies `..` after the link.
         assert_eq!(resolve(&ws, "jump/../y").unwrap(), base.join("ws/real/y"));
         assert_eq!(resolve(&ws, "new/dir/../f").unwrap(), base.join("ws/new/f"));
-        assert_eq!(resolve(&ws, "/etc//shadow").unwrap(), PathBuf::from("/etc/shadow"));
+        assert_eq!(
+            resolve(&ws, "/etc//shadow").unwrap(),
+            PathBuf::from("/etc/shadow")
+        );
         assert_eq!(resolve(&ws, "a\0b"), Err(PathError::Nul));
         symlink("loop", base.join("ws/loop")).unwrap();
-        assert!(matches!(resolve(&ws, "loop/x"), Err(PathError::TooManySymlinks(_))));
+        assert!(matches!(
+            resolve(&ws, "loop/x"),
+            Err(PathError::TooManySymlinks(_))
+        ));
     }
 
     #[test]

@@ -116,9 +116,17 @@ impl Deferred {
             (Decision::Prompt, DecisionSource::Mode)
         };
         let reason = match (&report.note, decision) {
-            (Some(note), _) => format!("the classifier failed ({note}), so the command counts as high-risk"),
-            (None, Decision::Allow) => format!("the classifier placed it at {verdict}, within mode {}", self.mode),
-            (None, _) => format!("the classifier placed it at {verdict}, above mode {}'s ceiling", self.mode),
+            (Some(note), _) => {
+                format!("the classifier failed ({note}), so the command counts as high-risk")
+            }
+            (None, Decision::Allow) => format!(
+                "the classifier placed it at {verdict}, within mode {}",
+                self.mode
+            ),
+            (None, _) => format!(
+                "the classifier placed it at {verdict}, above mode {}'s ceiling",
+                self.mode
+            ),
         };
         GateDecision {
             decision,
@@ -154,7 +162,8 @@ pub fn decide(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Resolution {
             always: AlwaysOffer::None,
         })
     };
-    let deny = |source, reason_code, reason| verdict(Decision::Deny, source, tier, reason_code, reason);
+    let deny =
+        |source, reason_code, reason| verdict(Decision::Deny, source, tier, reason_code, reason);
     let policy_key = call.declaration.policy_key.as_deref().unwrap_or(call.tool);
     let agent = ctx.agent_name;
 
@@ -216,7 +225,10 @@ pub fn decide(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Resolution {
                 DecisionSource::Tool,
                 tier,
                 ReasonCode::ToolPolicy,
-                declared_reason(call.declaration, &format!("the tool declares {}", policy.decision())),
+                declared_reason(
+                    call.declaration,
+                    &format!("the tool declares {}", policy.decision()),
+                ),
             );
         }
         if let Some(policy) = soft(config_policy) {
@@ -225,7 +237,10 @@ pub fn decide(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Resolution {
                 DecisionSource::User,
                 tier,
                 ReasonCode::ConfigPolicy,
-                format!("agent {agent}'s tool_approval says {} for `{policy_key}`", policy.decision()),
+                format!(
+                    "agent {agent}'s tool_approval says {} for `{policy_key}`",
+                    policy.decision()
+                ),
             );
         }
         return verdict(
@@ -258,7 +273,10 @@ pub fn decide(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Resolution {
             DecisionSource::User,
             tier,
             ReasonCode::ConfigPolicy,
-            format!("agent {agent}'s tool_approval says {} for `{policy_key}`", policy.decision()),
+            format!(
+                "agent {agent}'s tool_approval says {} for `{policy_key}`",
+                policy.decision()
+            ),
         );
     }
     // 11. "Always approve this tool" in this session (never for an unknown-tier tool).
@@ -335,10 +353,18 @@ fn ceiling(
 ) -> Resolution {
     let within = mode.admits(tier);
     Resolution::Decided(GateDecision {
-        decision: if within { Decision::Allow } else { Decision::Prompt },
+        decision: if within {
+            Decision::Allow
+        } else {
+            Decision::Prompt
+        },
         source: DecisionSource::Mode,
         tier,
-        reason_code: if within { ReasonCode::ModeCeiling } else { prompt_code },
+        reason_code: if within {
+            ReasonCode::ModeCeiling
+        } else {
+            prompt_code
+        },
         reason: if within {
             format!("{reason}, within mode {mode}")
         } else {
@@ -371,8 +397,12 @@ fn sandbox_step(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Option<(ReasonCod
             return Some((ReasonCode::SandboxUnavailable, shortfall));
         }
         if shell.network
-            && let Some(denial) =
-                network_denial(sandbox, ctx.agent.network_access, ctx.agent_name, &shell.command)
+            && let Some(denial) = network_denial(
+                sandbox,
+                ctx.agent.network_access,
+                ctx.agent_name,
+                &shell.command,
+            )
         {
             return Some(denial);
         }
@@ -400,6 +430,9 @@ fn sandbox_step(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Option<(ReasonCod
 
 /// The config's `tool_approval` as a lookup (kept here so callers need not know its shape).
 #[must_use]
-pub fn config_policy(tool_approval: &BTreeMap<String, ToolPolicy>, key: &str) -> Option<ToolPolicy> {
+pub fn config_policy(
+    tool_approval: &BTreeMap<String, ToolPolicy>,
+    key: &str,
+) -> Option<ToolPolicy> {
     tool_approval.get(key).copied()
 }

@@ -114,7 +114,9 @@ mod tests {
     #[test]
     fn strictest_wins_by_order() {
         assert_eq!(
-            [Decision::Allow, Decision::Deny, Decision::Prompt].iter().max(),
+            [Decision::Allow, Decision::Deny, Decision::Prompt]
+                .iter()
+                .max(),
             Some(&Decision::Deny)
         );
         assert!(Tier::ReadOnly < Tier::LowRisk && Tier::LowRisk < Tier::HighRisk);

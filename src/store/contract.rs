@@ -7,7 +7,11 @@ fn contract(store: &dyn Store) {
     assert_eq!(store.insert("t", b"a", b"1").unwrap(), None);
     assert_eq!(store.insert("t", b"a", b"2").unwrap(), Some(b"1".to_vec()));
     assert_eq!(store.get("t", b"a").unwrap(), Some(b"2".to_vec()));
-    assert_eq!(store.get("other", b"a").unwrap(), None, "trees are separate");
+    assert_eq!(
+        store.get("other", b"a").unwrap(),
+        None,
+        "trees are separate"
+    );
     store.insert("t", b"ab", b"3").unwrap();
     store.insert("t", b"b", b"4").unwrap();
     let scanned: Vec<Vec<u8>> = store
@@ -18,12 +22,18 @@ fn contract(store: &dyn Store) {
         .collect();
     assert_eq!(scanned, vec![b"a".to_vec(), b"ab".to_vec()]);
     // The first of two racing writers wins; the second sees what won.
-    assert_eq!(store.compare_and_swap("t", b"c", None, Some(b"x")).unwrap(), Ok(()));
+    assert_eq!(
+        store.compare_and_swap("t", b"c", None, Some(b"x")).unwrap(),
+        Ok(())
+    );
     assert_eq!(
         store.compare_and_swap("t", b"c", None, Some(b"y")).unwrap(),
         Err(Some(b"x".to_vec()))
     );
-    assert_eq!(store.compare_and_swap("t", b"c", Some(b"x"), None).unwrap(), Ok(()));
+    assert_eq!(
+        store.compare_and_swap("t", b"c", Some(b"x"), None).unwrap(),
+        Ok(())
+    );
     assert_eq!(store.get("t", b"c").unwrap(), None);
     assert_eq!(store.remove("t", b"a").unwrap(), Some(b"2".to_vec()));
     assert_eq!(store.remove("t", b"a").unwrap(), None);

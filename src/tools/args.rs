@@ -63,7 +63,11 @@ pub fn schema(specs: &[ArgSpec]) -> Value {
         property["description"] = Value::from(spec.description);
         properties.insert(spec.name.to_string(), property);
     }
-    let required: Vec<&str> = specs.iter().filter(|s| s.required).map(|s| s.name).collect();
+    let required: Vec<&str> = specs
+        .iter()
+        .filter(|s| s.required)
+        .map(|s| s.name)
+        .collect();
     json!({
         "type": "object",
         "properties": properties,

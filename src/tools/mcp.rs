@@ -121,7 +121,10 @@ impl Tool for McpTool {
         }
         Ok(Proposal {
             tool: self.name.clone(),
-            message: format!("call `{}` on MCP server `{}`", self.remote_name, self.server),
+            message: format!(
+                "call `{}` on MCP server `{}`",
+                self.remote_name, self.server
+            ),
             preview: Some(args.to_string()),
             effects: Vec::new(),
             declaration: self.declaration.clone(),
@@ -151,6 +154,10 @@ mod tests {
         assert_ne!(a, b);
         let dotted = mcp_tool_name("fs", "read.file");
         assert!(dotted.starts_with("mcp_fs_read_file_"));
-        assert!(dotted.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+        assert!(
+            dotted
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        );
     }
 }

@@ -19,9 +19,7 @@ impl ToolRegistry {
     pub fn builtin() -> Self {
         let mut registry = ToolRegistry::default();
         for tool in builtin::all() {
-            registry
-                .tools
-                .insert(tool.name.to_string(), Arc::new(tool));
+            registry.tools.insert(tool.name.to_string(), Arc::new(tool));
         }
         registry
     }
@@ -48,7 +46,10 @@ pub struct Toolset(BTreeSet<String>);
 
 impl Toolset {
     /// `tools` plus the MCP tools its servers listed, minus `denied_tools`.
-    pub fn for_agent<'a>(agent: &AgentConfig, mcp_tools: impl IntoIterator<Item = &'a str>) -> Self {
+    pub fn for_agent<'a>(
+        agent: &AgentConfig,
+        mcp_tools: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
         let mut names: BTreeSet<String> = agent.tools.iter().cloned().collect();
         names.extend(mcp_tools.into_iter().map(str::to_string));
         for denied in &agent.denied_tools {

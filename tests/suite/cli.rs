@@ -45,7 +45,11 @@ fn help_on_every_command() {
 
 #[test]
 fn check_accepts_every_shipped_example() {
-    for file in ["config/example.toml", "config/minimal.toml", "config/ops.toml"] {
+    for file in [
+        "config/example.toml",
+        "config/minimal.toml",
+        "config/ops.toml",
+    ] {
         let out = tollgate(&["check", "--config", file], &repo());
         assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
         assert!(stdout(&out).contains("agent "), "{file}");
@@ -100,16 +104,33 @@ tools = ["read_file", "execute_command"]
 "#,
     )
     .unwrap();
-    let git = ["--tool", "execute_command", "--args", r#"{"command":"git pull --rebase"}"#];
+    let git = [
+        "--tool",
+        "execute_command",
+        "--args",
+        r#"{"command":"git pull --rebase"}"#,
+    ];
     let before = explain(dir.path(), &git);
     assert_eq!(before["decision"], "prompt");
     assert_eq!(before["reason_code"], "unknown-command");
     assert_eq!(before["approval_key"], "git pull");
     assert_eq!(before["classifier"]["ran"], false);
-    assert!(!dir.path().join("data/store").exists(), "explain must not create the store");
+    assert!(
+        !dir.path().join("data/store").exists(),
+        "explain must not create the store"
+    );
 
     let add = tollgate(
-        &["allowlist", "add", "--config", "tollgate.toml", "--agent", "ops", "--command", "git pull"],
+        &[
+            "allowlist",
+            "add",
+            "--config",
+            "tollgate.toml",
+            "--agent",
+            "ops",
+            "--command",
+            "git pull",
+        ],
         dir.path(),
     );
     assert!(add.status.success(), "{}", stderr(&add));
@@ -117,11 +138,27 @@ tools = ["read_file", "execute_command"]
     assert_eq!(after["decision"], "allow");
     assert_eq!(after["source"], "allowlist");
 
-    let list = tollgate(&["allowlist", "list", "--config", "tollgate.toml"], dir.path());
-    assert!(stdout(&list).contains("command git pull"), "{}", stdout(&list));
+    let list = tollgate(
+        &["allowlist", "list", "--config", "tollgate.toml"],
+        dir.path(),
+    );
+    assert!(
+        stdout(&list).contains("command git pull"),
+        "{}",
+        stdout(&list)
+    );
 
     let revoke = tollgate(
-        &["allowlist", "revoke", "--config", "tollgate.toml", "--agent", "ops", "--key", "git pull"],
+        &[
+            "allowlist",
+            "revoke",
+            "--config",
+            "tollgate.toml",
+            "--agent",
+            "ops",
+            "--key",
+            "git pull",
+        ],
         dir.path(),
     );
     assert!(revoke.status.success(), "{}", stderr(&revoke));
@@ -130,30 +167,106 @@ tools = ["read_file", "execute_command"]
     // A denylisted or hazardous command cannot be saved.
     for command in ["sudo ls", "rm -rf ./build"] {
         let refused = tollgate(
-            &["allowlist", "add", "--config", "tollgate.toml", "--agent", "ops", "--command", command],
+            &[
+                "allowlist",
+                "add",
+                "--config",
+                "tollgate.toml",
+                "--agent",
+                "ops",
+                "--command",
+                command,
+            ],
             dir.path(),
         );
         assert_eq!(refused.status.code(), Some(2), "{command}");
     }
 
-    let yolo = explain(dir.path(), &["--tool", "execute_command", "--args", r#"{"command":"sudo rm -rf /"}"#, "--mode", "yolo"]);
+    let yolo = explain(
+        dir.path(),
+        &[
+            "--tool",
+            "execute_command",
+            "--args",
+            r#"{"command":"sudo rm -rf /"}"#,
+            "--mode",
+            "yolo",
+        ],
+    );
     assert_eq!(yolo["decision"], "deny");
     assert_eq!(yolo["source"], "denylist");
     assert_eq!(yolo["reason_code"], "denylist:privilege");
 
-    let outside = explain(dir.path(), &["--tool", "read_file", "--args", r#"{"path":"../../../../tollgate.toml"}"#, "--session", "telegram:1", "--sandbox", "danger-full-access"]);
+    let outside = explain(
+        dir.path(),
+        &[
+            "--tool",
+            "read_file",
+            "--args",
+            r#"{"path":"../../../../tollgate.toml"}"#,
+            "--session",
+            "telegram:1",
+            "--sandbox",
+            "danger-full-access",
+        ],
+    );
     assert_eq!(outside["decision"], "deny");
     assert_eq!(outside["reason_code"], "sandbox-read");
 
-    let toolset = explain(dir.path(), &["--tool", "write_file", "--args", r#"{"path":"x","content":""}"#]);
+    let toolset = explain(
+        dir.path(),
+        &[
+            "--tool",
+            "write_file",
+            "--args",
+            r#"{"path":"x","content":""}"#,
+        ],
+    );
     assert_eq!(toolset["decision"], "error");
     assert_eq!(toolset["source"], "toolset");
 
-    let bad_json = tollgate(&["explain", "--config", "tollgate.toml", "--agent", "ops", "--tool", "read_file", "--args", "{"], dir.path());
+    let bad_json = tollgate(
+        &[
+            "explain",
+            "--config",
+            "tollgate.toml",
+            "--agent",
+            "ops",
+            "--tool",
+            "read_file",
+            "--args",
+            "{",
+        ],
+        dir.path(),
+    );
     assert_eq!(bad_json.status.code(), Some(2));
-    let bad_mode = tollgate(&["explain", "--config", "tollgate.toml", "--agent", "ops", "--tool", "read_file", "--mode", "sometimes"], dir.path());
+    let bad_mode = tollgate(
+        &[
+            "explain",
+            "--config",
+            "tollgate.toml",
+            "--agent",
+            "ops",
+            "--tool",
+            "read_file",
+            "--mode",
+            "sometimes",
+        ],
+        dir.path(),
+    );
     assert_eq!(bad_mode.status.code(), Some(2));
-    let no_agent = tollgate(&["explain", "--config", "tollgate.toml", "--agent", "ghost", "--tool", "read_file"], dir.path());
+    let no_agent = tollgate(
+        &[
+            "explain",
+            "--config",
+            "tollgate.toml",
+            "--agent",
+            "ghost",
+            "--tool",
+            "read_file",
+        ],
+        dir.path(),
+    );
     assert_eq!(no_agent.status.code(), Some(2));
     assert!(stderr(&no_agent).contains("no agent `ghost`"));
 }

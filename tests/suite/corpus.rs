@@ -55,7 +55,10 @@ fn rows(name: &str) -> Vec<(String, String)> {
 }
 
 fn prefixes() -> Vec<String> {
-    DEFAULT_PREFIX_BINARIES.iter().map(|s| s.to_string()).collect()
+    DEFAULT_PREFIX_BINARIES
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
 }
 
 #[test]
@@ -78,7 +81,12 @@ fn denylist_table() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} rows fail:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} rows fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -94,5 +102,10 @@ fn approval_key_table() {
             failures.push(format!("{command:?}: expected {expect}, got {got}"));
         }
     }
-    assert!(failures.is_empty(), "{} rows fail:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} rows fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

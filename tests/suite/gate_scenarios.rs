@@ -61,15 +61,43 @@ fn probes() -> Vec<Probe> {
         options,
     };
     vec![
-        p("probe_deny", json!({"tier": "read-only", "policy": "deny", "reason": "probe refuses"}), false),
-        p("probe_allow", json!({"tier": "high-risk", "policy": "allow"}), false),
-        p("probe_prompt", json!({"tier": "read-only", "policy": "prompt"}), false),
-        p("probe_override", json!({"tier": "read-only", "override": true}), false),
-        p("probe_override_allow", json!({"tier": "high-risk", "policy": "allow", "override": true}), false),
+        p(
+            "probe_deny",
+            json!({"tier": "read-only", "policy": "deny", "reason": "probe refuses"}),
+            false,
+        ),
+        p(
+            "probe_allow",
+            json!({"tier": "high-risk", "policy": "allow"}),
+            false,
+        ),
+        p(
+            "probe_prompt",
+            json!({"tier": "read-only", "policy": "prompt"}),
+            false,
+        ),
+        p(
+            "probe_override",
+            json!({"tier": "read-only", "override": true}),
+            false,
+        ),
+        p(
+            "probe_override_allow",
+            json!({"tier": "high-risk", "policy": "allow", "override": true}),
+            false,
+        ),
         p("probe_picker", json!({"tier": "read-only"}), true),
         p("probe_silent", json!(null), false),
-        p("probe_malformed", json!({"tier": "read-only", "policy": "sometimes"}), false),
-        p("probe_keyed", json!({"tier": "read-only", "policy_key": "shared_key"}), false),
+        p(
+            "probe_malformed",
+            json!({"tier": "read-only", "policy": "sometimes"}),
+            false,
+        ),
+        p(
+            "probe_keyed",
+            json!({"tier": "read-only", "policy_key": "shared_key"}),
+            false,
+        ),
         p("probe_low", json!({"tier": "low-risk"}), false),
     ]
 }
@@ -214,8 +242,12 @@ fn run(world: &World, row: &Row) -> Outcome {
                 }
                 Tweak::AgentSandbox(s) => agent.sandbox = s.parse().unwrap(),
                 Tweak::Denied(t) => agent.denied_tools.push(t.into()),
-                Tweak::Classifier(reply) => classifier = Some(ClassifierReport::from_reply(reply, false)),
-                Tweak::ClassifierFails => classifier = Some(ClassifierReport::failed("timed out after 8s")),
+                Tweak::Classifier(reply) => {
+                    classifier = Some(ClassifierReport::from_reply(reply, false))
+                }
+                Tweak::ClassifierFails => {
+                    classifier = Some(ClassifierReport::failed("timed out after 8s"))
+                }
             }
         }
     }
@@ -239,7 +271,14 @@ fn run(world: &World, row: &Row) -> Outcome {
         workspace,
         prefix_binaries: agent.prefix_binaries.clone(),
     };
-    let decision = match evaluate(&ctx, &toolset, &world.registry, &propose, row.tool, &row.args) {
+    let decision = match evaluate(
+        &ctx,
+        &toolset,
+        &world.registry,
+        &propose,
+        row.tool,
+        &row.args,
+    ) {
         Evaluation::Refused(refusal) => {
             return Outcome {
                 decision: "error".into(),
@@ -249,7 +288,10 @@ fn run(world: &World, row: &Row) -> Outcome {
             };
         }
         Evaluation::Decided { decision, .. } => {
-            assert!(classifier.is_none(), "the classifier was set up but not asked");
+            assert!(
+                classifier.is_none(),
+                "the classifier was set up but not asked"
+            );
             decision
         }
         Evaluation::Classify { deferred, .. } => deferred.finish(
@@ -275,108 +317,700 @@ fn scenario_table() {
     let cmd = |c: &str| json!({"command": c});
     let rows = vec![
         // 1. toolset
-        Row { mode: "high-risk", sandbox: "danger-full-access", tool: "no_such_tool", args: json!({}), tweaks: &[], expect: ("error", "toolset", "toolset") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "x"}), tweaks: &[Denied("read_file")], expect: ("error", "toolset", "toolset") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"pth": "x"}), tweaks: &[], expect: ("error", "toolset", "invalid-arguments") },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "no_such_tool",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("error", "toolset", "toolset"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "x"}),
+            tweaks: &[Denied("read_file")],
+            expect: ("error", "toolset", "toolset"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"pth": "x"}),
+            tweaks: &[],
+            expect: ("error", "toolset", "invalid-arguments"),
+        },
         // 2. denylist: denies in every mode, over a config allow
-        Row { mode: "high-risk", sandbox: "danger-full-access", tool: "execute_command", args: cmd("rm -rf /"), tweaks: &[], expect: ("deny", "denylist", "denylist:rm-root") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("git status && sudo reboot"), tweaks: &[Config("execute_command", "allow")], expect: ("deny", "denylist", "denylist:privilege") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("cat /etc/shadow"), tweaks: &[CommandAllowed("=cat /etc/shadow")], expect: ("deny", "denylist", "denylist:secrets") },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "execute_command",
+            args: cmd("rm -rf /"),
+            tweaks: &[],
+            expect: ("deny", "denylist", "denylist:rm-root"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("git status && sudo reboot"),
+            tweaks: &[Config("execute_command", "allow")],
+            expect: ("deny", "denylist", "denylist:privilege"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("cat /etc/shadow"),
+            tweaks: &[CommandAllowed("=cat /etc/shadow")],
+            expect: ("deny", "denylist", "denylist:secrets"),
+        },
         // 3. sandbox: writes, reads, network, kernel, narrowed MCP
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "/etc/x", "content": ""}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-write") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "/etc/x", "content": ""}), tweaks: &[Config("write_file", "allow")], expect: ("deny", "sandbox", "sandbox-write") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "../../outside.txt", "content": ""}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-write") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "/etc/shadow"}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-read") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "../link-to-etc/passwd"}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-read") },
-        Row { mode: "low-risk", sandbox: "read-only", tool: "mkdir", args: json!({"path": "sub"}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-write") },
-        Row { mode: "high-risk", sandbox: "danger-full-access", tool: "read_file", args: json!({"path": "/proc/self/environ"}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-read") },
-        Row { mode: "high-risk", sandbox: "danger-full-access", tool: "read_file", args: json!({"path": "../../store/db"}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-read") },
-        Row { mode: "high-risk", sandbox: "danger-full-access", tool: "write_file", args: json!({"path": "../../tollgate.toml", "content": ""}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-write") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "web_fetch", args: json!({"url": "https://example.com/"}), tweaks: &[], expect: ("deny", "sandbox", "network-request") },
-        Row { mode: "high-risk", sandbox: "read-only", tool: "http_request", args: json!({"method": "GET", "url": "https://example.com/"}), tweaks: &[Config("http_request", "allow")], expect: ("deny", "sandbox", "network-request") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("curl https://api.example.com/data"), tweaks: &[], expect: ("deny", "sandbox", "network-request") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("ls"), tweaks: &[NoKernelSupport], expect: ("deny", "sandbox", "sandbox-unavailable") },
-        Row { mode: "high-risk", sandbox: "read-only", tool: "execute_command", args: cmd("ls"), tweaks: &[NoKernelSupport], expect: ("deny", "sandbox", "sandbox-unavailable") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "mcp_fs_read", args: json!({}), tweaks: &[AgentSandbox("danger-full-access")], expect: ("deny", "sandbox", "sandbox-write") },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "/etc/x", "content": ""}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-write"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "/etc/x", "content": ""}),
+            tweaks: &[Config("write_file", "allow")],
+            expect: ("deny", "sandbox", "sandbox-write"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "../../outside.txt", "content": ""}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-write"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "/etc/shadow"}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-read"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "../link-to-etc/passwd"}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-read"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "read-only",
+            tool: "mkdir",
+            args: json!({"path": "sub"}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-write"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "read_file",
+            args: json!({"path": "/proc/self/environ"}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-read"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "read_file",
+            args: json!({"path": "../../store/db"}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-read"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "write_file",
+            args: json!({"path": "../../tollgate.toml", "content": ""}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-write"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "web_fetch",
+            args: json!({"url": "https://example.com/"}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "network-request"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "read-only",
+            tool: "http_request",
+            args: json!({"method": "GET", "url": "https://example.com/"}),
+            tweaks: &[Config("http_request", "allow")],
+            expect: ("deny", "sandbox", "network-request"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("curl https://api.example.com/data"),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "network-request"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("ls"),
+            tweaks: &[NoKernelSupport],
+            expect: ("deny", "sandbox", "sandbox-unavailable"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "read-only",
+            tool: "execute_command",
+            args: cmd("ls"),
+            tweaks: &[NoKernelSupport],
+            expect: ("deny", "sandbox", "sandbox-unavailable"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "mcp_fs_read",
+            args: json!({}),
+            tweaks: &[AgentSandbox("danger-full-access")],
+            expect: ("deny", "sandbox", "sandbox-write"),
+        },
         // ...and what the sandbox lets through
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "notes.txt"}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": path_in(&w, "docs/guide.txt")}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": path_in(&w, "extra/x")}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "../link-to-extra/f", "content": ""}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": path_in(&w, "docs/guide.txt"), "content": ""}), tweaks: &[], expect: ("deny", "sandbox", "sandbox-write") },
-        Row { mode: "low-risk", sandbox: "danger-full-access", tool: "write_file", args: json!({"path": "/etc/x", "content": ""}), tweaks: &[], expect: ("prompt", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "danger-full-access", tool: "web_fetch", args: json!({"url": "https://example.com/"}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "web_fetch", args: json!({"url": "https://example.com/"}), tweaks: &[NetworkAccess], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "danger-full-access", tool: "execute_command", args: cmd("ls"), tweaks: &[NoKernelSupport, Classifier("read-only")], expect: ("allow", "classifier", "classifier-verdict") },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "notes.txt"}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": path_in(&w, "docs/guide.txt")}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": path_in(&w, "extra/x")}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "../link-to-extra/f", "content": ""}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": path_in(&w, "docs/guide.txt"), "content": ""}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "sandbox-write"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "danger-full-access",
+            tool: "write_file",
+            args: json!({"path": "/etc/x", "content": ""}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "danger-full-access",
+            tool: "web_fetch",
+            args: json!({"url": "https://example.com/"}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "web_fetch",
+            args: json!({"url": "https://example.com/"}),
+            tweaks: &[NetworkAccess],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "danger-full-access",
+            tool: "execute_command",
+            args: cmd("ls"),
+            tweaks: &[NoKernelSupport, Classifier("read-only")],
+            expect: ("allow", "classifier", "classifier-verdict"),
+        },
         // 4. the tool declares deny — even in high-risk mode
-        Row { mode: "high-risk", sandbox: "danger-full-access", tool: "probe_deny", args: json!({}), tweaks: &[Config("probe_deny", "allow")], expect: ("deny", "tool", "tool-policy") },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "probe_deny",
+            args: json!({}),
+            tweaks: &[Config("probe_deny", "allow")],
+            expect: ("deny", "tool", "tool-policy"),
+        },
         // 5. the config denies — even in high-risk mode
-        Row { mode: "high-risk", sandbox: "danger-full-access", tool: "write_file", args: json!({"path": "x", "content": ""}), tweaks: &[Config("write_file", "deny")], expect: ("deny", "user", "config-policy") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "probe_keyed", args: json!({}), tweaks: &[Config("shared_key", "deny")], expect: ("deny", "user", "config-policy") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "mcp_git_log", args: json!({}), tweaks: &[Config("mcp_git_log", "deny")], expect: ("deny", "user", "config-policy") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "probe_allow", args: json!({}), tweaks: &[Config("probe_allow", "deny")], expect: ("deny", "user", "config-policy") },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "write_file",
+            args: json!({"path": "x", "content": ""}),
+            tweaks: &[Config("write_file", "deny")],
+            expect: ("deny", "user", "config-policy"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "probe_keyed",
+            args: json!({}),
+            tweaks: &[Config("shared_key", "deny")],
+            expect: ("deny", "user", "config-policy"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "mcp_git_log",
+            args: json!({}),
+            tweaks: &[Config("mcp_git_log", "deny")],
+            expect: ("deny", "user", "config-policy"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "probe_allow",
+            args: json!({}),
+            tweaks: &[Config("probe_allow", "deny")],
+            expect: ("deny", "user", "config-policy"),
+        },
         // 6. a picker prompts in every mode
-        Row { mode: "high-risk", sandbox: "danger-full-access", tool: "probe_picker", args: json!({}), tweaks: &[], expect: ("prompt", "picker", "picker") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "probe_picker", args: json!({}), tweaks: &[Config("probe_picker", "allow")], expect: ("prompt", "picker", "picker") },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "probe_picker",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("prompt", "picker", "picker"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "probe_picker",
+            args: json!({}),
+            tweaks: &[Config("probe_picker", "allow")],
+            expect: ("prompt", "picker", "picker"),
+        },
         // 7. mode always
-        Row { mode: "always", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "notes.txt"}), tweaks: &[], expect: ("prompt", "mode", "policy-always") },
-        Row { mode: "always", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "notes.txt"}), tweaks: &[Config("read_file", "allow"), ToolAllowed("read_file")], expect: ("prompt", "mode", "policy-always") },
+        Row {
+            mode: "always",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "notes.txt"}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "policy-always"),
+        },
+        Row {
+            mode: "always",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "notes.txt"}),
+            tweaks: &[Config("read_file", "allow"), ToolAllowed("read_file")],
+            expect: ("prompt", "mode", "policy-always"),
+        },
         // 8. mode high-risk: the tool's allow/prompt, else the config's, else allow
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "probe_prompt", args: json!({}), tweaks: &[], expect: ("prompt", "tool", "tool-policy") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "x", "content": ""}), tweaks: &[Config("write_file", "prompt")], expect: ("prompt", "user", "config-policy") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "probe_prompt", args: json!({}), tweaks: &[Config("probe_prompt", "allow")], expect: ("prompt", "tool", "tool-policy") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "probe_override", args: json!({}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "x", "content": ""}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("rm -rf ./build"), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "high-risk", sandbox: "workspace-write", tool: "mcp_fs_read", args: json!({}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "probe_prompt",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("prompt", "tool", "tool-policy"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "x", "content": ""}),
+            tweaks: &[Config("write_file", "prompt")],
+            expect: ("prompt", "user", "config-policy"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "probe_prompt",
+            args: json!({}),
+            tweaks: &[Config("probe_prompt", "allow")],
+            expect: ("prompt", "tool", "tool-policy"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "probe_override",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "x", "content": ""}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("rm -rf ./build"),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "mcp_fs_read",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
         // 9. the tool's override or policy
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "probe_override", args: json!({}), tweaks: &[Config("probe_override", "allow")], expect: ("prompt", "tool", "tool-policy") },
-        Row { mode: "read-only", sandbox: "workspace-write", tool: "probe_override_allow", args: json!({}), tweaks: &[], expect: ("allow", "tool", "tool-policy") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "probe_allow", args: json!({}), tweaks: &[], expect: ("allow", "tool", "tool-policy") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "probe_prompt", args: json!({}), tweaks: &[ToolAllowed("probe_prompt")], expect: ("prompt", "tool", "tool-policy") },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "probe_override",
+            args: json!({}),
+            tweaks: &[Config("probe_override", "allow")],
+            expect: ("prompt", "tool", "tool-policy"),
+        },
+        Row {
+            mode: "read-only",
+            sandbox: "workspace-write",
+            tool: "probe_override_allow",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("allow", "tool", "tool-policy"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "probe_allow",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("allow", "tool", "tool-policy"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "probe_prompt",
+            args: json!({}),
+            tweaks: &[ToolAllowed("probe_prompt")],
+            expect: ("prompt", "tool", "tool-policy"),
+        },
         // 10. the config's allow/prompt
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "x", "content": ""}), tweaks: &[Config("write_file", "allow")], expect: ("allow", "user", "config-policy") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "notes.txt"}), tweaks: &[Config("read_file", "prompt")], expect: ("prompt", "user", "config-policy") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("rm -rf ./build"), tweaks: &[Config("execute_command", "allow")], expect: ("allow", "user", "config-policy") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "notes.txt"}), tweaks: &[Config("read_file", "prompt"), ToolAllowed("read_file")], expect: ("prompt", "user", "config-policy") },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "x", "content": ""}),
+            tweaks: &[Config("write_file", "allow")],
+            expect: ("allow", "user", "config-policy"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "notes.txt"}),
+            tweaks: &[Config("read_file", "prompt")],
+            expect: ("prompt", "user", "config-policy"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("rm -rf ./build"),
+            tweaks: &[Config("execute_command", "allow")],
+            expect: ("allow", "user", "config-policy"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "notes.txt"}),
+            tweaks: &[Config("read_file", "prompt"), ToolAllowed("read_file")],
+            expect: ("prompt", "user", "config-policy"),
+        },
         // 11. "always this tool" in this session — never for an unknown-tier tool
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "x", "content": ""}), tweaks: &[ToolAllowed("write_file")], expect: ("allow", "allowlist", "allowlist") },
-        Row { mode: "read-only", sandbox: "workspace-write", tool: "mcp_fs_read", args: json!({}), tweaks: &[ToolAllowed("mcp_fs_read")], expect: ("allow", "allowlist", "allowlist") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("ls -la"), tweaks: &[ToolAllowed("execute_command")], expect: ("prompt", "mode", "unknown-command") },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "x", "content": ""}),
+            tweaks: &[ToolAllowed("write_file")],
+            expect: ("allow", "allowlist", "allowlist"),
+        },
+        Row {
+            mode: "read-only",
+            sandbox: "workspace-write",
+            tool: "mcp_fs_read",
+            args: json!({}),
+            tweaks: &[ToolAllowed("mcp_fs_read")],
+            expect: ("allow", "allowlist", "allowlist"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("ls -la"),
+            tweaks: &[ToolAllowed("execute_command")],
+            expect: ("prompt", "mode", "unknown-command"),
+        },
         // 12. an unknown command: the pre-check, the command allowlist, the classifier
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("rm -rf ./build"), tweaks: &[], expect: ("prompt", "mode", "destructive-effect") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("git status > out.txt"), tweaks: &[CommandAllowed("git status")], expect: ("prompt", "mode", "destructive-effect") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("git status --short"), tweaks: &[CommandAllowed("git status")], expect: ("allow", "allowlist", "allowlist") },
-        Row { mode: "read-only", sandbox: "workspace-write", tool: "execute_command", args: cmd("rm old.log"), tweaks: &[CommandAllowed("=rm old.log")], expect: ("allow", "allowlist", "allowlist") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("rm old.log new.log"), tweaks: &[CommandAllowed("=rm old.log")], expect: ("prompt", "mode", "unknown-command") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("git push"), tweaks: &[CommandAllowed("git status")], expect: ("prompt", "mode", "unknown-command") },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("rm -rf ./build"),
+            tweaks: &[],
+            expect: ("prompt", "mode", "destructive-effect"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("git status > out.txt"),
+            tweaks: &[CommandAllowed("git status")],
+            expect: ("prompt", "mode", "destructive-effect"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("git status --short"),
+            tweaks: &[CommandAllowed("git status")],
+            expect: ("allow", "allowlist", "allowlist"),
+        },
+        Row {
+            mode: "read-only",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("rm old.log"),
+            tweaks: &[CommandAllowed("=rm old.log")],
+            expect: ("allow", "allowlist", "allowlist"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("rm old.log new.log"),
+            tweaks: &[CommandAllowed("=rm old.log")],
+            expect: ("prompt", "mode", "unknown-command"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("git push"),
+            tweaks: &[CommandAllowed("git status")],
+            expect: ("prompt", "mode", "unknown-command"),
+        },
         // 13. the tier against the ceiling (with the classifier's tier where it set one)
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("ls -la"), tweaks: &[Classifier("read-only")], expect: ("allow", "classifier", "classifier-verdict") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("touch x"), tweaks: &[Classifier("low-risk")], expect: ("allow", "classifier", "classifier-verdict") },
-        Row { mode: "read-only", sandbox: "workspace-write", tool: "execute_command", args: cmd("touch x"), tweaks: &[Classifier("low-risk")], expect: ("prompt", "mode", "classifier-verdict") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("make deploy"), tweaks: &[Classifier("high-risk")], expect: ("prompt", "mode", "classifier-verdict") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("ls"), tweaks: &[Classifier("Sure! This is read-only.")], expect: ("prompt", "mode", "classifier-verdict") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("ls"), tweaks: &[ClassifierFails], expect: ("prompt", "mode", "classifier-verdict") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "execute_command", args: cmd("ls"), tweaks: &[], expect: ("prompt", "mode", "unknown-command") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "read_file", args: json!({"path": "notes.txt"}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "read-only", sandbox: "workspace-write", tool: "mkdir", args: json!({"path": "sub"}), tweaks: &[], expect: ("prompt", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "mkdir", args: json!({"path": "sub"}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "manage_todos", args: json!({"action": "add", "text": "x"}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "write_file", args: json!({"path": "x", "content": ""}), tweaks: &[], expect: ("prompt", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "http_request", args: json!({"method": "HEAD", "url": "http://x/"}), tweaks: &[NetworkAccess], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "http_request", args: json!({"method": "POST", "url": "http://x/"}), tweaks: &[NetworkAccess], expect: ("prompt", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "mcp_fs_read", args: json!({}), tweaks: &[], expect: ("prompt", "mode", "untrusted-mcp-server") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "mcp_git_log", args: json!({}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "mcp_git_commit", args: json!({}), tweaks: &[], expect: ("prompt", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "probe_silent", args: json!({}), tweaks: &[], expect: ("prompt", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "probe_malformed", args: json!({}), tweaks: &[], expect: ("prompt", "mode", "mode-ceiling") },
-        Row { mode: "low-risk", sandbox: "workspace-write", tool: "probe_low", args: json!({}), tweaks: &[], expect: ("allow", "mode", "mode-ceiling") },
-        Row { mode: "read-only", sandbox: "workspace-write", tool: "probe_low", args: json!({}), tweaks: &[], expect: ("prompt", "mode", "mode-ceiling") },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("ls -la"),
+            tweaks: &[Classifier("read-only")],
+            expect: ("allow", "classifier", "classifier-verdict"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("touch x"),
+            tweaks: &[Classifier("low-risk")],
+            expect: ("allow", "classifier", "classifier-verdict"),
+        },
+        Row {
+            mode: "read-only",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("touch x"),
+            tweaks: &[Classifier("low-risk")],
+            expect: ("prompt", "mode", "classifier-verdict"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("make deploy"),
+            tweaks: &[Classifier("high-risk")],
+            expect: ("prompt", "mode", "classifier-verdict"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("ls"),
+            tweaks: &[Classifier("Sure! This is read-only.")],
+            expect: ("prompt", "mode", "classifier-verdict"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("ls"),
+            tweaks: &[ClassifierFails],
+            expect: ("prompt", "mode", "classifier-verdict"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("ls"),
+            tweaks: &[],
+            expect: ("prompt", "mode", "unknown-command"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "read_file",
+            args: json!({"path": "notes.txt"}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "read-only",
+            sandbox: "workspace-write",
+            tool: "mkdir",
+            args: json!({"path": "sub"}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "mkdir",
+            args: json!({"path": "sub"}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "manage_todos",
+            args: json!({"action": "add", "text": "x"}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "write_file",
+            args: json!({"path": "x", "content": ""}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "http_request",
+            args: json!({"method": "HEAD", "url": "http://x/"}),
+            tweaks: &[NetworkAccess],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "http_request",
+            args: json!({"method": "POST", "url": "http://x/"}),
+            tweaks: &[NetworkAccess],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "mcp_fs_read",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "untrusted-mcp-server"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "mcp_git_log",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "mcp_git_commit",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "probe_silent",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "probe_malformed",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "probe_low",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "read-only",
+            sandbox: "workspace-write",
+            tool: "probe_low",
+            args: json!({}),
+            tweaks: &[],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
     ];
     let mut failures = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         let got = run(&w, row);
-        let got_triple = (got.decision.as_str(), got.source.as_str(), got.code.as_str());
+        let got_triple = (
+            got.decision.as_str(),
+            got.source.as_str(),
+            got.code.as_str(),
+        );
         if got_triple != row.expect {
             failures.push(format!(
                 "row {i}: {} {} {} {} → expected {:?}, got {:?}",
@@ -384,7 +1018,12 @@ fn scenario_table() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} rows fail:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} rows fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The "Always" row is offered only on a prompt decided by the mode's ceiling.
@@ -393,24 +1032,73 @@ fn always_offers() {
     use Tweak::*;
     let w = world();
     let offer = |mode: &'static str, tool: &'static str, args: Value, tweaks: &'static [Tweak]| {
-        run(&w, &Row { mode, sandbox: "workspace-write", tool, args, tweaks, expect: ("", "", "") }).always
+        run(
+            &w,
+            &Row {
+                mode,
+                sandbox: "workspace-write",
+                tool,
+                args,
+                tweaks,
+                expect: ("", "", ""),
+            },
+        )
+        .always
     };
     let write = || json!({"path": "x", "content": ""});
-    assert_eq!(offer("low-risk", "write_file", write(), &[]), Some(AlwaysOffer::Tool));
-    assert_eq!(offer("low-risk", "write_file", write(), &[Config("write_file", "prompt")]), Some(AlwaysOffer::None));
-    assert_eq!(offer("always", "write_file", write(), &[]), Some(AlwaysOffer::None));
-    assert_eq!(offer("low-risk", "probe_picker", json!({}), &[]), Some(AlwaysOffer::None));
     assert_eq!(
-        offer("low-risk", "execute_command", json!({"command": "git status"}), &[]),
+        offer("low-risk", "write_file", write(), &[]),
+        Some(AlwaysOffer::Tool)
+    );
+    assert_eq!(
+        offer(
+            "low-risk",
+            "write_file",
+            write(),
+            &[Config("write_file", "prompt")]
+        ),
+        Some(AlwaysOffer::None)
+    );
+    assert_eq!(
+        offer("always", "write_file", write(), &[]),
+        Some(AlwaysOffer::None)
+    );
+    assert_eq!(
+        offer("low-risk", "probe_picker", json!({}), &[]),
+        Some(AlwaysOffer::None)
+    );
+    assert_eq!(
+        offer(
+            "low-risk",
+            "execute_command",
+            json!({"command": "git status"}),
+            &[]
+        ),
         Some(AlwaysOffer::Command("git status".parse().unwrap()))
     );
     assert_eq!(
-        offer("low-risk", "execute_command", json!({"command": "rm old.log"}), &[Classifier("high-risk")]),
+        offer(
+            "low-risk",
+            "execute_command",
+            json!({"command": "rm old.log"}),
+            &[Classifier("high-risk")]
+        ),
         Some(AlwaysOffer::Command("=rm old.log".parse().unwrap()))
     );
     // A hazardous command has no key, and no "Always: this tool" either (it is unknown-tier).
-    assert_eq!(offer("low-risk", "execute_command", json!({"command": "rm -rf ./build"}), &[]), Some(AlwaysOffer::None));
-    assert_eq!(offer("low-risk", "read_file", json!({"path": "notes.txt"}), &[]), Some(AlwaysOffer::None));
+    assert_eq!(
+        offer(
+            "low-risk",
+            "execute_command",
+            json!({"command": "rm -rf ./build"}),
+            &[]
+        ),
+        Some(AlwaysOffer::None)
+    );
+    assert_eq!(
+        offer("low-risk", "read_file", json!({"path": "notes.txt"}), &[]),
+        Some(AlwaysOffer::None)
+    );
 }
 
 #[test]

@@ -50,10 +50,10 @@ impl ApprovalKey {
         let argv: Vec<String> = segment
             .words
             .iter()
-            .map(super::ast::Word::literal)
+            .map(|w| w.literal().map(str::to_string))
             .collect::<Option<_>>()?;
         let first = segment.words.first()?;
-        if command_name(first).is_some_and(|n| is_wrapper(&n)) {
+        if command_name(first).is_some_and(is_wrapper) {
             return None;
         }
         let binary = &argv[0];
@@ -129,7 +129,7 @@ impl FromStr for ApprovalKey {
                 (None, [segment]) => segment
                     .words
                     .iter()
-                    .map(super::ast::Word::literal)
+                    .map(|w| w.literal().map(str::to_string))
                     .collect::<Option<Vec<_>>>(),
                 _ => None,
             };
@@ -172,7 +172,13 @@ mod tests {
 
     #[test]
     fn notation_round_trips() {
-        for text in ["git status", "=rm old.log", "=rm 'my file.txt'", "=ls", "=echo 'it'\\''s'"] {
+        for text in [
+            "git status",
+            "=rm old.log",
+            "=rm 'my file.txt'",
+            "=ls",
+            "=echo 'it'\\''s'",
+        ] {
             let key: ApprovalKey = text.parse().unwrap();
             assert_eq!(key.to_string(), text);
         }

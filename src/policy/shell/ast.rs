@@ -51,77 +51,73 @@ pub enum WordPart {
     Tilde { user: String },
 }
 
-/// A shell word: its parts, the source text it came from, and whether unquoted glob or brace
-/// expansion characters appear in it.
+/// A shell word: its parts, and whether unquoted glob or brace expansion characters appear in
+/// it. Its text (quotes removed, expansions as written) is computed once, since every rule
+/// reads it.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Word {
     pub parts: Vec<WordPart>,
-    pub raw: String,
     pub glob: bool,
     pub brace: bool,
+    /// The rendered text, kept only when it differs from a single literal part's text (most
+    /// words are one literal: they are not copied twice).
+    rendered: Option<String>,
+    literal: bool,
 }
 
 impl Word {
+    /// A word from its parts.
+    #[must_use]
+    pub fn new(parts: Vec<WordPart>, glob: bool, brace: bool) -> Self {
+        let literal =
+            !glob && !brace && parts.iter().all(|p| matches!(p, WordPart::Literal { .. }));
+        let rendered = match parts.as_slice() {
+            [WordPart::Literal { .. }] => None,
+            _ => Some(render(&parts)),
+        };
+        Word {
+            parts,
+            glob,
+            brace,
+            rendered,
+            literal,
+        }
+    }
+
+    /// A plain literal word.
+    #[must_use]
+    pub fn plain(text: &str) -> Self {
+        Word::new(
+            vec![WordPart::Literal {
+                text: text.to_string(),
+                quoted: false,
+            }],
+            false,
+            false,
+        )
+    }
+
     /// The word's value when it holds no expansion at all: what the program receives.
     #[must_use]
-    pub fn literal(&self) -> Option<String> {
-        if self.glob || self.brace {
-            return None;
-        }
-        let mut out = String::new();
-        for part in &self.parts {
-            match part {
-                WordPart::Literal { text, .. } => out.push_str(text),
-                _ => return None,
-            }
-        }
-        Some(out)
+    pub fn literal(&self) -> Option<&str> {
+        self.literal.then(|| self.text())
     }
 
     /// Whether any part expands at run time (parameters, substitutions, tilde, globs, braces).
     #[must_use]
     pub fn has_expansion(&self) -> bool {
-        self.glob
-            || self.brace
-            || self
-                .parts
-                .iter()
-                .any(|p| !matches!(p, WordPart::Literal { .. }))
+        !self.literal
     }
 
     /// The word with quotes removed and expansions kept as written (`$HOME`, `~`, `$(…)`):
     /// the form path rules compare against.
     #[must_use]
-    pub fn text(&self) -> String {
-        let mut out = String::new();
-        for part in &self.parts {
-            match part {
-                WordPart::Literal { text, .. } => out.push_str(text),
-                WordPart::Param { name, op, braced, .. } => {
-                    if *braced {
-                        out.push_str("${");
-                        out.push_str(name);
-                        out.push_str(op);
-                        out.push('}');
-                    } else {
-                        out.push('$');
-                        out.push_str(name);
-                    }
-                }
-                WordPart::CommandSub { .. } => out.push_str("$(…)"),
-                WordPart::ProcessSub { .. } => out.push_str("<(…)"),
-                WordPart::Arithmetic { text } => {
-                    out.push_str("$((");
-                    out.push_str(text);
-                    out.push_str("))");
-                }
-                WordPart::Tilde { user } => {
-                    out.push('~');
-                    out.push_str(user);
-                }
-            }
+    pub fn text(&self) -> &str {
+        match (&self.rendered, self.parts.first()) {
+            (Some(text), _) => text,
+            (None, Some(WordPart::Literal { text, .. })) => text,
+            (None, _) => "",
         }
-        out
     }
 
     /// Scripts nested in this word (command and process substitutions).
@@ -137,6 +133,40 @@ impl Word {
     pub fn has_substitution(&self) -> bool {
         self.nested_scripts().next().is_some()
     }
+}
+
+fn render(parts: &[WordPart]) -> String {
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            WordPart::Literal { text, .. } => out.push_str(text),
+            WordPart::Param {
+                name, op, braced, ..
+            } => {
+                if *braced {
+                    out.push_str("${");
+                    out.push_str(name);
+                    out.push_str(op);
+                    out.push('}');
+                } else {
+                    out.push('$');
+                    out.push_str(name);
+                }
+            }
+            WordPart::CommandSub { .. } => out.push_str("$(…)"),
+            WordPart::ProcessSub { .. } => out.push_str("<(…)"),
+            WordPart::Arithmetic { text } => {
+                out.push_str("$((");
+                out.push_str(text);
+                out.push_str("))");
+            }
+            WordPart::Tilde { user } => {
+                out.push('~');
+                out.push_str(user);
+            }
+        }
+    }
+    out
 }
 
 /// `NAME=value` before a command (or alone).
@@ -184,7 +214,7 @@ impl Redirect {
     pub fn writes_output(&self) -> bool {
         match self.op {
             RedirectOp::Write | RedirectOp::Append | RedirectOp::ReadWrite => {
-                self.target.literal().as_deref() != Some("/dev/null")
+                self.target.literal() != Some("/dev/null")
             }
             RedirectOp::Duplicate => match self.target.literal() {
                 Some(t) => !(t == "-" || t.chars().all(|c| c.is_ascii_digit())),

@@ -12,8 +12,20 @@ pub const SHELLS: &[&str] = &[
 
 /// Interpreters (named without their version suffix: `python3.11` is `python`).
 pub const INTERPRETERS: &[&str] = &[
-    "python", "pypy", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua", "luajit",
-    "osascript", "pwsh", "powershell",
+    "python",
+    "pypy",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "ruby",
+    "perl",
+    "php",
+    "lua",
+    "luajit",
+    "osascript",
+    "pwsh",
+    "powershell",
 ];
 
 /// Programs that talk to the network.
@@ -38,12 +50,21 @@ struct Wrapper {
 const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         name: "sudo",
-        with_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--prompt", "--chdir", "--host"],
+        with_value: &[
+            "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group",
+            "--prompt", "--chdir", "--host",
+        ],
         assignments: true,
         positional: 0,
         script_option: None,
     },
-    Wrapper { name: "doas", with_value: &["-u", "-C"], assignments: false, positional: 0, script_option: None },
+    Wrapper {
+        name: "doas",
+        with_value: &["-u", "-C"],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
     Wrapper {
         name: "env",
         with_value: &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
@@ -51,8 +72,20 @@ const WRAPPERS: &[Wrapper] = &[
         positional: 0,
         script_option: Some("-S"),
     },
-    Wrapper { name: "nohup", with_value: &[], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "nice", with_value: &["-n", "--adjustment"], assignments: false, positional: 0, script_option: None },
+    Wrapper {
+        name: "nohup",
+        with_value: &[],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "nice",
+        with_value: &["-n", "--adjustment"],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
     Wrapper {
         name: "timeout",
         with_value: &["-s", "-k", "--signal", "--kill-after"],
@@ -60,25 +93,113 @@ const WRAPPERS: &[Wrapper] = &[
         positional: 1,
         script_option: None,
     },
-    Wrapper { name: "stdbuf", with_value: &["-i", "-o", "-e", "--input", "--output", "--error"], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "ionice", with_value: &["-c", "-n", "--class", "--classdata"], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "command", with_value: &[], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "builtin", with_value: &[], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "exec", with_value: &["-a"], assignments: false, positional: 0, script_option: None },
     Wrapper {
-        name: "xargs",
-        with_value: &["-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines", "--eof"],
+        name: "stdbuf",
+        with_value: &["-i", "-o", "-e", "--input", "--output", "--error"],
         assignments: false,
         positional: 0,
         script_option: None,
     },
-    Wrapper { name: "watch", with_value: &["-n", "--interval", "-q"], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "time", with_value: &["-f", "-o", "--format", "--output"], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "setsid", with_value: &[], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "unbuffer", with_value: &[], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "busybox", with_value: &[], assignments: false, positional: 0, script_option: None },
-    Wrapper { name: "chroot", with_value: &["--userspec", "--groups"], assignments: false, positional: 1, script_option: None },
-    Wrapper { name: "flock", with_value: &["-w", "-E", "-c", "--timeout", "--command"], assignments: false, positional: 1, script_option: Some("-c") },
+    Wrapper {
+        name: "ionice",
+        with_value: &["-c", "-n", "--class", "--classdata"],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "command",
+        with_value: &[],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "builtin",
+        with_value: &[],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "exec",
+        with_value: &["-a"],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "xargs",
+        with_value: &[
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "-d",
+            "-E",
+            "-a",
+            "--max-args",
+            "--max-procs",
+            "--delimiter",
+            "--arg-file",
+            "--replace",
+            "--max-lines",
+            "--eof",
+        ],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "watch",
+        with_value: &["-n", "--interval", "-q"],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "time",
+        with_value: &["-f", "-o", "--format", "--output"],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "setsid",
+        with_value: &[],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "unbuffer",
+        with_value: &[],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "busybox",
+        with_value: &[],
+        assignments: false,
+        positional: 0,
+        script_option: None,
+    },
+    Wrapper {
+        name: "chroot",
+        with_value: &["--userspec", "--groups"],
+        assignments: false,
+        positional: 1,
+        script_option: None,
+    },
+    Wrapper {
+        name: "flock",
+        with_value: &["-w", "-E", "-c", "--timeout", "--command"],
+        assignments: false,
+        positional: 1,
+        script_option: Some("-c"),
+    },
 ];
 
 /// Whether `name` (normalized) is one of the wrappers looked through.
@@ -91,11 +212,11 @@ pub fn is_wrapper(name: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct CommandView<'a> {
     /// Wrappers looked through, outermost first (normalized names).
-    pub wrappers: Vec<String>,
+    pub wrappers: Vec<&'a str>,
     /// The effective command and its arguments.
     pub args: &'a [Word],
     /// The effective command's normalized name; `None` when it is an expansion or absent.
-    pub name: Option<String>,
+    pub name: Option<&'a str>,
     /// Command lines carried inside the words, to be lexed and judged as scripts.
     pub inline_scripts: Vec<String>,
     /// Commands run by the program itself (`find -exec CMD… ;`), judged as argv.
@@ -104,14 +225,14 @@ pub struct CommandView<'a> {
 
 /// The normalized name of a command word: quotes removed, path reduced to its last component.
 #[must_use]
-pub fn command_name(word: &Word) -> Option<String> {
+pub fn command_name(word: &Word) -> Option<&str> {
     let text = word.literal()?;
     let trimmed = text.trim_end_matches('/');
     let base = trimmed.rsplit('/').next().unwrap_or(trimmed);
     if base.is_empty() {
         return None;
     }
-    Some(base.to_string())
+    Some(base)
 }
 
 /// An interpreter's family name: `python3.11` → `python`, `lua5.4` → `lua`.
@@ -162,9 +283,9 @@ pub fn command_view(words: &[Word]) -> CommandView<'_> {
         };
         view.wrappers.push(name);
         let after = skip_wrapper_options(wrapper, &rest[1..], &mut view.inline_scripts);
-        if wrapper.name == "watch" && !rest[1..].iter().any(|w| is_watch_exec(w)) {
+        if wrapper.name == "watch" && !rest[1..].iter().any(is_watch_exec) {
             // Without -x, watch hands its words to `sh -c` joined by spaces.
-            let joined: Vec<String> = after.iter().map(Word::text).collect();
+            let joined: Vec<&str> = after.iter().map(Word::text).collect();
             if !joined.is_empty() {
                 view.inline_scripts.push(joined.join(" "));
             }
@@ -174,7 +295,7 @@ pub fn command_view(words: &[Word]) -> CommandView<'_> {
 }
 
 fn is_watch_exec(word: &Word) -> bool {
-    matches!(word.literal().as_deref(), Some("-x" | "--exec"))
+    matches!(word.literal(), Some("-x" | "--exec"))
 }
 
 /// Skips a wrapper's options, assignments and positional words; returns the words after them.
@@ -185,15 +306,17 @@ fn skip_wrapper_options<'a>(
 ) -> &'a [Word] {
     let mut i = 0;
     while i < words.len() {
-        let Some(text) = words[i].literal() else { break };
+        let Some(text) = words[i].literal() else {
+            break;
+        };
         if text == "--" {
             i += 1;
             break;
         }
         if text.starts_with("--") {
             let (option, value) = match text.split_once('=') {
-                Some((o, v)) => (o, Some(v.to_string())),
-                None => (text.as_str(), None),
+                Some((o, v)) => (o, Some(v)),
+                None => (text, None),
             };
             let takes = wrapper.with_value.contains(&option);
             let value = match value {
@@ -205,7 +328,7 @@ fn skip_wrapper_options<'a>(
                 None => None,
             };
             if takes && is_script_option(wrapper, option) {
-                inline.extend(value);
+                inline.extend(value.map(str::to_string));
             }
             i += 1;
             continue;
@@ -218,7 +341,7 @@ fn skip_wrapper_options<'a>(
                     let attached: String = cluster[at + 1..].iter().collect();
                     let value = if attached.is_empty() {
                         i += 1;
-                        words.get(i).map(Word::text)
+                        words.get(i).map(|w| w.text().to_string())
                     } else {
                         Some(attached)
                     };
@@ -231,7 +354,7 @@ fn skip_wrapper_options<'a>(
             i += 1;
             continue;
         }
-        if wrapper.assignments && is_assignment_word(&text) {
+        if wrapper.assignments && is_assignment_word(text) {
             i += 1;
             continue;
         }
@@ -243,9 +366,7 @@ fn skip_wrapper_options<'a>(
 
 fn is_script_option(wrapper: &Wrapper, option: &str) -> bool {
     match wrapper.script_option {
-        Some(short) => {
-            option == short || option == "--split-string" || option == "--command"
-        }
+        Some(short) => option == short || option == "--split-string" || option == "--command",
         None => false,
     }
 }
@@ -263,31 +384,31 @@ fn is_assignment_word(text: &str) -> bool {
 
 /// Command strings and nested commands the effective command itself carries.
 fn collect_inline(view: &mut CommandView<'_>) {
-    let Some(name) = view.name.clone() else { return };
+    let Some(name) = view.name else { return };
     let args = view.args;
-    if is_shell(&name) {
+    if is_shell(name) {
         if let Some(script) = shell_command_string(&args[1..]) {
             view.inline_scripts.push(script);
         }
         return;
     }
-    match name.as_str() {
+    match name {
         "eval" => {
-            let joined: Vec<String> = args[1..].iter().map(Word::text).collect();
+            let joined: Vec<&str> = args[1..].iter().map(Word::text).collect();
             view.inline_scripts.push(joined.join(" "));
         }
         "trap" => {
             if let Some(action) = args.get(1).filter(|w| !w.text().starts_with('-')) {
-                view.inline_scripts.push(action.text());
+                view.inline_scripts.push(action.text().to_string());
             }
         }
         "su" | "runuser" => {
             let mut it = args[1..].iter();
             while let Some(word) = it.next() {
-                if matches!(word.text().as_str(), "-c" | "--command")
+                if matches!(word.text(), "-c" | "--command")
                     && let Some(script) = it.next()
                 {
-                    view.inline_scripts.push(script.text());
+                    view.inline_scripts.push(script.text().to_string());
                 }
             }
         }
@@ -295,10 +416,10 @@ fn collect_inline(view: &mut CommandView<'_>) {
             let mut i = 1;
             while i < args.len() {
                 let text = args[i].text();
-                if matches!(text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+                if matches!(text, "-exec" | "-execdir" | "-ok" | "-okdir") {
                     let start = i + 1;
                     let mut end = start;
-                    while end < args.len() && !matches!(args[end].text().as_str(), ";" | "+") {
+                    while end < args.len() && !matches!(args[end].text(), ";" | "+") {
                         end += 1;
                     }
                     view.nested_argv.push(&args[start..end]);
@@ -321,7 +442,7 @@ fn shell_command_string(args: &[Word]) -> Option<String> {
             return Some(value.to_string());
         }
         if text == "--command" {
-            return args.get(i + 1).map(Word::text);
+            return args.get(i + 1).map(|w| w.text().to_string());
         }
         if text == "--" {
             i += 1;
@@ -331,7 +452,7 @@ fn shell_command_string(args: &[Word]) -> Option<String> {
             if !text.starts_with("--") && text[1..].contains('c') {
                 wants_script = true;
             }
-            if matches!(text.as_str(), "-o" | "+o" | "-O" | "+O") {
+            if matches!(text, "-o" | "+o" | "-O" | "+O") {
                 i += 1;
             }
             i += 1;
@@ -340,7 +461,7 @@ fn shell_command_string(args: &[Word]) -> Option<String> {
         break;
     }
     if wants_script {
-        return args.get(i).map(Word::text);
+        return args.get(i).map(|w| w.text().to_string());
     }
     None
 }
@@ -350,21 +471,23 @@ fn shell_command_string(args: &[Word]) -> Option<String> {
 #[must_use]
 pub fn runs_inline_code(name: &str, args: &[Word]) -> bool {
     let family = interpreter_family(name);
-    let options: Vec<String> = args
+    let options: Vec<&str> = args
         .iter()
         .skip(1)
         .map(Word::text)
         .take_while(|t| t.starts_with('-') || t.starts_with('+'))
         .collect();
     let short_has = |letters: &[char]| {
-        options.iter().any(|o| {
-            !o.starts_with("--") && o[1..].chars().any(|c| letters.contains(&c))
-        })
-    };
-    let long_is = |names: &[&str]| {
         options
             .iter()
-            .any(|o| names.iter().any(|n| o == n || o.starts_with(&format!("{n}="))))
+            .any(|o| !o.starts_with("--") && o[1..].chars().any(|c| letters.contains(&c)))
+    };
+    let long_is = |names: &[&str]| {
+        options.iter().any(|o| {
+            names
+                .iter()
+                .any(|n| o == n || o.starts_with(&format!("{n}=")))
+        })
     };
     if is_shell(name) {
         return short_has(&['c']) || long_is(&["--command"]);
@@ -375,7 +498,7 @@ pub fn runs_inline_code(name: &str, args: &[Word]) -> bool {
         "perl" => short_has(&['e', 'E']),
         "ruby" | "lua" | "luajit" | "osascript" => short_has(&['e']),
         "php" => short_has(&['r']),
-        "deno" => args.get(1).map(Word::text).as_deref() == Some("eval"),
+        "deno" => args.get(1).map(Word::text) == Some("eval"),
         "pwsh" | "powershell" => options.iter().any(|o| {
             let lower = o.to_ascii_lowercase();
             ["-c", "-command", "-e", "-ec", "-encodedcommand", "-enc"].contains(&lower.as_str())
@@ -394,9 +517,9 @@ mod tests {
         let seg = &lexed.script.segments[0];
         let view = command_view(&seg.words);
         (
-            view.wrappers.clone(),
-            view.name.clone(),
-            view.args.iter().map(Word::text).collect(),
+            view.wrappers.iter().map(|s| s.to_string()).collect(),
+            view.name.map(str::to_string),
+            view.args.iter().map(|w| w.text().to_string()).collect(),
             view.inline_scripts.clone(),
         )
     }
@@ -405,7 +528,12 @@ mod tests {
     fn looks_through_wrappers() {
         let table: &[(&str, &[&str], &str, &[&str])] = &[
             ("sudo -u x rm -rf /", &["sudo"], "rm", &["rm", "-rf", "/"]),
-            ("env -i A=b B=c /bin/rm x", &["env"], "rm", &["/bin/rm", "x"]),
+            (
+                "env -i A=b B=c /bin/rm x",
+                &["env"],
+                "rm",
+                &["/bin/rm", "x"],
+            ),
             ("nice -n 5 nohup ls", &["nice", "nohup"], "ls", &["ls"]),
             ("timeout -s KILL 5 rm x", &["timeout"], "rm", &["rm", "x"]),
             ("timeout 5 rm x", &["timeout"], "rm", &["rm", "x"]),
@@ -455,8 +583,8 @@ mod tests {
             let lexed = lex(cmd);
             let seg = &lexed.script.segments[0];
             let view = command_view(&seg.words);
-            let name = view.name.clone().unwrap_or_default();
-            assert_eq!(runs_inline_code(&name, view.args), expect, "{cmd}");
+            let name = view.name.unwrap_or_default();
+            assert_eq!(runs_inline_code(name, view.args), expect, "{cmd}");
         }
     }
 }

@@ -56,7 +56,7 @@ fn uses_network(script: &Script, depth: usize) -> bool {
     script.walk(&mut |s| {
         for segment in &s.segments {
             found |= segment.all_words().any(|w| {
-                command_name(w).is_some_and(|n| is_network_client(&n))
+                command_name(w).is_some_and(is_network_client)
                     || w.text().contains("/dev/tcp/")
                     || w.text().contains("/dev/udp/")
             });

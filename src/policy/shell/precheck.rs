@@ -47,16 +47,18 @@ fn script_reason(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option
         }
         for word in segment.words.iter().chain(segment.evaluated.iter()) {
             if let Some(name) = command_name(word)
-                && is_network_client(&name)
+                && is_network_client(name)
             {
                 return Some(format!("it uses the network client `{name}`"));
             }
         }
-        let name = view.name.as_deref().unwrap_or("");
+        let name = view.name.unwrap_or("");
         if is_shell_or_interpreter(name) {
-            if segment.redirects.iter().any(|r| {
-                r.feeds_inline_input() || r.op == RedirectOp::Read
-            }) {
+            if segment
+                .redirects
+                .iter()
+                .any(|r| r.feeds_inline_input() || r.op == RedirectOp::Read)
+            {
                 return Some(format!("it feeds a script to `{name}` on standard input"));
             }
             if runs_inline_code(name, view.args) {
@@ -66,7 +68,7 @@ fn script_reason(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option
         if segment.connector == Connector::Pipe
             && (is_shell_or_interpreter(name)
                 || matches!(name, "xargs" | "parallel")
-                || view.wrappers.iter().any(|w| w == "xargs"))
+                || view.wrappers.contains(&"xargs"))
         {
             return Some(format!("input is piped into `{name}`"));
         }
@@ -76,7 +78,7 @@ fn script_reason(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option
         if name == "find"
             && view.args.iter().any(|w| {
                 matches!(
-                    w.text().as_str(),
+                    w.text(),
                     "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete"
                 )
             })
@@ -89,7 +91,9 @@ fn script_reason(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option
                 t.contains("system(") || t.contains("getline") || t.contains("print >")
             })
         {
-            return Some(format!("the `{name}` program runs commands or writes files"));
+            return Some(format!(
+                "the `{name}` program runs commands or writes files"
+            ));
         }
         if name == "rm" {
             let rm = parse_rm(&view.args[1..]);

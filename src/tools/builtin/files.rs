@@ -5,7 +5,7 @@ use super::{Builtin, Plan};
 use crate::policy::effect::Effect;
 use crate::policy::paths::resolve;
 use crate::policy::tier::Tier;
-use crate::tools::args::{ArgKind, required, optional, string};
+use crate::tools::args::{ArgKind, optional, required, string};
 use crate::tools::tool::{ProposeContext, ToolError};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -16,7 +16,13 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "read_file",
             description: "Read a text file in the workspace.",
-            args: const { &[required("path", S, "File to read, relative to the workspace")] },
+            args: const {
+                &[required(
+                    "path",
+                    S,
+                    "File to read, relative to the workspace",
+                )]
+            },
             tier: Tier::ReadOnly,
             long_running: false,
             plan: |a, c| reads(a, c, "path", "read"),
@@ -24,7 +30,13 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "ls",
             description: "List a directory.",
-            args: const { &[optional("path", S, "Directory to list (default: the workspace)")] },
+            args: const {
+                &[optional(
+                    "path",
+                    S,
+                    "Directory to list (default: the workspace)",
+                )]
+            },
             tier: Tier::ReadOnly,
             long_running: false,
             plan: |a, c| reads(a, c, "path", "list"),
@@ -32,10 +44,12 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "find",
             description: "Find files whose names match a glob pattern under a directory.",
-            args: const { &[
-                optional("path", S, "Directory to search (default: the workspace)"),
-                required("pattern", S, "Glob pattern for file names, e.g. *.rs"),
-            ] },
+            args: const {
+                &[
+                    optional("path", S, "Directory to search (default: the workspace)"),
+                    required("pattern", S, "Glob pattern for file names, e.g. *.rs"),
+                ]
+            },
             tier: Tier::ReadOnly,
             long_running: false,
             plan: |a, c| reads(a, c, "path", "search"),
@@ -43,10 +57,16 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "grep",
             description: "Search file contents for a regular expression under a path.",
-            args: const { &[
-                optional("path", S, "File or directory to search (default: the workspace)"),
-                required("pattern", S, "Regular expression"),
-            ] },
+            args: const {
+                &[
+                    optional(
+                        "path",
+                        S,
+                        "File or directory to search (default: the workspace)",
+                    ),
+                    required("pattern", S, "Regular expression"),
+                ]
+            },
             tier: Tier::ReadOnly,
             long_running: false,
             plan: |a, c| reads(a, c, "path", "grep"),
@@ -54,10 +74,12 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "write_file",
             description: "Create or overwrite a file with the given content.",
-            args: const { &[
-                required("path", S, "File to write, relative to the workspace"),
-                required("content", S, "The whole new content"),
-            ] },
+            args: const {
+                &[
+                    required("path", S, "File to write, relative to the workspace"),
+                    required("content", S, "The whole new content"),
+                ]
+            },
             tier: Tier::HighRisk,
             long_running: false,
             plan: |a, c| {
@@ -72,11 +94,13 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "edit_file",
             description: "Replace one exact occurrence of `old` with `new` in a file.",
-            args: const { &[
-                required("path", S, "File to edit"),
-                required("old", S, "Exact text to replace"),
-                required("new", S, "Replacement text"),
-            ] },
+            args: const {
+                &[
+                    required("path", S, "File to edit"),
+                    required("old", S, "Exact text to replace"),
+                    required("new", S, "Replacement text"),
+                ]
+            },
             tier: Tier::HighRisk,
             long_running: false,
             plan: |a, c| {
@@ -107,7 +131,12 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "mv",
             description: "Move or rename a file or directory.",
-            args: const { &[required("from", S, "Source path"), required("to", S, "Destination path")] },
+            args: const {
+                &[
+                    required("from", S, "Source path"),
+                    required("to", S, "Destination path"),
+                ]
+            },
             tier: Tier::HighRisk,
             long_running: false,
             plan: |a, c| {
@@ -123,7 +152,12 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "cp",
             description: "Copy a file.",
-            args: const { &[required("from", S, "Source path"), required("to", S, "Destination path")] },
+            args: const {
+                &[
+                    required("from", S, "Source path"),
+                    required("to", S, "Destination path"),
+                ]
+            },
             tier: Tier::HighRisk,
             long_running: false,
             plan: |a, c| {
@@ -140,13 +174,22 @@ pub(super) fn tools() -> Vec<Builtin> {
 }
 
 /// Resolves a path argument (`.` when an optional one is absent).
-fn path_arg(args: &Map<String, Value>, ctx: &ProposeContext, key: &str) -> Result<PathBuf, ToolError> {
+fn path_arg(
+    args: &Map<String, Value>,
+    ctx: &ProposeContext,
+    key: &str,
+) -> Result<PathBuf, ToolError> {
     let raw = string(args, key).unwrap_or(".");
     resolve(&ctx.workspace, raw)
         .map_err(|e| ToolError::InvalidArguments(format!("`{key}` ({raw:?}): {e}")))
 }
 
-fn reads(args: &Map<String, Value>, ctx: &ProposeContext, key: &str, verb: &str) -> Result<Plan, ToolError> {
+fn reads(
+    args: &Map<String, Value>,
+    ctx: &ProposeContext,
+    key: &str,
+    verb: &str,
+) -> Result<Plan, ToolError> {
     let path = path_arg(args, ctx, key)?;
     Ok(Plan {
         message: format!("{verb} {}", path.display()),

@@ -18,10 +18,31 @@ use std::sync::Arc;
 
 /// Every built-in tool's name, in design.md's order.
 pub const BUILTIN_TOOLS: &[&str] = &[
-    "read_file", "write_file", "edit_file", "ls", "find", "grep", "mkdir", "rm", "mv", "cp",
-    "execute_command", "web_fetch", "http_request", "manage_todos", "list_todos", "view_memory",
-    "manage_memory", "add_reminder", "list_reminders", "cancel_reminder", "context_info",
-    "get_time", "retrieve_tool_result", "summarize_context", "spawn_subagent",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "ls",
+    "find",
+    "grep",
+    "mkdir",
+    "rm",
+    "mv",
+    "cp",
+    "execute_command",
+    "web_fetch",
+    "http_request",
+    "manage_todos",
+    "list_todos",
+    "view_memory",
+    "manage_memory",
+    "add_reminder",
+    "list_reminders",
+    "cancel_reminder",
+    "context_info",
+    "get_time",
+    "retrieve_tool_result",
+    "summarize_context",
+    "spawn_subagent",
     "ask_user_question",
 ];
 
@@ -113,16 +134,40 @@ mod tests {
         assert_eq!(sorted_names, listed);
         let tier = |n: &str| tools.iter().find(|t| t.name == n).map(|t| t.tier);
         for n in [
-            "read_file", "ls", "find", "grep", "web_fetch", "get_time", "context_info",
-            "retrieve_tool_result", "list_todos", "view_memory", "list_reminders",
+            "read_file",
+            "ls",
+            "find",
+            "grep",
+            "web_fetch",
+            "get_time",
+            "context_info",
+            "retrieve_tool_result",
+            "list_todos",
+            "view_memory",
+            "list_reminders",
             "ask_user_question",
         ] {
             assert_eq!(tier(n), Some(Tier::ReadOnly), "{n}");
         }
-        for n in ["manage_todos", "manage_memory", "add_reminder", "cancel_reminder", "mkdir", "summarize_context"] {
+        for n in [
+            "manage_todos",
+            "manage_memory",
+            "add_reminder",
+            "cancel_reminder",
+            "mkdir",
+            "summarize_context",
+        ] {
             assert_eq!(tier(n), Some(Tier::LowRisk), "{n}");
         }
-        for n in ["write_file", "edit_file", "rm", "mv", "cp", "http_request", "spawn_subagent"] {
+        for n in [
+            "write_file",
+            "edit_file",
+            "rm",
+            "mv",
+            "cp",
+            "http_request",
+            "spawn_subagent",
+        ] {
             assert_eq!(tier(n), Some(Tier::HighRisk), "{n}");
         }
         assert_eq!(tier("execute_command"), Some(Tier::Unknown));

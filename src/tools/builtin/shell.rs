@@ -15,10 +15,16 @@ pub(super) fn tools() -> Vec<Builtin> {
     vec![Builtin {
         name: "execute_command",
         description: "Run a shell command in the session's workspace (sandboxed).",
-        args: const { &[
-            required("command", ArgKind::String, "The shell command line"),
-            optional("timeout_secs", ArgKind::Integer, "Timeout in seconds (default 180)"),
-        ] },
+        args: const {
+            &[
+                required("command", ArgKind::String, "The shell command line"),
+                optional(
+                    "timeout_secs",
+                    ArgKind::Integer,
+                    "Timeout in seconds (default 180)",
+                ),
+            ]
+        },
         tier: Tier::Unknown,
         long_running: false,
         plan: |args, ctx| {
@@ -33,12 +39,16 @@ pub(super) fn tools() -> Vec<Builtin> {
                 )));
             }
             if command.contains('\0') {
-                return Err(ToolError::InvalidArguments("`command` contains a NUL byte".into()));
+                return Err(ToolError::InvalidArguments(
+                    "`command` contains a NUL byte".into(),
+                ));
             }
             if let Some(t) = args.get("timeout_secs").and_then(serde_json::Value::as_i64)
                 && t <= 0
             {
-                return Err(ToolError::InvalidArguments("`timeout_secs` must be positive".into()));
+                return Err(ToolError::InvalidArguments(
+                    "`timeout_secs` must be positive".into(),
+                ));
             }
             Ok(Plan {
                 message: format!("run `{command}`"),

@@ -22,7 +22,10 @@ pub(super) fn tools() -> Vec<Builtin> {
                 let host = host_of(url).map_err(ToolError::InvalidArguments)?;
                 Ok(Plan {
                     message: format!("fetch {url}"),
-                    effects: vec![Effect::Network { url: url.to_string(), host }],
+                    effects: vec![Effect::Network {
+                        url: url.to_string(),
+                        host,
+                    }],
                     ..Plan::default()
                 })
             },
@@ -30,12 +33,14 @@ pub(super) fn tools() -> Vec<Builtin> {
         Builtin {
             name: "http_request",
             description: "Send an HTTP request (method, url, headers, body).",
-            args: const { &[
-                required("method", ArgKind::OneOf(METHODS), "HTTP method"),
-                required("url", ArgKind::String, "http(s) URL"),
-                optional("headers", ArgKind::Object, "Request headers"),
-                optional("body", ArgKind::String, "Request body"),
-            ] },
+            args: const {
+                &[
+                    required("method", ArgKind::OneOf(METHODS), "HTTP method"),
+                    required("url", ArgKind::String, "http(s) URL"),
+                    optional("headers", ArgKind::Object, "Request headers"),
+                    optional("body", ArgKind::String, "Request body"),
+                ]
+            },
             tier: Tier::HighRisk,
             long_running: false,
             plan: |args, _| {
@@ -56,7 +61,10 @@ pub(super) fn tools() -> Vec<Builtin> {
                 };
                 Ok(Plan {
                     message: format!("{method} {url}"),
-                    effects: vec![Effect::Network { url: url.to_string(), host }],
+                    effects: vec![Effect::Network {
+                        url: url.to_string(),
+                        host,
+                    }],
                     tier: Some(tier),
                     ..Plan::default()
                 })

@@ -44,7 +44,10 @@ fn check_script(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option<
         if is_fork_bomb(&function.name, &function.body) {
             return deny(
                 "fork-bomb",
-                format!("`{}` pipes into itself in the background: a fork bomb", function.name),
+                format!(
+                    "`{}` pipes into itself in the background: a fork bomb",
+                    function.name
+                ),
             );
         }
         if let Some(hit) = check_script(&function.body, tmpdir_assigned, depth) {
@@ -57,17 +60,19 @@ fn check_script(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option<
         .iter()
         .map(|s| command_view(&s.words))
         .collect();
-    let mut fetched_before = false;
+    let mut fetched: Option<Vec<&str>> = None;
     for (index, segment) in script.segments.iter().enumerate() {
         let view = &views[index];
         if let Some(hit) = check_segment(segment, view, &vars, &script.segments, index, depth) {
             return Some(hit);
         }
-        if let Some(hit) = remote_code(script, &views, index, fetched_before) {
+        if let Some(hit) = remote_code(script, &views, index, fetched.as_deref()) {
             return Some(hit);
         }
-        if view.name.as_deref().is_some_and(is_fetcher) {
-            fetched_before = true;
+        if view.name.is_some_and(is_fetcher) {
+            fetched
+                .get_or_insert_with(Vec::new)
+                .extend(fetched_files(view.args));
         }
         vars.record(segment, index);
         for nested in segment.nested_scripts() {
@@ -90,7 +95,7 @@ fn check_segment(
     if let Some((rule, message)) = rules::privilege(view) {
         return deny(rule, message);
     }
-    if let Some(name) = &view.name {
+    if let Some(name) = view.name {
         if let Some((rule, message)) = rules::argv_rules(name, view.args) {
             return deny(rule, message);
         }
@@ -108,14 +113,14 @@ fn check_segment(
     }
     for word in segment.all_words() {
         if let Some(what) = secret_in_word(word) {
-            return deny(
-                "secrets",
-                format!("`{}` touches {what}", word.text()),
-            );
+            return deny("secrets", format!("`{}` touches {what}", word.text()));
         }
         let text = word.text();
         if text.contains("/dev/tcp/") || text.contains("/dev/udp/") {
-            return deny("reverse-shell", format!("`{text}` opens a raw network socket"));
+            return deny(
+                "reverse-shell",
+                format!("`{text}` opens a raw network socket"),
+            );
         }
     }
     for redirect in &segment.redirects {
@@ -126,7 +131,10 @@ fn check_segment(
         if writes && is_block_device(&path_view(&redirect.target)) {
             return deny(
                 "disk-write",
-                format!("output redirected onto the device `{}`", redirect.target.text()),
+                format!(
+                    "output redirected onto the device `{}`",
+                    redirect.target.text()
+                ),
             );
         }
     }
@@ -149,7 +157,7 @@ fn check_argv(argv: &[super::ast::Word]) -> Option<DenyMatch> {
     if let Some((rule, message)) = rules::privilege(&view) {
         return deny(rule, message);
     }
-    let name = view.name.as_deref()?;
+    let name = view.name?;
     if let Some((rule, message)) = rules::argv_rules(name, view.args) {
         return deny(rule, message);
     }
@@ -166,7 +174,22 @@ fn check_argv(argv: &[super::ast::Word]) -> Option<DenyMatch> {
 fn is_fetcher(name: &str) -> bool {
     matches!(
         name,
-        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "nc" | "ncat" | "netcat" | "socat" | "ftp" | "tftp" | "scp" | "sftp" | "rsync"
+        "curl"
+            | "wget"
+            | "fetch"
+            | "aria2c"
+            | "http"
+            | "https"
+            | "xh"
+            | "nc"
+            | "ncat"
+            | "netcat"
+            | "socat"
+            | "ftp"
+            | "tftp"
+            | "scp"
+            | "sftp"
+            | "rsync"
     )
 }
 
@@ -176,25 +199,25 @@ fn runs_code(name: &str) -> bool {
 }
 
 /// Remote code execution: fetched text piped into a shell, handed to one through `$(…)`/`<(…)`,
-/// or fetched and then run by a later segment.
+/// or fetched and then run by a later segment. `fetched` holds the files earlier segments
+/// downloaded, when any segment downloaded anything.
 fn remote_code(
     script: &Script,
     views: &[CommandView<'_>],
     index: usize,
-    fetched_before: bool,
+    fetched: Option<&[&str]>,
 ) -> Option<DenyMatch> {
     let segment = &script.segments[index];
-    let Some(name) = views[index].name.as_deref() else {
-        return None;
-    };
-    if !runs_code(name) && !runs_fetched_file(segment, views, index) {
+    let name = views[index].name?;
+    let runs_download = fetched.is_some_and(|files| runs_fetched_file(segment, files));
+    if !runs_code(name) && !runs_download {
         return None;
     }
     if is_shell_or_interpreter(name) || matches!(name, "eval" | "source" | ".") {
         let mut k = index;
         while k > 0 && script.segments[k].connector == super::ast::Connector::Pipe {
             k -= 1;
-            if views[k].name.as_deref().is_some_and(is_fetcher) {
+            if views[k].name.is_some_and(is_fetcher) {
                 return deny(
                     "remote-exec",
                     format!("downloaded text piped into `{name}`: remote code execution"),
@@ -205,11 +228,14 @@ fn remote_code(
             w.nested_scripts().any(|s| {
                 let mut found = false;
                 s.walk(&mut |inner| {
-                    found |= inner
-                        .segments
-                        .iter()
-                        .any(|seg| command_view(&seg.words).name.as_deref().is_some_and(is_fetcher)
-                            || seg.words.iter().filter_map(command_name).any(|n| is_network_client(&n)));
+                    found |= inner.segments.iter().any(|seg| {
+                        command_view(&seg.words).name.is_some_and(is_fetcher)
+                            || seg
+                                .words
+                                .iter()
+                                .filter_map(command_name)
+                                .any(is_network_client)
+                    });
                 });
                 found
             })
@@ -221,7 +247,7 @@ fn remote_code(
             );
         }
     }
-    if fetched_before && segment.connector != super::ast::Connector::Pipe {
+    if fetched.is_some() && segment.connector != super::ast::Connector::Pipe {
         return deny(
             "remote-exec",
             format!("a download followed by `{name}`: fetch-then-run is remote code execution"),
@@ -231,37 +257,37 @@ fn remote_code(
 }
 
 /// Whether this segment runs a file an earlier segment downloaded (`curl -o x.sh …; ./x.sh`).
-fn runs_fetched_file(segment: &Segment, views: &[CommandView<'_>], index: usize) -> bool {
+fn runs_fetched_file(segment: &Segment, files: &[&str]) -> bool {
     let Some(command) = segment.words.first().and_then(|w| w.literal()) else {
         return false;
     };
     let command = command.trim_start_matches("./");
-    views[..index]
+    files
         .iter()
-        .filter(|v| v.name.as_deref().is_some_and(is_fetcher))
-        .flat_map(|v| fetched_files(v.args))
-        .any(|file| file == command || file.rsplit('/').next() == Some(command))
+        .any(|file| *file == command || file.rsplit('/').next() == Some(command))
 }
 
 /// Files a downloader writes: `-o FILE`, `-O FILE` (wget), or the URL's last component.
-fn fetched_files(args: &[super::ast::Word]) -> Vec<String> {
-    let texts: Vec<String> = args.iter().skip(1).map(super::ast::Word::text).collect();
+fn fetched_files(args: &[super::ast::Word]) -> Vec<&str> {
     let mut files = Vec::new();
-    let mut it = texts.iter().peekable();
+    let mut it = args.iter().skip(1).map(super::ast::Word::text).peekable();
     while let Some(t) = it.next() {
-        if matches!(t.as_str(), "-o" | "--output" | "-O" | "--output-document")
+        if matches!(t, "-o" | "--output" | "-O" | "--output-document")
             && let Some(next) = it.peek()
             && !next.contains("://")
         {
-            files.push((*next).clone());
+            files.push(*next);
         }
-        if let Some(file) = t.strip_prefix("--output=").or_else(|| t.strip_prefix("--output-document=")) {
-            files.push(file.to_string());
+        if let Some(file) = t
+            .strip_prefix("--output=")
+            .or_else(|| t.strip_prefix("--output-document="))
+        {
+            files.push(file);
         }
         if t.contains("://")
             && let Some(last) = t.trim_end_matches('/').rsplit('/').next()
         {
-            files.push(last.split(['?', '#']).next().unwrap_or(last).to_string());
+            files.push(last.split(['?', '#']).next().unwrap_or(last));
         }
     }
     files
@@ -270,16 +296,12 @@ fn fetched_files(args: &[super::ast::Word]) -> Vec<String> {
 /// A function whose body pipes into itself in the background: `:(){ :|:& };:`.
 fn is_fork_bomb(name: &str, body: &Script) -> bool {
     let calls_self = |s: &Segment| s.words.first().is_some_and(|w| w.text() == name);
-    let pipes_into_self = body
-        .segments
-        .iter()
-        .enumerate()
-        .any(|(i, s)| {
-            i > 0
-                && s.connector == super::ast::Connector::Pipe
-                && calls_self(s)
-                && calls_self(&body.segments[i - 1])
-        });
+    let pipes_into_self = body.segments.iter().enumerate().any(|(i, s)| {
+        i > 0
+            && s.connector == super::ast::Connector::Pipe
+            && calls_self(s)
+            && calls_self(&body.segments[i - 1])
+    });
     pipes_into_self && body.features.background
 }
 

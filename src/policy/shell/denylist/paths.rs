@@ -74,7 +74,11 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
     let components: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     let pairs = || components.windows(2);
     if pairs().any(|w| {
-        w[0] == "etc" && matches!(w[1], "passwd" | "shadow" | "gshadow" | "sudoers" | "sudoers.d" | "master.passwd")
+        w[0] == "etc"
+            && matches!(
+                w[1],
+                "passwd" | "shadow" | "gshadow" | "sudoers" | "sudoers.d" | "master.passwd"
+            )
     }) {
         return Some("the system's account and sudo files");
     }
@@ -100,16 +104,43 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
     None
 }
 
-/// Why a word names a secret: as a path, after an `=` (`if=/etc/shadow`, `--file=…`), or as a
-/// glob that could expand to one.
+/// Substrings one of which every secret path holds: words without any (and without a glob or
+/// brace that could produce one) are passed over cheaply.
+const SECRET_HINTS: &[&str] = &[
+    "passwd",
+    "shadow",
+    "sudoers",
+    "id_",
+    "authorized_keys",
+    "known_hosts",
+    "credentials",
+    "private-keys",
+    ".netrc",
+];
+
+/// Why a word names a secret: as a path, after an `=` (`if=/etc/shadow`, `--file=…`), as a
+/// glob that could expand to one, or as one of its brace expansions (`/etc/sh{a,}dow`).
 #[must_use]
 pub fn secret_in_word(word: &Word) -> Option<&'static str> {
-    let path = path_view(word);
-    let mut candidates = vec![path.clone()];
-    if let Some((_, value)) = path.split_once('=') {
-        candidates.push(normalize(value));
+    let text = word.text();
+    let hinted = SECRET_HINTS.iter().any(|h| text.contains(h));
+    let could_expand_to_one = word.brace || (word.glob && text.contains('/'));
+    if !hinted && !could_expand_to_one {
+        return None;
     }
+    let path = path_view(word);
+    let mut candidates = if word.brace {
+        expand_braces(&path, 64)
+    } else {
+        vec![path]
+    };
+    let with_values: Vec<String> = candidates
+        .iter()
+        .filter_map(|c| c.split_once('=').map(|(_, v)| normalize(v)))
+        .collect();
+    candidates.extend(with_values);
     for candidate in &candidates {
+        let candidate = &normalize(candidate);
         if let Some(reason) = secret_in_path(candidate) {
             return Some(reason);
         }
@@ -122,6 +153,65 @@ pub fn secret_in_word(word: &Word) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// The words a brace expression expands to (`a{b,c}d` → `abd`, `acd`), at most `limit`; ranges
+/// (`{1..3}`) are kept as written. More than `limit` variants keeps the first ones: enough for a
+/// denylist, which only needs one that names a secret.
+#[must_use]
+pub fn expand_braces(text: &str, limit: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let Some(open) = chars.iter().position(|&c| c == '{') else {
+        return vec![text.to_string()];
+    };
+    let mut depth = 0;
+    let mut close = None;
+    let mut commas = Vec::new();
+    for (i, &c) in chars.iter().enumerate().skip(open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            ',' if depth == 1 => commas.push(i),
+            _ => {}
+        }
+    }
+    let Some(close) = close else {
+        return vec![text.to_string()];
+    };
+    let prefix: String = chars[..open].iter().collect();
+    let suffix: String = chars[close + 1..].iter().collect();
+    if commas.is_empty() {
+        // Not an alternation: keep the braces and expand what follows.
+        return expand_braces(&suffix, limit)
+            .into_iter()
+            .map(|rest| {
+                format!(
+                    "{prefix}{{{}}}{rest}",
+                    chars[open + 1..close].iter().collect::<String>()
+                )
+            })
+            .collect();
+    }
+    let mut bounds = vec![open];
+    bounds.extend(&commas);
+    bounds.push(close);
+    let mut out = Vec::new();
+    for pair in bounds.windows(2) {
+        let alternative: String = chars[pair[0] + 1..pair[1]].iter().collect();
+        for expanded in expand_braces(&format!("{prefix}{alternative}{suffix}"), limit) {
+            if out.len() >= limit {
+                return out;
+            }
+            out.push(expanded);
+        }
+    }
+    out
 }
 
 /// Whether `pattern` matches `sample` or a tail of it of two components or more (a relative
@@ -198,8 +288,16 @@ fn glob_match(pattern: &[char], text: &[char]) -> bool {
 #[must_use]
 pub fn is_block_device(path: &str) -> bool {
     const PREFIXES: &[&str] = &[
-        "/dev/sd", "/dev/nvme", "/dev/vd", "/dev/hd", "/dev/xvd", "/dev/mmcblk", "/dev/disk/",
-        "/dev/mapper/", "/dev/dm-", "/dev/md",
+        "/dev/sd",
+        "/dev/nvme",
+        "/dev/vd",
+        "/dev/hd",
+        "/dev/xvd",
+        "/dev/mmcblk",
+        "/dev/disk/",
+        "/dev/mapper/",
+        "/dev/dm-",
+        "/dev/md",
     ];
     PREFIXES.iter().any(|p| path.starts_with(p))
 }
@@ -215,6 +313,20 @@ mod tests {
         assert_eq!(normalize("/../.."), "/");
         assert_eq!(normalize("a/../../b"), "../b");
         assert_eq!(normalize("/tmp/x/"), "/tmp/x");
+    }
+
+    #[test]
+    fn braces() {
+        assert_eq!(
+            expand_braces("/etc/sh{a,o}dow", 8),
+            ["/etc/shadow", "/etc/shodow"]
+        );
+        assert_eq!(
+            expand_braces("a{b,c}{d,e}", 8),
+            ["abd", "abe", "acd", "ace"]
+        );
+        assert_eq!(expand_braces("x{}y", 8), ["x{}y"]);
+        assert_eq!(expand_braces("{a,b}{c,d}{e,f}", 3).len(), 3);
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub fn parse_rm(args: &[Word]) -> RmArgs<'_> {
                 rm.force = true;
                 continue;
             }
-            match text.as_str() {
+            match text {
                 "--recursive" => rm.recursive = true,
                 "--force" => rm.force = true,
                 "--no-preserve-root" => rm.no_preserve_root = true,
@@ -96,14 +96,24 @@ impl TempVars {
             .and_then(command_name)
             .is_some_and(|n| {
                 matches!(
-                    n.as_str(),
-                    "export" | "declare" | "typeset" | "local" | "readonly" | "read" | "unset" | "mapfile" | "readarray" | "printf" | "getopts"
+                    n,
+                    "export"
+                        | "declare"
+                        | "typeset"
+                        | "local"
+                        | "readonly"
+                        | "read"
+                        | "unset"
+                        | "mapfile"
+                        | "readarray"
+                        | "printf"
+                        | "getopts"
                 )
             });
         if declares {
             for word in &segment.words[1..] {
                 let text = word.text();
-                let name = text.split_once('=').map_or(text.as_str(), |(n, _)| n);
+                let name = text.split_once('=').map_or(text, |(n, _)| n);
                 if name == "TMPDIR" {
                     self.tmpdir_assigned = true;
                 }
@@ -117,15 +127,14 @@ impl TempVars {
     }
 }
 
-/// Whether any segment anywhere in the script assigns `TMPDIR`.
+/// Whether any segment anywhere in the script assigns `TMPDIR` (`TMPDIR=…`, or a word naming
+/// it for `export`, `read`, `declare`, `for` …).
 #[must_use]
 pub fn assigns_tmpdir(script: &Script) -> bool {
     let mut found = false;
     script.walk(&mut |s| {
         for segment in &s.segments {
-            let mut vars = TempVars::default();
-            vars.record(segment, 0);
-            found |= vars.tmpdir_assigned
+            found |= segment.assignments.iter().any(|a| a.name == "TMPDIR")
                 || segment.words.iter().any(|w| {
                     let t = w.text();
                     t == "TMPDIR" || t.starts_with("TMPDIR=")
@@ -147,7 +156,7 @@ fn is_single_mktemp(script: &Script) -> bool {
     match script.segments.as_slice() {
         [only] => {
             only.assignments.is_empty()
-                && only.words.first().and_then(command_name).as_deref() == Some("mktemp")
+                && only.words.first().and_then(command_name) == Some("mktemp")
         }
         _ => false,
     }
@@ -247,7 +256,7 @@ pub fn deny_rm(
         {
             return Some(("rm-home", format!("`rm` on the home directory (`{text}`)")));
         }
-        if text.starts_with('/') && normalize(&text) == "/" {
+        if text.starts_with('/') && normalize(text) == "/" {
             return Some(("rm-root", "`rm` on `/`".to_string()));
         }
         if target.glob || target.brace {

@@ -8,7 +8,76 @@ use crate::policy::shell::command::CommandView;
 /// A rule's name (`denylist:<name>`) and the sentence the model is told.
 pub type Finding = (&'static str, String);
 
-const PRIVILEGE: &[&str] = &["sudo", "su", "doas", "visudo", "sudoedit", "pkexec", "run0", "runuser"];
+/// Every command name an argv rule looks at.
+const RULED: &[&str] = &[
+    "shutdown",
+    "reboot",
+    "halt",
+    "poweroff",
+    "kexec",
+    "init",
+    "telinit",
+    "systemctl",
+    "loginctl",
+    "dd",
+    "wipefs",
+    "blkdiscard",
+    "shred",
+    "truncate",
+    "fdisk",
+    "sfdisk",
+    "parted",
+    "mkswap",
+    "hdparm",
+    "tee",
+    "cp",
+    "mv",
+    "install",
+    "ln",
+    "kill",
+    "pkill",
+    "killall",
+    "killall5",
+    "chmod",
+    "chown",
+    "mount",
+    "umount",
+    "iptables",
+    "ip6tables",
+    "iptables-restore",
+    "ip6tables-restore",
+    "iptables-legacy",
+    "iptables-nft",
+    "nft",
+    "ufw",
+    "firewall-cmd",
+    "ebtables",
+    "arptables",
+    "crontab",
+    "history",
+    "useradd",
+    "userdel",
+    "usermod",
+    "groupadd",
+    "groupdel",
+    "groupmod",
+    "chpasswd",
+    "adduser",
+    "deluser",
+    "addgroup",
+    "delgroup",
+    "newusers",
+    "chage",
+    "passwd",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+];
+
+const PRIVILEGE: &[&str] = &[
+    "sudo", "su", "doas", "visudo", "sudoedit", "pkexec", "run0", "runuser",
+];
 
 /// Privilege escalation in the wrappers or as the command itself.
 #[must_use]
@@ -16,8 +85,8 @@ pub fn privilege(view: &CommandView<'_>) -> Option<Finding> {
     let hit = view
         .wrappers
         .iter()
-        .map(String::as_str)
-        .chain(view.name.as_deref())
+        .copied()
+        .chain(view.name)
         .find(|n| PRIVILEGE.contains(n))?;
     Some((
         "privilege",
@@ -28,19 +97,37 @@ pub fn privilege(view: &CommandView<'_>) -> Option<Finding> {
 /// Rules on the effective command's name and arguments.
 #[must_use]
 pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
-    let texts: Vec<String> = args.iter().skip(1).map(Word::text).collect();
-    let has = |t: &str| texts.iter().any(|x| x == t);
-    let lower: Vec<String> = texts.iter().map(|t| t.to_ascii_lowercase()).collect();
+    // Most commands are none of these: answer them without looking at their arguments.
+    if !RULED.contains(&name) && !name.starts_with("mkfs") && !name.starts_with("mke2fs") {
+        return None;
+    }
+    let texts: Vec<&str> = args.iter().skip(1).map(Word::text).collect();
+    let has = |t: &str| texts.contains(&t);
+    let lower = || -> Vec<String> { texts.iter().map(|t| t.to_ascii_lowercase()).collect() };
     match name {
         "shutdown" | "reboot" | "halt" | "poweroff" | "kexec" => {
             return Some(("power", format!("`{name}` would take the machine down")));
         }
-        "init" | "telinit" if texts.iter().any(|t| t.len() == 1 && "0123456sS".contains(t.as_str())) => {
+        "init" | "telinit"
+            if texts
+                .iter()
+                .any(|t| t.len() == 1 && "0123456sS".contains(*t)) =>
+        {
             return Some(("power", format!("`{name}` changes the runlevel")));
         }
         "systemctl" | "loginctl"
             if texts.iter().any(|t| {
-                matches!(t.as_str(), "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency")
+                matches!(
+                    *t,
+                    "poweroff"
+                        | "reboot"
+                        | "halt"
+                        | "kexec"
+                        | "suspend"
+                        | "hibernate"
+                        | "rescue"
+                        | "emergency"
+                )
             }) =>
         {
             return Some(("power", format!("`{name}` would take the machine down")));
@@ -50,21 +137,33 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
                 if let Some(target) = t.strip_prefix("of=")
                     && normalize(target).starts_with("/dev/")
                 {
-                    return Some(("disk-write", format!("`dd` writing to the device `{target}`")));
+                    return Some((
+                        "disk-write",
+                        format!("`dd` writing to the device `{target}`"),
+                    ));
                 }
                 if let Some(source) = t.strip_prefix("if=")
-                    && matches!(normalize(source).as_str(), "/dev/zero" | "/dev/random" | "/dev/urandom")
+                    && matches!(
+                        normalize(source).as_str(),
+                        "/dev/zero" | "/dev/random" | "/dev/urandom"
+                    )
                 {
                     return Some(("disk-write", format!("`dd` filling from `{source}`")));
                 }
             }
         }
-        "wipefs" | "blkdiscard" | "shred" | "truncate" | "fdisk" | "sfdisk" | "parted" | "mkswap" => {
-            if !(matches!(name, "fdisk" | "sfdisk" | "parted") && texts.iter().all(|t| t == "-l" || t == "--list")) {
-                return Some(("disk-write", format!("`{name}` destroys data")));
-            }
+        "wipefs" | "blkdiscard" | "shred" | "truncate" | "fdisk" | "sfdisk" | "parted"
+        | "mkswap"
+            if !(matches!(name, "fdisk" | "sfdisk" | "parted")
+                && texts.iter().all(|t| *t == "-l" || *t == "--list")) =>
+        {
+            return Some(("disk-write", format!("`{name}` destroys data")));
         }
-        "hdparm" if texts.iter().any(|t| t.starts_with("--security-erase") || t.starts_with("--trim-sector")) => {
+        "hdparm"
+            if texts
+                .iter()
+                .any(|t| t.starts_with("--security-erase") || t.starts_with("--trim-sector")) =>
+        {
             return Some(("disk-write", "`hdparm` erasing a disk".to_string()));
         }
         "tee" | "cp" | "mv" | "install" | "ln"
@@ -73,6 +172,7 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
             return Some(("disk-write", format!("`{name}` onto a block device")));
         }
         "kill" => {
+            let lower = lower();
             let mut it = lower.iter();
             while let Some(t) = it.next() {
                 let signal = match t.as_str() {
@@ -82,7 +182,10 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
                     _ => None,
                 };
                 if signal.is_some_and(|s| matches!(s, "9" | "kill" | "sigkill")) {
-                    return Some(("kill", "`kill -9` gives a process no chance to clean up".to_string()));
+                    return Some((
+                        "kill",
+                        "`kill -9` gives a process no chance to clean up".to_string(),
+                    ));
                 }
             }
         }
@@ -98,16 +201,21 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
             }
         }
         "mount" | "umount" => return Some(("mount", format!("`{name}` changes the mounts"))),
-        "iptables" | "ip6tables" | "iptables-restore" | "ip6tables-restore" | "iptables-legacy" | "iptables-nft" | "nft" | "ufw" | "firewall-cmd" | "ebtables" | "arptables" => {
+        "iptables" | "ip6tables" | "iptables-restore" | "ip6tables-restore" | "iptables-legacy"
+        | "iptables-nft" | "nft" | "ufw" | "firewall-cmd" | "ebtables" | "arptables" => {
             return Some(("firewall", format!("`{name}` changes the firewall")));
         }
         "crontab" if has_short_flag(&texts, &['e', 'r']) => {
-            return Some(("crontab", "`crontab -e`/`-r` edits or removes the crontab".to_string()));
+            return Some((
+                "crontab",
+                "`crontab -e`/`-r` edits or removes the crontab".to_string(),
+            ));
         }
         "history" if has_short_flag(&texts, &['c', 'w', 'd', 'a']) => {
             return Some(("history", "wiping or rewriting shell history".to_string()));
         }
-        "useradd" | "userdel" | "usermod" | "groupadd" | "groupdel" | "groupmod" | "chpasswd" | "adduser" | "deluser" | "addgroup" | "delgroup" | "newusers" | "chage" => {
+        "useradd" | "userdel" | "usermod" | "groupadd" | "groupdel" | "groupmod" | "chpasswd"
+        | "adduser" | "deluser" | "addgroup" | "delgroup" | "newusers" | "chage" => {
             return Some(("accounts", format!("`{name}` changes user accounts")));
         }
         "passwd" if texts.iter().any(|t| !t.starts_with('-')) || has("-d") => {
@@ -115,12 +223,26 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
         }
         "nc" | "ncat" | "netcat"
             if has_short_flag(&texts, &['e', 'c'])
-                || texts.iter().any(|t| t.starts_with("--exec") || t.starts_with("--sh-exec") || t.starts_with("--lua-exec")) =>
+                || texts.iter().any(|t| {
+                    t.starts_with("--exec")
+                        || t.starts_with("--sh-exec")
+                        || t.starts_with("--lua-exec")
+                }) =>
         {
-            return Some(("reverse-shell", format!("`{name}` handing a shell to the network")));
+            return Some((
+                "reverse-shell",
+                format!("`{name}` handing a shell to the network"),
+            ));
         }
-        "socat" if lower.iter().any(|t| t.contains("exec:") || t.contains("system:")) => {
-            return Some(("reverse-shell", "`socat` running a program for the network".to_string()));
+        "socat"
+            if lower()
+                .iter()
+                .any(|t| t.contains("exec:") || t.contains("system:")) =>
+        {
+            return Some((
+                "reverse-shell",
+                "`socat` running a program for the network".to_string(),
+            ));
         }
         _ => {}
     }
@@ -130,15 +252,22 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
     None
 }
 
-fn has_short_flag(texts: &[String], letters: &[char]) -> bool {
+fn has_short_flag(texts: &[&str], letters: &[char]) -> bool {
     texts.iter().any(|t| {
         t.starts_with('-') && !t.starts_with("--") && t[1..].chars().any(|c| letters.contains(&c))
     })
 }
 
-fn chmod(texts: &[String]) -> Option<Finding> {
-    let mode = texts.iter().find(|t| !t.starts_with('-') || is_symbolic_removal(t))?;
-    let world = || Some(("permissions", format!("`chmod {mode}` opens the file to everyone")));
+fn chmod(texts: &[&str]) -> Option<Finding> {
+    let mode = texts
+        .iter()
+        .find(|t| !t.starts_with('-') || is_symbolic_removal(t))?;
+    let world = || {
+        Some((
+            "permissions",
+            format!("`chmod {mode}` opens the file to everyone"),
+        ))
+    };
     let setid = || Some(("permissions", format!("`chmod {mode}` sets setuid/setgid")));
     if !mode.is_empty() && mode.chars().all(|c| c.is_ascii_digit()) {
         let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
@@ -155,7 +284,9 @@ fn chmod(texts: &[String]) -> Option<Finding> {
         return None;
     }
     for clause in mode.split(',') {
-        let Some(op_at) = clause.find(['+', '=']) else { continue };
+        let Some(op_at) = clause.find(['+', '=']) else {
+            continue;
+        };
         let who = &clause[..op_at];
         let perms = &clause[op_at + 1..];
         if perms.contains('s') {

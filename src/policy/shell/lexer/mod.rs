@@ -47,9 +47,7 @@ pub fn lex(input: &str) -> Lexed {
             error: None,
         },
         Err(error) => Lexed {
-            script: Parser::new(input, true, 0)
-                .parse_all()
-                .unwrap_or_default(),
+            script: Parser::new(input, true, 0).parse_all().unwrap_or_default(),
             error: Some(error),
         },
     }
@@ -112,14 +110,9 @@ impl Parser {
     }
 
     fn starts_with(&self, text: &str) -> bool {
-        let mut i = self.pos;
-        for c in text.chars() {
-            if self.chars.get(i) != Some(&c) {
-                return false;
-            }
-            i += 1;
-        }
-        true
+        (self.pos..)
+            .zip(text.chars())
+            .all(|(i, c)| self.chars.get(i) == Some(&c))
     }
 
     fn error(&self, message: impl Into<String>) -> LexError {

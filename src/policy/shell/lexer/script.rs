@@ -124,7 +124,7 @@ impl Parser {
             let Some(keyword) = self.peek_reserved() else {
                 break;
             };
-            match keyword.as_str() {
+            match keyword {
                 "{" => {
                     self.skip_word();
                     script.features.group = true;
@@ -173,7 +173,7 @@ impl Parser {
                 "function" => {
                     self.skip_word();
                     self.skip_blanks();
-                    let name = self.parse_word()?.text();
+                    let name = self.parse_word()?.text().to_string();
                     self.skip_blanks();
                     if self.starts_with("()") {
                         self.pos += 2;
@@ -228,7 +228,7 @@ impl Parser {
                         } else if !self.lenient {
                             return Err(self.error("expected `)` in function definition"));
                         }
-                        let name = segment.words[0].text();
+                        let name = segment.words[0].text().to_string();
                         self.function_body(name, script)?;
                         return Ok(Parsed::Merged);
                     }
@@ -303,7 +303,7 @@ impl Parser {
                 self.pos += 1;
                 self.parse_script(Closer::Paren)
             }
-            _ if self.peek_reserved().as_deref() == Some("{") => {
+            _ if self.peek_reserved() == Some("{") => {
                 self.skip_word();
                 self.parse_script(Closer::Brace)
             }
@@ -337,21 +337,20 @@ impl Parser {
             segment.evaluated.push(word);
             return Ok(segment);
         }
-        let name = self.parse_word()?.text();
+        let name = self.parse_word()?.text().to_string();
         segment.assignments.push(Assignment {
             name,
-            value: Word {
-                parts: vec![WordPart::Literal {
+            value: Word::new(
+                vec![WordPart::Literal {
                     text: "<for list>".into(),
                     quoted: true,
                 }],
-                raw: String::new(),
-                glob: false,
-                brace: false,
-            },
+                false,
+                false,
+            ),
         });
         self.skip_space();
-        if self.peek_reserved().as_deref() == Some("in") {
+        if self.peek_reserved() == Some("in") {
             self.skip_word();
             loop {
                 self.skip_blanks();
@@ -373,13 +372,17 @@ impl Parser {
         Ok(segment)
     }
 
-    fn case_statement(&mut self, connector: Connector, script: &mut Script) -> Result<(), LexError> {
+    fn case_statement(
+        &mut self,
+        connector: Connector,
+        script: &mut Script,
+    ) -> Result<(), LexError> {
         let mut head = Segment::new(connector);
         self.skip_blanks();
         head.evaluated.push(self.parse_word()?);
         script.segments.push(head);
         self.skip_space();
-        if self.peek_reserved().as_deref() == Some("in") {
+        if self.peek_reserved() == Some("in") {
             self.skip_word();
         } else if !self.lenient {
             return Err(self.error("expected `in` in case statement"));
@@ -390,7 +393,7 @@ impl Parser {
                 self.pos += 1;
                 self.skip_space();
             }
-            match self.peek_reserved().as_deref() {
+            match self.peek_reserved() {
                 Some("esac") => {
                     self.skip_word();
                     self.trailing_redirects(script)?;
@@ -463,14 +466,18 @@ impl Parser {
                 }
                 Some(c) if is_meta(c) => {
                     let start = self.pos;
-                    while self.peek().is_some_and(|c| matches!(c, '&' | '|' | '<' | '>' | '(' | ')'))
+                    while self
+                        .peek()
+                        .is_some_and(|c| matches!(c, '&' | '|' | '<' | '>' | '(' | ')'))
                     {
                         self.pos += 1;
                     }
                     if self.pos == start {
                         self.pos += 1;
                     }
-                    segment.words.push(literal_word(&self.slice(start, self.pos)));
+                    segment
+                        .words
+                        .push(literal_word(&self.slice(start, self.pos)));
                 }
                 Some(_) => segment.words.push(self.parse_word()?),
             }
@@ -482,7 +489,7 @@ impl Parser {
         self.pos += 2;
         let start = self.pos;
         let text = self.arithmetic_text(start)?;
-        Ok(self.arithmetic_word(text, start))
+        Ok(self.arithmetic_word(&text))
     }
 
     /// A redirection at the cursor (`>`, `2>>`, `&>`, `<<-EOF`, `<<<`, `>&2`, …).
@@ -563,28 +570,26 @@ impl Parser {
     }
 
     /// The plain unquoted word at the cursor, if it is one, without consuming it.
-    fn peek_reserved(&mut self) -> Option<String> {
-        let start = self.pos;
-        let c = self.peek()?;
-        if is_meta(c) {
-            return None;
-        }
-        let mut end = start;
-        while let Some(&c) = self.chars.get(end) {
-            if is_meta(c) {
-                break;
-            }
-            if matches!(c, '\'' | '"' | '\\' | '$' | '`') {
-                return None;
-            }
-            end += 1;
-        }
-        let word = self.slice(start, end);
+    fn peek_reserved(&self) -> Option<&'static str> {
         const RESERVED: [&str; 20] = [
             "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "for",
             "select", "case", "esac", "in", "function", "!", "[[", "]]",
         ];
-        RESERVED.contains(&word.as_str()).then_some(word)
+        // Reserved words are short ASCII: copy at most 8 bytes and compare those.
+        let mut buffer = [0u8; 8];
+        let mut len = 0;
+        while let Some(&c) = self.chars.get(self.pos + len) {
+            if is_meta(c) {
+                break;
+            }
+            if len == buffer.len() || !c.is_ascii() || matches!(c, '\'' | '"' | '\\' | '$' | '`') {
+                return None;
+            }
+            buffer[len] = c as u8;
+            len += 1;
+        }
+        let word = &buffer[..len];
+        RESERVED.iter().find(|r| r.as_bytes() == word).copied()
     }
 
     fn skip_word(&mut self) {
@@ -643,26 +648,12 @@ fn split_assignment(word: &Word) -> Option<Assignment> {
         });
     }
     parts.extend(word.parts[1..].iter().cloned());
-    let raw = word.raw.split_once('=').map(|(_, r)| r).unwrap_or("");
     Some(Assignment {
         name: name.to_string(),
-        value: Word {
-            parts,
-            raw: raw.to_string(),
-            glob: false,
-            brace: false,
-        },
+        value: Word::new(parts, false, false),
     })
 }
 
 fn literal_word(text: &str) -> Word {
-    Word {
-        parts: vec![WordPart::Literal {
-            text: text.to_string(),
-            quoted: false,
-        }],
-        raw: text.to_string(),
-        glob: false,
-        brace: false,
-    }
+    Word::plain(text)
 }

@@ -5,7 +5,7 @@ fn words(script: &Script) -> Vec<Vec<String>> {
     script
         .segments
         .iter()
-        .map(|s| s.words.iter().map(|w| w.text()).collect())
+        .map(|s| s.words.iter().map(|w| w.text().to_string()).collect())
         .collect()
 }
 
@@ -42,7 +42,12 @@ fn splits_segments_on_operators() {
 fn removes_quotes_and_escapes() {
     let script = ok(r#"r''m -"r"f \/ $'\x72\x6d' "a b"'c'"#);
     assert_eq!(words(&script), vec![vec!["rm", "-rf", "/", "rm", "a bc"]]);
-    assert!(script.segments[0].words.iter().all(|w| w.literal().is_some()));
+    assert!(
+        script.segments[0]
+            .words
+            .iter()
+            .all(|w| w.literal().is_some())
+    );
 }
 
 #[test]
@@ -60,7 +65,12 @@ fn subshells_groups_and_functions() {
     let script = ok("(cd x && ls) | { grep a; wc -l; }");
     assert_eq!(
         words(&script),
-        vec![vec!["cd", "x"], vec!["ls"], vec!["grep", "a"], vec!["wc", "-l"]]
+        vec![
+            vec!["cd", "x"],
+            vec!["ls"],
+            vec!["grep", "a"],
+            vec!["wc", "-l"]
+        ]
     );
     assert!(script.features.subshell && script.features.group);
     assert_eq!(script.segments[2].connector, Connector::Pipe);
@@ -75,7 +85,10 @@ fn subshells_groups_and_functions() {
 #[test]
 fn compound_commands() {
     let script = ok("for f in $(ls); do rm \"$f\"; done; if true; then reboot; fi");
-    let all: Vec<_> = words(&script).into_iter().filter(|w| !w.is_empty()).collect();
+    let all: Vec<_> = words(&script)
+        .into_iter()
+        .filter(|w| !w.is_empty())
+        .collect();
     assert_eq!(all, vec![vec!["rm", "$f"], vec!["true"], vec!["reboot"]]);
     assert!(script.features.compound);
     assert!(script.segments[0].evaluated[0].has_substitution());
@@ -97,17 +110,31 @@ fn redirections_and_heredocs() {
     assert_eq!(first.redirects.len(), 2);
     let body = first.redirects[0].heredoc.as_ref().unwrap();
     assert!(body.has_substitution());
-    assert!(!script.segments[1].redirects.iter().any(|r| r.writes_output()));
+    assert!(
+        !script.segments[1]
+            .redirects
+            .iter()
+            .any(|r| r.writes_output())
+    );
     assert!(first.redirects[1].writes_output());
 
     let quoted = ok("cat <<'EOF'\n$(id)\nEOF");
-    assert!(!quoted.segments[0].redirects[0].heredoc.as_ref().unwrap().has_substitution());
+    assert!(
+        !quoted.segments[0].redirects[0]
+            .heredoc
+            .as_ref()
+            .unwrap()
+            .has_substitution()
+    );
 
     let tabs = ok("cat <<-EOF\n\tx\n\tEOF\nls");
     assert_eq!(words(&tabs), vec![vec!["cat"], vec!["ls"]]);
 
     let herestring = ok("bash <<< 'rm -rf /'");
-    assert_eq!(herestring.segments[0].redirects[0].target.text(), "rm -rf /");
+    assert_eq!(
+        herestring.segments[0].redirects[0].target.text(),
+        "rm -rf /"
+    );
 }
 
 #[test]
@@ -117,7 +144,10 @@ fn assignments_and_tilde() {
     assert_eq!(seg.assignments.len(), 2);
     assert_eq!(seg.assignments[1].name, "B");
     assert!(seg.assignments[1].value.has_substitution());
-    assert_eq!(words(&script), vec![vec!["cmd", "~/x", "~root", "--f=~/y", "a=b"]]);
+    assert_eq!(
+        words(&script),
+        vec![vec!["cmd", "~/x", "~root", "--f=~/y", "a=b"]]
+    );
     assert!(matches!(seg.words[1].parts[0], WordPart::Tilde { .. }));
     assert!(matches!(seg.words[3].parts[1], WordPart::Tilde { .. }));
 }
@@ -136,7 +166,14 @@ fn globs_and_braces() {
 
 #[test]
 fn errors_are_reported_and_lenient_script_kept() {
-    for bad in ["echo 'x", "echo \"x", "(ls", "echo $(ls", "ls )", "echo `ls"] {
+    for bad in [
+        "echo 'x",
+        "echo \"x",
+        "(ls",
+        "echo $(ls",
+        "ls )",
+        "echo `ls",
+    ] {
         let lexed = lex(bad);
         assert!(lexed.error.is_some(), "{bad:?} should not lex");
     }

@@ -7,8 +7,11 @@ use crate::policy::shell::ast::{Word, WordPart};
 /// Accumulates the parts of one word and the shape that tells globs from quoted text.
 struct WordBuilder {
     parts: Vec<WordPart>,
-    /// The word with quoted characters replaced by NUL and expansions by `$`: globs and braces
-    /// are looked for here, so a quoted `*` never counts.
+    /// An unquoted `*` or `?`.
+    glob: bool,
+    /// The word from its first unquoted `[` or `{` on, quoted characters as NUL and expansions
+    /// as `$`: bracket globs and brace expansions are looked for here, so a quoted `{a,b}`
+    /// never counts. Empty (unallocated) for the many words without either.
     shape: String,
 }
 
@@ -16,45 +19,45 @@ impl WordBuilder {
     fn new() -> Self {
         WordBuilder {
             parts: Vec::new(),
+            glob: false,
             shape: String::new(),
         }
     }
 
     fn push_char(&mut self, c: char, quoted: bool) {
-        self.shape.push(if quoted { '\0' } else { c });
+        if !quoted && (c == '*' || c == '?') {
+            self.glob = true;
+        }
+        if !self.shape.is_empty() || (!quoted && (c == '[' || c == '{')) {
+            self.shape.push(if quoted { '\0' } else { c });
+        }
         if let Some(WordPart::Literal { text, quoted: q }) = self.parts.last_mut()
             && *q == quoted
         {
             text.push(c);
             return;
         }
-        self.parts.push(WordPart::Literal {
-            text: c.to_string(),
-            quoted,
-        });
+        // Most words are short: one allocation of this size usually holds the whole literal.
+        let mut text = String::with_capacity(24);
+        text.push(c);
+        self.parts.push(WordPart::Literal { text, quoted });
     }
 
     fn push_part(&mut self, part: WordPart) {
-        self.shape.push('$');
+        if !self.shape.is_empty() {
+            self.shape.push('$');
+        }
         self.parts.push(part);
     }
 
-    fn finish(self, raw: String) -> Word {
-        let glob = has_glob(&self.shape);
+    fn finish(self) -> Word {
+        let glob = self.glob || has_glob(&self.shape);
         let brace = has_brace_expansion(&self.shape);
-        Word {
-            parts: self.parts,
-            raw,
-            glob,
-            brace,
-        }
+        Word::new(self.parts, glob, brace)
     }
 }
 
 fn has_glob(shape: &str) -> bool {
-    if shape.contains(['*', '?']) {
-        return true;
-    }
     shape
         .find('[')
         .is_some_and(|open| shape[open + 1..].contains(']'))
@@ -141,7 +144,7 @@ impl Parser {
                 }
             }
         }
-        Ok(word.finish(self.slice(start, self.pos)))
+        Ok(word.finish())
     }
 
     /// The text up to the closing `'` (the opening one already consumed).
@@ -217,7 +220,7 @@ impl Parser {
                 self.pos += 3;
                 let start = self.pos;
                 let text = self.arithmetic_text(start)?;
-                let inner = self.arithmetic_word(text.clone(), start);
+                let inner = self.arithmetic_word(&text);
                 word.push_part(WordPart::Arithmetic { text });
                 for part in inner.parts {
                     if matches!(part, WordPart::CommandSub { .. }) {
@@ -266,7 +269,9 @@ impl Parser {
                     quoted,
                 });
             }
-            Some(c) if c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-') => {
+            Some(c)
+                if c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-') =>
+            {
                 self.pos += 2;
                 word.push_part(WordPart::Param {
                     name: c.to_string(),
@@ -300,7 +305,9 @@ impl Parser {
                     self.pos += 1;
                 }
             }
-            Some(c) if c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-') => {
+            Some(c)
+                if c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-') =>
+            {
                 self.pos += 1;
             }
             _ => {}
@@ -494,14 +501,13 @@ impl Parser {
 
     /// `<(…)` or `>(…)` with the cursor on `<` or `>`.
     pub(super) fn process_substitution(&mut self) -> Result<Word, LexError> {
-        let start = self.pos;
         self.pos += 2;
         self.enter()?;
         let script = self.parse_script(Closer::Paren);
         self.leave();
         let mut word = WordBuilder::new();
         word.push_part(WordPart::ProcessSub { script: script? });
-        Ok(word.finish(self.slice(start, self.pos)))
+        Ok(word.finish())
     }
 
     /// The text of `$((…))` / `((…))` up to the closing `))`, the cursor just inside.
@@ -529,11 +535,9 @@ impl Parser {
     }
 
     /// Arithmetic text lexed like a double-quoted string, so `$(…)` inside it is seen.
-    pub(super) fn arithmetic_word(&self, text: String, _start: usize) -> Word {
-        let mut inner = Parser::new(&text, true, self.depth + 1);
-        let mut word = inner.inline_text_word();
-        word.raw = text;
-        word
+    pub(super) fn arithmetic_word(&self, text: &str) -> Word {
+        let mut inner = Parser::new(text, true, self.depth + 1);
+        inner.inline_text_word()
     }
 
     /// Lexes the rest of the input as the inside of a double-quoted string (a heredoc body or
@@ -571,13 +575,16 @@ impl Parser {
                 }
             }
         }
-        let raw: String = self.chars.iter().collect();
-        word.finish(raw)
+        word.finish()
     }
 
     /// Reads the body of a heredoc whose operator was just lexed: it starts after the current
     /// line (or after the previous heredoc of this line) and ends at the delimiter line.
-    pub(super) fn heredoc_body(&mut self, delimiter: &Word, strip_tabs: bool) -> Result<Word, LexError> {
+    pub(super) fn heredoc_body(
+        &mut self,
+        delimiter: &Word,
+        strip_tabs: bool,
+    ) -> Result<Word, LexError> {
         let quoted = delimiter
             .parts
             .iter()
@@ -594,7 +601,7 @@ impl Parser {
                     Some(n) => (n, n + 1),
                     None => {
                         // No body at all: bash warns and uses an empty one.
-                        return Ok(WordBuilder::new().finish(String::new()));
+                        return Ok(WordBuilder::new().finish());
                     }
                 }
             }
@@ -627,7 +634,7 @@ impl Parser {
             for c in body.chars() {
                 word.push_char(c, true);
             }
-            return Ok(word.finish(body));
+            return Ok(word.finish());
         }
         if self.depth >= super::MAX_DEPTH {
             return Err(self.error("commands nested too deeply"));
