@@ -57,3 +57,20 @@ fn sled_backend_and_reopen() {
     let reopened = SledStore::open(dir.path(), 8).unwrap();
     assert_eq!(reopened.get("keep", b"k").unwrap(), Some(b"v".to_vec()));
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn blocking_calls_run_on_the_blocking_pool() {
+    let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(MemoryStore::new());
+    let async_thread = std::thread::current().id();
+    let ran_on = super::blocking(store.clone(), |s| {
+        s.insert("t", b"k", b"v")?;
+        Ok(std::thread::current().id())
+    })
+    .await
+    .unwrap();
+    assert_ne!(
+        ran_on, async_thread,
+        "the store call ran on the async thread"
+    );
+    assert_eq!(store.get("t", b"k").unwrap(), Some(b"v".to_vec()));
+}

@@ -1,0 +1,131 @@
+//! The environment a shell child (or a helper in its namespaces) starts with: a fixed base, plus
+//! the parent's variables except secrets — names matching `API|KEY|SECRET|TOKEN|PASSWORD|
+//! CREDENTIAL|AUTH`, everything starting `SSH_`, and every variable a `*_env` config key names.
+//! An agent's `env_allowlist` can un-hide a variable that exists and was hidden by its name
+//! only; it never invents one, and never un-hides `SSH_*` or a `*_env` secret.
+
+use crate::config::Config;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Name fragments that mark a variable as a secret (compared case-insensitively).
+const SECRET_FRAGMENTS: &[&str] = &[
+    "API",
+    "KEY",
+    "SECRET",
+    "TOKEN",
+    "PASSWORD",
+    "CREDENTIAL",
+    "AUTH",
+];
+
+/// The `PATH` a child gets when the service has none.
+const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Whether a name looks like a secret's.
+#[must_use]
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_FRAGMENTS.iter().any(|f| upper.contains(f))
+}
+
+/// Every variable a `*_env` key of the config names: these hold secrets by declaration.
+#[must_use]
+pub fn configured_secret_names(config: &Config) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for provider in config.providers.values() {
+        names.extend(provider.api_key_env.clone());
+    }
+    if let Some(t) = &config.telegram {
+        names.insert(t.token_env.clone());
+    }
+    if let Some(d) = &config.discord {
+        names.insert(d.token_env.clone());
+    }
+    names
+}
+
+/// The child's environment.
+#[must_use]
+pub fn child_environment(
+    parent: impl IntoIterator<Item = (String, String)>,
+    configured_secrets: &BTreeSet<String>,
+    env_allowlist: &[String],
+    home: &Path,
+    tmpdir: &Path,
+) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    for (name, value) in parent {
+        let ssh = name.starts_with("SSH_");
+        let declared_secret = configured_secrets.contains(&name);
+        let hidden = ssh || declared_secret || is_secret_name(&name);
+        let unhidden = !ssh && !declared_secret && env_allowlist.iter().any(|a| *a == name);
+        if !hidden || unhidden {
+            env.insert(name, value);
+        }
+    }
+    env.entry("PATH".into())
+        .or_insert_with(|| DEFAULT_PATH.into());
+    env.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
+    env.entry("TERM".into()).or_insert_with(|| "dumb".into());
+    // These always point inside the sandbox, whatever the service's own values were.
+    env.insert("HOME".into(), home.display().to_string());
+    env.insert("TMPDIR".into(), tmpdir.display().to_string());
+    env.insert("PWD".into(), home.display().to_string());
+    env.remove("OLDPWD");
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hides_secrets_and_allows_only_existing_names() {
+        let parent = [
+            ("PATH", "/bin"),
+            ("HOME", "/root"),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("my_token", "t"),
+            ("GH_AUTH", "a"),
+            ("SSH_AUTH_SOCK", "/tmp/agent"),
+            ("SSH_CONNECTION", "x"),
+            ("CUSTOM_BOT", "declared"),
+            ("DB_PASSWORD", "pw"),
+            ("EDITOR", "vi"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let declared: BTreeSet<String> = ["CUSTOM_BOT".to_string()].into();
+        let allow = [
+            "DB_PASSWORD",
+            "SSH_CONNECTION",
+            "CUSTOM_BOT",
+            "NOT_THERE_KEY",
+        ]
+        .map(String::from);
+        let env = child_environment(
+            parent,
+            &declared,
+            &allow,
+            Path::new("/ws/s"),
+            Path::new("/ws/s/.tmp"),
+        );
+        let names: Vec<&str> = env.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "DB_PASSWORD",
+                "EDITOR",
+                "HOME",
+                "LANG",
+                "PATH",
+                "PWD",
+                "TERM",
+                "TMPDIR"
+            ]
+        );
+        assert_eq!(env["HOME"], "/ws/s");
+        assert_eq!(env["PATH"], "/bin");
+        assert_eq!(env["TMPDIR"], "/ws/s/.tmp");
+    }
+}
