@@ -59,7 +59,7 @@ pub fn child_environment(
         let ssh = name.starts_with("SSH_");
         let declared_secret = configured_secrets.contains(&name);
         let hidden = ssh || declared_secret || is_secret_name(&name);
-        let unhidden = !ssh && !declared_secret && env_allowlist.iter().any(|a| *a == name);
+        let unhidden = !ssh && !declared_secret && env_allowlist.contains(&name);
         if !hidden || unhidden {
             env.insert(name, value);
         }
