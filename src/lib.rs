@@ -4,5 +4,6 @@ pub mod cli;
 pub mod config;
 pub mod gate;
 pub mod policy;
+pub mod sandbox;
 pub mod store;
 pub mod tools;

@@ -1,3 +1,4 @@
 mod cli;
 mod corpus;
 mod gate_scenarios;
+mod sandbox;

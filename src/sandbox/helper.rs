@@ -1,0 +1,191 @@
+//! The `sandbox-exec` helper: runs in the re-executed binary before anything else (no threads,
+//! no runtime), so `fork` is safe. Steps: new user + mount + PID (+ network) namespaces, map our
+//! own uid/gid, fork; the child — PID 1 of the new namespace — dies with the helper
+//! (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, restricts itself with Landlock, and `exec`s
+//! `/bin/sh -c COMMAND`. The helper waits and exits with the command's status. Any setup step
+//! that fails ends the helper with [`SETUP_FAILED`] before the command runs: never unconfined.
+
+use super::spec::{DEVICE_WRITE, SYSTEM_READ, SandboxSpec};
+use crate::policy::mode::SandboxPolicy;
+use landlock::{
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, path_beneath_rules,
+};
+use std::ffi::CString;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+
+/// The helper's exit code when confinement could not be set up (the command never ran).
+pub const SETUP_FAILED: i32 = 125;
+
+/// The prefix of the helper's own error lines on stderr.
+pub const ERROR_PREFIX: &str = "tollgate-sandbox:";
+
+/// Entry point: `tollgate sandbox-exec SPEC_JSON COMMAND`. Never returns.
+pub fn main(args: &[String]) -> ! {
+    let (spec, command) = match (args.first(), args.get(1)) {
+        (Some(spec), Some(command)) => match serde_json::from_str::<SandboxSpec>(spec) {
+            Ok(spec) => (spec, command.clone()),
+            Err(e) => fail(&format!("bad sandbox spec: {e}")),
+        },
+        _ => fail("usage: tollgate sandbox-exec SPEC_JSON COMMAND"),
+    };
+    if spec.sandbox == SandboxPolicy::DangerFullAccess {
+        fail("danger-full-access is not run through the sandbox helper");
+    }
+    if let Err(e) = enter_namespaces(&spec) {
+        fail(&e);
+    }
+    // SAFETY: this process is single-threaded (the helper runs before any thread or runtime
+    // starts), so the child may run arbitrary code after fork.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => fail(&format!("fork: {}", std::io::Error::last_os_error())),
+        0 => child(&spec, &command),
+        child_pid => std::process::exit(wait_for(child_pid)),
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("{ERROR_PREFIX} {message}");
+    std::process::exit(SETUP_FAILED)
+}
+
+fn enter_namespaces(spec: &SandboxSpec) -> Result<(), String> {
+    // SAFETY: getuid/getgid have no preconditions.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    if !spec.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    // SAFETY: unshare only changes this process's namespaces.
+    if unsafe { libc::unshare(flags) } != 0 {
+        return Err(format!("unshare: {}", std::io::Error::last_os_error()));
+    }
+    // Map our own ids: inside, the command has the same identity (and no more) on host files.
+    std::fs::write("/proc/self/setgroups", "deny")
+        .map_err(|e| format!("writing setgroups: {e}"))?;
+    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))
+        .map_err(|e| format!("writing uid_map: {e}"))?;
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))
+        .map_err(|e| format!("writing gid_map: {e}"))?;
+    Ok(())
+}
+
+fn wait_for(pid: libc::pid_t) -> i32 {
+    let mut status = 0;
+    loop {
+        // SAFETY: waiting on our own child with a valid status pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        if r == -1 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return SETUP_FAILED;
+        }
+    }
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        SETUP_FAILED
+    }
+}
+
+/// PID 1 of the new namespace.
+fn child(spec: &SandboxSpec, command: &str) -> ! {
+    // SAFETY: prctl with PR_SET_PDEATHSIG only sets this process's parent-death signal.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
+        fail(&format!("prctl: {}", std::io::Error::last_os_error()));
+    }
+    if let Err(e) = remount_proc() {
+        fail(&e);
+    }
+    if let Err(e) = restrict(spec) {
+        fail(&e);
+    }
+    let error = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&spec.workspace)
+        .exec();
+    fail(&format!("exec /bin/sh: {error}"))
+}
+
+fn mount(
+    source: &str,
+    target: &str,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+) -> Result<(), String> {
+    let c = |s: &str| CString::new(s).map_err(|e| e.to_string());
+    let source = c(source)?;
+    let target_c = c(target)?;
+    let fstype = fstype.map(c).transpose()?;
+    // SAFETY: every pointer is a valid NUL-terminated string or null, as mount(2) expects.
+    let r = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target_c.as_ptr(),
+            fstype.as_ref().map_or(std::ptr::null(), |f| f.as_ptr()),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(format!(
+            "mount {target}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Makes mounts private to this namespace, then mounts a `/proc` that shows only it.
+fn remount_proc() -> Result<(), String> {
+    mount("none", "/", None, libc::MS_REC | libc::MS_PRIVATE)?;
+    mount(
+        "proc",
+        "/proc",
+        Some("proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+    )
+}
+
+/// Landlock: read the system paths, the workspace and the roots; write only where the sandbox
+/// allows. Anything short of full enforcement fails: the command must not run half-confined.
+fn restrict(spec: &SandboxSpec) -> Result<(), String> {
+    let abi = ABI::V5;
+    let read = AccessFs::from_read(abi);
+    let all = AccessFs::from_all(abi);
+    let mut readable: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+    readable.push(spec.workspace.clone());
+    readable.extend(spec.readable_roots.iter().cloned());
+    readable.extend(spec.writable_roots.iter().cloned());
+    let mut writable: Vec<PathBuf> = DEVICE_WRITE.iter().map(PathBuf::from).collect();
+    writable.push(spec.tmpdir.clone());
+    if spec.sandbox == SandboxPolicy::WorkspaceWrite {
+        writable.push(spec.workspace.clone());
+        writable.extend(spec.writable_roots.iter().cloned());
+    }
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(all)
+        .map_err(|e| format!("landlock: {e}"))?
+        .create()
+        .map_err(|e| format!("landlock: {e}"))?
+        .add_rules(path_beneath_rules(&readable, read))
+        .map_err(|e| format!("landlock: {e}"))?
+        .add_rules(path_beneath_rules(&writable, all))
+        .map_err(|e| format!("landlock: {e}"))?
+        .restrict_self()
+        .map_err(|e| format!("landlock: {e}"))?;
+    if status.ruleset == RulesetStatus::NotEnforced || !status.no_new_privs {
+        return Err(format!(
+            "landlock is not enforced on this kernel ({:?}); set `sandbox = \"danger-full-access\"` to run commands unconfined",
+            status.ruleset
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,21 @@
+//! The shell child's confinement. Under `read-only` and `workspace-write` the binary re-executes
+//! itself as a small `sandbox-exec` helper that enters fresh user, PID (with its own `/proc`),
+//! mount and — without network access — network namespaces, applies Landlock, and `exec`s the
+//! command. The command is PID 1 of its namespace: when it ends, or when the helper is killed
+//! (timeout, cancel), every process in the namespace dies with it, so a `setsid` grandchild
+//! cannot outlive it. `danger-full-access` runs the command unconfined, in its own process group.
+//!
+//! This module never decides whether a command may run (the gate does); it makes a decided
+//! command run exactly as confined as the session's sandbox says, or not at all.
+
+pub mod helper;
+mod output;
+mod run;
+mod spec;
+
+pub use output::{CappedOutput, OUTPUT_CAP};
+pub use run::{RunError, RunOutcome, ShellRunner};
+pub use spec::SandboxSpec;
+
+/// The argument that turns the binary into the helper.
+pub const HELPER_ARG: &str = "sandbox-exec";

@@ -1,0 +1,206 @@
+//! Running one shell command: through the sandbox helper (or unconfined under
+//! `danger-full-access`), with the sanitized environment, bounded output, a timeout and
+//! cancellation that kill everything the command started.
+
+use super::HELPER_ARG;
+use super::helper::{ERROR_PREFIX, SETUP_FAILED};
+use super::output::{CappedOutput, OUTPUT_CAP, read_capped};
+use super::spec::SandboxSpec;
+use crate::policy::mode::SandboxPolicy;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::process::Command;
+
+/// How a command ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// The exit code (128 + signal when killed by one); `None` when it was killed for a
+    /// timeout or cancel.
+    pub exit_code: Option<i32>,
+    pub stdout: CappedOutput,
+    pub stderr: CappedOutput,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration: Duration,
+}
+
+/// Why a command did not run (or its end is unknown).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// It could not be started.
+    Spawn(String),
+    /// The sandbox could not be set up; the command never ran.
+    SandboxSetup(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Spawn(e) => write!(f, "could not start the command: {e}"),
+            RunError::SandboxSetup(e) => write!(
+                f,
+                "the sandbox could not be set up, so the command did not run: {e}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Runs shell commands, re-executing `helper` (the tollgate binary) to confine them.
+#[derive(Clone, Debug)]
+pub struct ShellRunner {
+    helper: PathBuf,
+}
+
+/// After a kill, how long to wait for the output pipes to close before giving up on them.
+const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
+
+impl ShellRunner {
+    /// A runner whose helper is `helper` (a tollgate binary).
+    #[must_use]
+    pub fn new(helper: PathBuf) -> Self {
+        ShellRunner { helper }
+    }
+
+    /// A runner whose helper is the running binary.
+    pub fn current() -> Result<Self, RunError> {
+        std::env::current_exe()
+            .map(ShellRunner::new)
+            .map_err(|e| RunError::Spawn(format!("locating the tollgate binary: {e}")))
+    }
+
+    /// Runs `command` in `spec.workspace` with `env` (already sanitized), confined by `spec`
+    /// with a fresh private temp dir (`TMPDIR`), killed after `timeout` or when `cancel`
+    /// completes.
+    pub async fn run(
+        &self,
+        command: &str,
+        spec: &SandboxSpec,
+        env: &BTreeMap<String, String>,
+        timeout: Duration,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<RunOutcome, RunError> {
+        std::fs::create_dir_all(&spec.workspace)
+            .map_err(|e| RunError::Spawn(format!("creating {}: {e}", spec.workspace.display())))?;
+        let tmp = tempfile::Builder::new()
+            .prefix("tollgate-")
+            .tempdir()
+            .map_err(|e| RunError::Spawn(format!("creating a private temp dir: {e}")))?;
+        let mut spec = spec.clone();
+        spec.tmpdir = tmp.path().to_path_buf();
+        let mut env = env.clone();
+        env.insert("HOME".into(), spec.workspace.display().to_string());
+        env.insert("PWD".into(), spec.workspace.display().to_string());
+        env.insert("TMPDIR".into(), spec.tmpdir.display().to_string());
+
+        let confined = spec.sandbox != SandboxPolicy::DangerFullAccess;
+        let mut cmd = if confined {
+            let spec_json = serde_json::to_string(&spec)
+                .map_err(|e| RunError::Spawn(format!("encoding the sandbox spec: {e}")))?;
+            let mut cmd = Command::new(&self.helper);
+            cmd.arg(HELPER_ARG).arg(spec_json).arg(command);
+            cmd
+        } else {
+            let mut cmd = Command::new("/bin/sh");
+            cmd.arg("-c").arg(command);
+            // Its own process group, so a kill reaches its children too.
+            cmd.process_group(0);
+            cmd
+        };
+        cmd.env_clear()
+            .envs(&env)
+            .current_dir(&spec.workspace)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let started = Instant::now();
+        let mut child = cmd.spawn().map_err(|e| RunError::Spawn(e.to_string()))?;
+        let pid = child.id();
+        let stdout = child
+            .stdout
+            .take()
+            .map(|s| tokio::spawn(read_capped(s, OUTPUT_CAP)));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|s| tokio::spawn(read_capped(s, OUTPUT_CAP)));
+
+        let mut timed_out = false;
+        let mut cancelled = false;
+        let status = tokio::select! {
+            status = child.wait() => status.ok(),
+            () = tokio::time::sleep(timeout) => { timed_out = true; None }
+            () = cancel => { cancelled = true; None }
+        };
+        if status.is_none() {
+            kill(&mut child, pid, confined).await;
+        }
+        let stdout = collect(stdout, status.is_none()).await;
+        let stderr = collect(stderr, status.is_none()).await;
+        let exit_code = status.and_then(|s| {
+            use std::os::unix::process::ExitStatusExt;
+            s.code().or_else(|| s.signal().map(|sig| 128 + sig))
+        });
+        if confined && exit_code == Some(SETUP_FAILED) {
+            let text = String::from_utf8_lossy(&stderr.bytes);
+            if let Some(line) = text.lines().find(|l| l.starts_with(ERROR_PREFIX)) {
+                return Err(RunError::SandboxSetup(
+                    line.trim_start_matches(ERROR_PREFIX).trim().to_string(),
+                ));
+            }
+        }
+        drop(tmp);
+        Ok(RunOutcome {
+            exit_code,
+            stdout,
+            stderr,
+            timed_out,
+            cancelled,
+            duration: started.elapsed(),
+        })
+    }
+
+    /// The helper binary.
+    #[must_use]
+    pub fn helper(&self) -> &Path {
+        &self.helper
+    }
+}
+
+/// Kills a command and everything it started: the helper's death takes the whole PID namespace
+/// down (its PID 1 has `PR_SET_PDEATHSIG`); an unconfined command's process group is killed.
+async fn kill(child: &mut tokio::process::Child, pid: Option<u32>, confined: bool) {
+    if !confined && let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: signalling a process group we created; no memory is touched.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+}
+
+async fn collect(
+    task: Option<tokio::task::JoinHandle<CappedOutput>>,
+    killed: bool,
+) -> CappedOutput {
+    let Some(mut task) = task else {
+        return CappedOutput::default();
+    };
+    if !killed {
+        return (&mut task).await.unwrap_or_default();
+    }
+    match tokio::time::timeout(DRAIN_AFTER_KILL, &mut task).await {
+        Ok(result) => result.unwrap_or_default(),
+        Err(_) => {
+            task.abort();
+            CappedOutput::default()
+        }
+    }
+}

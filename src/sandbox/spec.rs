@@ -1,0 +1,73 @@
+//! What the helper is told: the sandbox, the roots, the private temp dir, the network, and the
+//! command. Paths only — never a secret (the helper's command line is visible inside).
+
+use crate::policy::mode::SandboxPolicy;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The confinement of one shell command.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxSpec {
+    pub sandbox: SandboxPolicy,
+    /// The session's workspace: the command's cwd and `HOME`; writable under `workspace-write`.
+    pub workspace: PathBuf,
+    pub writable_roots: Vec<PathBuf>,
+    pub readable_roots: Vec<PathBuf>,
+    /// The call's private temp dir: always writable.
+    pub tmpdir: PathBuf,
+    /// Keep the host's network (no network namespace).
+    pub network: bool,
+}
+
+/// System paths programs need to read: binaries, libraries, and the parts of `/etc` that
+/// programs consult (the account and sudo files are left out on purpose).
+pub const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/nsswitch.conf",
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/os-release",
+    "/etc/debian_version",
+    "/etc/mime.types",
+    "/etc/gitconfig",
+    "/etc/bash.bashrc",
+    "/etc/profile",
+    "/etc/profile.d",
+    "/etc/inputrc",
+    "/etc/environment",
+    "/etc/terminfo",
+    "/etc/magic",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/locale.alias",
+    "/etc/python3",
+    "/etc/perl",
+    "/proc",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
+
+/// Device files any command may write.
+pub const DEVICE_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];

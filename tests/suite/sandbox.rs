@@ -1,0 +1,284 @@
+//! Containment, proven on this kernel (Landlock and unprivileged user namespaces): approved
+//! commands still cannot write outside the sandbox, reach the network without
+//! `network_access`, read the service's secrets, or outlive their timeout.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::pending;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tollgate::policy::env::child_environment;
+use tollgate::policy::mode::SandboxPolicy;
+use tollgate::sandbox::{OUTPUT_CAP, RunOutcome, SandboxSpec, ShellRunner};
+
+fn runner() -> ShellRunner {
+    ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate")))
+}
+
+struct Place {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+fn place() -> Place {
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    std::fs::create_dir_all(root.join("ws")).unwrap();
+    std::fs::create_dir_all(root.join("outside")).unwrap();
+    std::fs::write(root.join("outside/private.txt"), "not for the agent").unwrap();
+    Place { _dir: dir, root }
+}
+
+fn spec(place: &Place, sandbox: SandboxPolicy, network: bool) -> SandboxSpec {
+    SandboxSpec {
+        sandbox,
+        workspace: place.root.join("ws"),
+        writable_roots: vec![],
+        readable_roots: vec![],
+        tmpdir: PathBuf::new(),
+        network,
+    }
+}
+
+fn env(place: &Place) -> BTreeMap<String, String> {
+    child_environment(
+        std::env::vars(),
+        &BTreeSet::new(),
+        &[],
+        &place.root.join("ws"),
+        Path::new("/tmp"),
+    )
+}
+
+async fn run(place: &Place, sandbox: SandboxPolicy, network: bool, command: &str) -> RunOutcome {
+    runner()
+        .run(
+            command,
+            &spec(place, sandbox, network),
+            &env(place),
+            Duration::from_secs(20),
+            pending(),
+        )
+        .await
+        .unwrap()
+}
+
+fn text(outcome: &RunOutcome) -> String {
+    format!(
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        outcome.exit_code,
+        outcome.stdout.text(),
+        outcome.stderr.text()
+    )
+}
+
+#[tokio::test]
+async fn writes_stay_in_the_workspace() {
+    let p = place();
+    let ws = SandboxPolicy::WorkspaceWrite;
+    let ok = run(
+        &p,
+        ws,
+        false,
+        "echo hi > made.txt && cat made.txt && touch \"$TMPDIR/t\"",
+    )
+    .await;
+    assert_eq!(ok.exit_code, Some(0), "{}", text(&ok));
+    assert_eq!(ok.stdout.text(), "hi\n");
+    assert!(p.root.join("ws/made.txt").exists());
+
+    let etc = run(&p, ws, false, "touch /etc/tollgate-escape").await;
+    assert_ne!(etc.exit_code, Some(0), "{}", text(&etc));
+    assert!(!Path::new("/etc/tollgate-escape").exists());
+
+    let real_home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let target = format!("{real_home}/tollgate-escape-test");
+    let home = run(&p, ws, false, &format!("touch '{target}'")).await;
+    assert_ne!(home.exit_code, Some(0), "{}", text(&home));
+    assert!(!Path::new(&target).exists());
+
+    let outside = run(
+        &p,
+        ws,
+        false,
+        &format!("cat '{}'", p.root.join("outside/private.txt").display()),
+    )
+    .await;
+    assert_ne!(outside.exit_code, Some(0), "{}", text(&outside));
+    assert!(!outside.stdout.text().contains("not for the agent"));
+
+    let shadow = run(&p, ws, false, "cat /etc/shadow").await;
+    assert_ne!(shadow.exit_code, Some(0), "{}", text(&shadow));
+}
+
+#[tokio::test]
+async fn read_only_writes_only_its_temp_dir() {
+    let p = place();
+    let ro = SandboxPolicy::ReadOnly;
+    let denied = run(&p, ro, false, "touch in-workspace.txt").await;
+    assert_ne!(denied.exit_code, Some(0), "{}", text(&denied));
+    assert!(!p.root.join("ws/in-workspace.txt").exists());
+    let tmp = run(
+        &p,
+        ro,
+        false,
+        "echo x > \"$TMPDIR/scratch\" && cat \"$TMPDIR/scratch\" && ls /usr/bin >/dev/null",
+    )
+    .await;
+    assert_eq!(tmp.exit_code, Some(0), "{}", text(&tmp));
+}
+
+#[tokio::test]
+async fn network_only_with_network_access() {
+    let p = place();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = socket
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
+                )
+                .await;
+        }
+    });
+    let curl = format!("curl -s --max-time 5 http://127.0.0.1:{port}/");
+    let off = run(&p, SandboxPolicy::WorkspaceWrite, false, &curl).await;
+    assert_ne!(off.exit_code, Some(0), "{}", text(&off));
+    assert!(!off.stdout.text().contains("hello"));
+    let on = run(&p, SandboxPolicy::WorkspaceWrite, true, &curl).await;
+    assert_eq!(on.exit_code, Some(0), "{}", text(&on));
+    assert_eq!(on.stdout.text(), "hello");
+    server.abort();
+}
+
+#[tokio::test]
+async fn secrets_of_the_service_are_not_readable() {
+    let p = place();
+    // The service's own environment holds a secret; the child must see it nowhere.
+    // SAFETY: this variable is unique to this test and read only through child processes.
+    unsafe { std::env::set_var("TOLLGATE_TEST_SERVICE_TOKEN", "hunter2-sandbox-canary") };
+    let env = env(&p);
+    assert!(!env.contains_key("TOLLGATE_TEST_SERVICE_TOKEN"));
+    let service_pid = std::process::id();
+    let probe = format!(
+        "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; cat /proc/{service_pid}/environ 2>&1; ls /proc | grep -c '^[0-9]'"
+    );
+    let outcome = runner()
+        .run(
+            &probe,
+            &spec(&p, SandboxPolicy::WorkspaceWrite, false),
+            &env,
+            Duration::from_secs(20),
+            pending(),
+        )
+        .await
+        .unwrap();
+    let all = text(&outcome);
+    assert!(!all.contains("hunter2-sandbox-canary"), "{all}");
+    // Only the command's own processes are visible in its /proc.
+    let visible: usize = outcome
+        .stdout
+        .text()
+        .lines()
+        .last()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(visible <= 4, "{all}");
+    assert!(
+        outcome
+            .stdout
+            .text()
+            .contains(&format!("HOME={}", p.root.join("ws").display())),
+        "{all}"
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_whole_namespace() {
+    let p = place();
+    let command = "setsid sh -c 'while true; do date +%s%N > beat; sleep 0.1; done' & sleep 30";
+    let outcome = runner()
+        .run(
+            command,
+            &spec(&p, SandboxPolicy::WorkspaceWrite, false),
+            &env(&p),
+            Duration::from_secs(1),
+            pending(),
+        )
+        .await
+        .unwrap();
+    assert!(outcome.timed_out);
+    assert_eq!(outcome.exit_code, None);
+    let beat = p.root.join("ws/beat");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let first = std::fs::read_to_string(&beat).unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let second = std::fs::read_to_string(&beat).unwrap();
+    assert_eq!(first, second, "the setsid grandchild outlived the timeout");
+}
+
+#[tokio::test]
+async fn cancel_kills_and_reports() {
+    let p = place();
+    let outcome = runner()
+        .run(
+            "sleep 30",
+            &spec(&p, SandboxPolicy::WorkspaceWrite, false),
+            &env(&p),
+            Duration::from_secs(60),
+            tokio::time::sleep(Duration::from_millis(300)),
+        )
+        .await
+        .unwrap();
+    assert!(outcome.cancelled);
+    assert!(outcome.duration < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn output_is_capped_and_exit_codes_kept() {
+    let p = place();
+    let flood = run(
+        &p,
+        SandboxPolicy::WorkspaceWrite,
+        false,
+        "head -c 1000000 /dev/zero; echo err >&2; exit 3",
+    )
+    .await;
+    assert_eq!(flood.exit_code, Some(3));
+    assert_eq!(flood.stdout.bytes.len(), OUTPUT_CAP);
+    assert_eq!(flood.stdout.dropped, 1_000_000 - OUTPUT_CAP as u64);
+    assert!(flood.stdout.text().ends_with("more bytes truncated]"));
+    assert_eq!(flood.stderr.text(), "err\n");
+}
+
+#[tokio::test]
+async fn danger_full_access_is_unconfined_but_bounded() {
+    let p = place();
+    let target = p.root.join("outside/written-unconfined");
+    let outcome = run(
+        &p,
+        SandboxPolicy::DangerFullAccess,
+        false,
+        &format!("touch '{}'", target.display()),
+    )
+    .await;
+    assert_eq!(outcome.exit_code, Some(0), "{}", text(&outcome));
+    assert!(target.exists());
+    let slow = runner()
+        .run(
+            "sleep 30",
+            &spec(&p, SandboxPolicy::DangerFullAccess, false),
+            &env(&p),
+            Duration::from_millis(500),
+            pending(),
+        )
+        .await
+        .unwrap();
+    assert!(slow.timed_out);
+}
