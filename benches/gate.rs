@@ -75,6 +75,8 @@ readable_roots = ["/usr/share"]
     let propose = ProposeContext {
         workspace,
         prefix_binaries: agent.prefix_binaries.clone(),
+        roots: roots.clone(),
+        sandbox: ctx.dials.sandbox,
     };
 
     let command = compound_command();

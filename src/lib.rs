@@ -1,7 +1,10 @@
 //! tollgate runs AI agents inside Discord and Telegram behind one policy gate.
 
 pub mod cli;
+pub mod clock;
 pub mod config;
+pub mod events;
+pub mod executor;
 pub mod gate;
 pub mod policy;
 pub mod sandbox;

@@ -122,6 +122,8 @@ pub fn run(config_path: Option<&Path>, args: &ExplainArgs) -> Result<ExitCode, F
     let propose = ProposeContext {
         workspace,
         prefix_binaries: agent_config.prefix_binaries.clone(),
+        roots: roots.clone(),
+        sandbox: ctx.dials.sandbox,
     };
     let output = match evaluate(&ctx, &toolset, &registry, &propose, &args.tool, &call_args) {
         Evaluation::Refused(refusal) => json!({

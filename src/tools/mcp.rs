@@ -3,8 +3,10 @@
 //! server is trusted, governed by their full name as policy key. Arguments go to the server
 //! untouched: its schema is the judge.
 
+use super::approved::{ApprovedCall, ToolOutput};
+use super::exec::ExecContext;
 use super::proposal::Proposal;
-use super::tool::{ProposeContext, Tool, ToolError};
+use super::tool::{ProposeContext, Tool, ToolError, ToolFuture};
 use crate::config::McpServerConfig;
 use crate::policy::declaration::{Declaration, McpOrigin};
 use crate::policy::tier::Tier;
@@ -111,6 +113,15 @@ impl Tool for McpTool {
 
     fn parameters(&self) -> Value {
         self.input_schema.clone()
+    }
+
+    fn execute<'a>(&'a self, _call: &'a ApprovedCall, _ctx: &'a ExecContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            ToolOutput::error(format!(
+                "MCP server `{}` is not connected in this build yet; `{}` did not run",
+                self.server, self.remote_name
+            ))
+        })
     }
 
     fn propose(&self, args: &Value, _ctx: &ProposeContext) -> Result<Proposal, ToolError> {

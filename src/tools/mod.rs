@@ -1,13 +1,19 @@
 //! Tools: their declarations and arguments, the two-phase `propose` half, the registry and an
 //! agent's toolset. Execution arrives with the tools issue.
 
+pub mod approved;
 pub mod args;
 pub mod builtin;
+pub mod cancel;
+pub mod exec;
+pub mod fs;
 pub mod mcp;
 pub mod proposal;
 pub mod registry;
 pub mod tool;
 
+pub use approved::{Approval, ApprovedCall, ToolOutput};
+pub use exec::ExecContext;
 pub use proposal::Proposal;
 pub use registry::{ToolRegistry, Toolset};
-pub use tool::{ProposeContext, Tool, ToolError};
+pub use tool::{ProposeContext, Tool, ToolError, ToolFuture};

@@ -1,10 +1,15 @@
 //! The tool trait: a name, a schema, and a `propose` half that resolves what a call would touch
 //! without changing anything.
 
+use super::approved::{ApprovedCall, ToolOutput};
+use super::exec::ExecContext;
 use super::proposal::Proposal;
+use crate::policy::effect::Effect;
+use crate::policy::mode::SandboxPolicy;
+use crate::policy::sandbox::{Roots, check_effects};
 use serde_json::Value;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What `propose` may look at.
 #[derive(Clone, Debug)]
@@ -13,6 +18,25 @@ pub struct ProposeContext {
     pub workspace: PathBuf,
     /// Binaries whose approval key is a prefix (the agent's `prefix_binaries`).
     pub prefix_binaries: Vec<String>,
+    /// The roots and sandbox the gate will judge with: a preview reads only what the call
+    /// itself could read (a diff must never show a file the agent may not see).
+    pub roots: Roots,
+    pub sandbox: SandboxPolicy,
+}
+
+impl ProposeContext {
+    /// Whether the sandbox would let this call read `path`.
+    #[must_use]
+    pub fn may_read(&self, path: &Path) -> bool {
+        check_effects(
+            &[Effect::Read(path.to_path_buf())],
+            self.sandbox,
+            &self.roots,
+            false,
+            "",
+        )
+        .is_none()
+    }
 }
 
 /// Why a call could not even be proposed: told to the model, and the run goes on.
@@ -32,6 +56,10 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// A boxed future, so tools can be held as `dyn Tool`.
+pub type ToolFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
+
 /// A tool an agent can call.
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
@@ -44,4 +72,6 @@ pub trait Tool: Send + Sync {
     }
     /// Resolves what the call would touch; mutates nothing.
     fn propose(&self, args: &Value, ctx: &ProposeContext) -> Result<Proposal, ToolError>;
+    /// The execute half: runs an approved call with its stored arguments.
+    fn execute<'a>(&'a self, call: &'a ApprovedCall, ctx: &'a ExecContext) -> ToolFuture<'a>;
 }

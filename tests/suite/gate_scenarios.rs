@@ -19,7 +19,10 @@ use tollgate::policy::shell::approval_key::ApprovalKey;
 use tollgate::policy::tier::ToolPolicy;
 use tollgate::tools::builtin::BUILTIN_TOOLS;
 use tollgate::tools::mcp::McpTool;
-use tollgate::tools::{Proposal, ProposeContext, Tool, ToolError, ToolRegistry, Toolset};
+use tollgate::tools::{
+    ApprovedCall, ExecContext, Proposal, ProposeContext, Tool, ToolError, ToolFuture, ToolOutput,
+    ToolRegistry, Toolset,
+};
 
 /// A tool registered by the test, declaring whatever the row needs.
 struct Probe {
@@ -37,6 +40,9 @@ impl Tool for Probe {
     }
     fn parameters(&self) -> Value {
         json!({"type": "object"})
+    }
+    fn execute<'a>(&'a self, _: &'a ApprovedCall, _: &'a ExecContext) -> ToolFuture<'a> {
+        Box::pin(async { ToolOutput::ok("probe ran") })
     }
     fn propose(&self, args: &Value, _: &ProposeContext) -> Result<Proposal, ToolError> {
         Ok(Proposal {
@@ -270,6 +276,8 @@ fn run(world: &World, row: &Row) -> Outcome {
     let propose = ProposeContext {
         workspace,
         prefix_binaries: agent.prefix_binaries.clone(),
+        roots: roots.clone(),
+        sandbox: ctx.dials.sandbox,
     };
     let decision = match evaluate(
         &ctx,

@@ -1,4 +1,5 @@
 mod cli;
 mod corpus;
+mod executor;
 mod gate_scenarios;
 mod sandbox;

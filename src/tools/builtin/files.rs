@@ -84,8 +84,12 @@ pub(super) fn tools() -> Vec<Builtin> {
             long_running: false,
             plan: |a, c| {
                 let path = path_arg(a, c, "path")?;
+                let current = preview_read(c, &path);
+                let content = string(a, "content").unwrap_or_default();
                 Ok(Plan {
                     message: format!("write {}", path.display()),
+                    preview: Some(diff(&path, current.as_deref(), content)),
+                    execute_args: Some(with_fingerprint(a, current.as_deref())),
                     effects: vec![Effect::Write(path)],
                     ..Plan::default()
                 })
@@ -105,8 +109,29 @@ pub(super) fn tools() -> Vec<Builtin> {
             long_running: false,
             plan: |a, c| {
                 let path = path_arg(a, c, "path")?;
+                let current = preview_read(c, &path);
+                let (old, new) = (
+                    string(a, "old").unwrap_or_default(),
+                    string(a, "new").unwrap_or_default(),
+                );
+                let preview = match &current {
+                    Some(bytes) => {
+                        let text = String::from_utf8_lossy(bytes);
+                        let count = text.matches(old).count();
+                        if count != 1 && !old.is_empty() {
+                            return Err(ToolError::InvalidArguments(format!(
+                                "`old` occurs {count} times in {}; it must occur exactly once",
+                                path.display()
+                            )));
+                        }
+                        Some(diff(&path, Some(bytes), &text.replacen(old, new, 1)))
+                    }
+                    None => None,
+                };
                 Ok(Plan {
                     message: format!("edit {}", path.display()),
+                    preview,
+                    execute_args: Some(with_fingerprint(a, current.as_deref())),
                     effects: vec![Effect::Read(path.clone()), Effect::Write(path)],
                     ..Plan::default()
                 })
@@ -171,6 +196,40 @@ pub(super) fn tools() -> Vec<Builtin> {
             },
         },
     ]
+}
+
+/// The current content of a file, read for a preview only where the call itself could read.
+fn preview_read(ctx: &ProposeContext, path: &std::path::Path) -> Option<Vec<u8>> {
+    if !ctx.may_read(path) {
+        return None;
+    }
+    crate::tools::fs::read_for_preview(path, &ctx.roots, ctx.sandbox)
+}
+
+/// A unified diff of a file's change, as the card shows it.
+fn diff(path: &std::path::Path, old: Option<&[u8]>, new: &str) -> String {
+    let old_text = old.map(String::from_utf8_lossy).unwrap_or_default();
+    let name = path.display().to_string();
+    let header_old = if old.is_some() {
+        name.clone()
+    } else {
+        "/dev/null".to_string()
+    };
+    similar::TextDiff::from_lines(old_text.as_ref(), new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&header_old, &name)
+        .to_string()
+}
+
+/// The call's arguments plus the fingerprint of the file the preview was made from.
+fn with_fingerprint(args: &Map<String, Value>, current: Option<&[u8]>) -> Value {
+    let mut stored = args.clone();
+    stored.insert(
+        "expected".into(),
+        Value::from(crate::tools::fs::fingerprint_of(current)),
+    );
+    Value::Object(stored)
 }
 
 /// Resolves a path argument (`.` when an optional one is absent).

@@ -6,8 +6,11 @@ mod plain;
 mod shell;
 mod web;
 
+use super::approved::{ApprovedCall, ToolOutput};
 use super::args::{self, ArgSpec};
+use super::exec::ExecContext;
 use super::proposal::Proposal;
+use super::tool::ToolFuture;
 use super::tool::{ProposeContext, Tool, ToolError};
 use crate::policy::declaration::Declaration;
 use crate::policy::effect::Effect;
@@ -15,6 +18,9 @@ use crate::policy::shell::ShellAnalysis;
 use crate::policy::tier::Tier;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+
+/// The store tree of large tool results (`retrieve_tool_result` pages through them).
+pub const RESULTS_TREE: &str = "tool_results";
 
 /// Every built-in tool's name, in design.md's order.
 pub const BUILTIN_TOOLS: &[&str] = &[
@@ -55,6 +61,9 @@ pub struct Plan {
     /// A tier computed from the arguments (`http_request`), instead of the tool's own.
     pub tier: Option<Tier>,
     pub shell: Option<ShellAnalysis>,
+    /// The arguments the execute half runs with, when they differ from the call's (a write
+    /// carries the fingerprint of the file its preview was made from).
+    pub execute_args: Option<Value>,
 }
 
 type PlanFn = fn(&Map<String, Value>, &ProposeContext) -> Result<Plan, ToolError>;
@@ -86,6 +95,26 @@ impl Tool for Builtin {
         self.long_running
     }
 
+    fn execute<'a>(&'a self, call: &'a ApprovedCall, ctx: &'a ExecContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            match self.name {
+                "read_file" | "write_file" | "edit_file" | "ls" | "find" | "grep" | "mkdir"
+                | "rm" | "mv" | "cp" => {
+                    let (name, call, ctx) = (self.name, call.clone(), ctx.clone());
+                    tokio::task::spawn_blocking(move || {
+                        super::fs::execute_file_tool(name, &call, &ctx)
+                    })
+                    .await
+                    .unwrap_or_else(|e| ToolOutput::error(format!("the tool failed: {e}")))
+                }
+                "execute_command" => shell::execute(call, ctx).await,
+                other => ToolOutput::error(format!(
+                    "`{other}` cannot run in this build yet: its execute half is not implemented"
+                )),
+            }
+        })
+    }
+
     fn propose(&self, raw: &Value, ctx: &ProposeContext) -> Result<Proposal, ToolError> {
         let map = args::validate(raw, self.args).map_err(ToolError::InvalidArguments)?;
         let plan = (self.plan)(map, ctx)?;
@@ -100,7 +129,7 @@ impl Tool for Builtin {
             effects: plan.effects,
             declaration: Declaration::tier(plan.tier.unwrap_or(self.tier)),
             execute_tool: self.name.to_string(),
-            execute_args: raw.clone(),
+            execute_args: plan.execute_args.unwrap_or_else(|| raw.clone()),
             options: None,
             shell: plan.shell.map(Arc::new),
             mcp: None,

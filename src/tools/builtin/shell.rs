@@ -2,10 +2,16 @@
 //! the pre-check, an allowlisted key or the classifier places it.
 
 use super::{Builtin, Plan};
+use crate::policy::mode::SandboxPolicy;
 use crate::policy::shell::ShellAnalysis;
 use crate::policy::tier::Tier;
+use crate::sandbox::SandboxSpec;
+use crate::tools::approved::{ApprovedCall, ToolOutput};
 use crate::tools::args::{ArgKind, optional, required, string};
+use crate::tools::exec::ExecContext;
 use crate::tools::tool::ToolError;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Commands longer than this are refused before lexing: no real command needs it, and the
 /// lexer's work stays bounded.
@@ -58,4 +64,63 @@ pub(super) fn tools() -> Vec<Builtin> {
             })
         },
     }]
+}
+
+/// Runs an approved command under the sandbox current when it starts.
+pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutput {
+    let args = call.execute_args();
+    let Some(command) = args.get("command").and_then(serde_json::Value::as_str) else {
+        return ToolOutput::error("`command` is missing");
+    };
+    let timeout = args
+        .get("timeout_secs")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(ctx.default_timeout, Duration::from_secs);
+    let spec = SandboxSpec {
+        sandbox: ctx.sandbox,
+        workspace: ctx.workspace.clone(),
+        writable_roots: ctx.roots.writable.clone(),
+        readable_roots: ctx.roots.readable.clone(),
+        tmpdir: PathBuf::new(),
+        network: ctx.network_access || ctx.sandbox == SandboxPolicy::DangerFullAccess,
+    };
+    let outcome = ctx
+        .runner
+        .run(
+            command,
+            &spec,
+            &ctx.child_env,
+            timeout,
+            ctx.cancel.clone().cancelled(),
+        )
+        .await;
+    match outcome {
+        Err(e) => ToolOutput::error(e.to_string()),
+        Ok(run) => {
+            let status = if run.timed_out {
+                format!(
+                    "timed out after {}s; the command and everything it started were killed",
+                    timeout.as_secs()
+                )
+            } else if run.cancelled {
+                "cancelled; the command and everything it started were killed".to_string()
+            } else {
+                format!("exit code {}", run.exit_code.unwrap_or(-1))
+            };
+            let mut text = status;
+            if !run.stdout.bytes.is_empty() || run.stdout.truncated() {
+                text.push_str("\n--- stdout ---\n");
+                text.push_str(&run.stdout.text());
+            }
+            if !run.stderr.bytes.is_empty() || run.stderr.truncated() {
+                text.push_str("\n--- stderr ---\n");
+                text.push_str(&run.stderr.text());
+            }
+            ToolOutput {
+                text,
+                is_error: run.exit_code != Some(0),
+                truncated: run.stdout.truncated() || run.stderr.truncated(),
+            }
+        }
+    }
 }

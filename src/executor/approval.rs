@@ -1,0 +1,79 @@
+//! Who answers a prompt: an [`Approver`] (a bridge's admins, the console operator) or nobody
+//! (an unattended run, a reminder, a subagent), in which case the call is refused with a reason
+//! that names the fix.
+
+use crate::policy::resolve::GateDecision;
+use crate::tools::Proposal;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A prompt to answer.
+#[derive(Clone, Debug)]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub session: String,
+    pub agent: String,
+    pub proposal: Proposal,
+    pub decision: GateDecision,
+}
+
+/// An answer to a prompt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Approve {
+        by: String,
+    },
+    Deny {
+        by: String,
+    },
+    /// Approve, and approve this tool for the rest of the session.
+    AlwaysTool {
+        by: String,
+    },
+    /// Approve, and save the command's approval key for the agent.
+    AlwaysCommand {
+        by: String,
+    },
+    /// Nobody answered in time.
+    TimedOut,
+    /// Nobody can answer here; the reason names what would fix it.
+    Unanswerable {
+        reason: String,
+    },
+}
+
+pub type AnswerFuture<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
+
+/// Answers prompts.
+pub trait Approver: Send + Sync {
+    /// Shows the prompt and waits for its answer.
+    fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_>;
+    /// The prompt was settled without an answer (decided again after another answer, `/mode`
+    /// or `/sandbox`): take the card down, showing the outcome.
+    fn withdraw(&self, call_id: &str, outcome: &str);
+}
+
+/// Nobody answers: every prompt is refused at once with the fix.
+pub struct NobodyApproves;
+
+impl Approver for NobodyApproves {
+    fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_> {
+        let fix = match &request.decision.approval_key {
+            Some(key) => format!(
+                "allowlist `{key}` for agent {} (`tollgate allowlist add --agent {} --command …`)",
+                request.agent, request.agent
+            ),
+            None => format!(
+                "set `{} = \"allow\"` under [agents.{}.tool_approval], or run it where an admin can approve",
+                request.proposal.tool, request.agent
+            ),
+        };
+        let reason = format!(
+            "`{}` needs approval ({}), and nobody can approve in this run; to let it run unattended, {fix}",
+            request.proposal.tool, request.decision.reason
+        );
+        Box::pin(async move { Answer::Unanswerable { reason } })
+    }
+
+    fn withdraw(&self, _call_id: &str, _outcome: &str) {}
+}

@@ -1,0 +1,106 @@
+//! A session's live policy state: its dials and allowlists. Every change is published, so calls
+//! waiting for approval in that session are decided again at once.
+
+use crate::policy::mode::{Dials, SandboxPolicy};
+use crate::policy::shell::approval_key::ApprovalKey;
+use crate::store::{Allowlists, CommandEntry, StoreError, ToolEntry};
+use std::collections::BTreeSet;
+use tokio::sync::watch;
+
+/// What the gate reads from a session, at one moment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub dials: Dials,
+    pub tool_allowlist: BTreeSet<String>,
+    pub command_allowlist: BTreeSet<ApprovalKey>,
+}
+
+/// A session's policy state, shared by its running calls.
+pub struct SessionPolicy {
+    pub key: String,
+    pub agent: String,
+    /// The agent's configured sandbox: `/sandbox` never goes wider.
+    pub agent_sandbox: SandboxPolicy,
+    state: watch::Sender<Snapshot>,
+    allowlists: Option<Allowlists>,
+}
+
+impl SessionPolicy {
+    /// A session starting from `snapshot`; changes are saved through `allowlists` when given.
+    #[must_use]
+    pub fn new(
+        key: &str,
+        agent: &str,
+        agent_sandbox: SandboxPolicy,
+        snapshot: Snapshot,
+        allowlists: Option<Allowlists>,
+    ) -> Self {
+        let (state, _) = watch::channel(snapshot);
+        SessionPolicy {
+            key: key.to_string(),
+            agent: agent.to_string(),
+            agent_sandbox,
+            state,
+            allowlists,
+        }
+    }
+
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        self.state.borrow().clone()
+    }
+
+    /// Notified on every change.
+    #[must_use]
+    pub fn subscribe(&self) -> watch::Receiver<Snapshot> {
+        self.state.subscribe()
+    }
+
+    pub fn set_mode(&self, mode: crate::policy::mode::ApprovalMode) {
+        self.state.send_modify(|s| s.dials.mode = mode);
+    }
+
+    /// Sets the session's sandbox, never wider than the agent's.
+    pub fn set_sandbox(&self, sandbox: SandboxPolicy) -> Result<(), String> {
+        if sandbox > self.agent_sandbox {
+            return Err(format!(
+                "agent {}'s sandbox is `{}`; a session cannot be set wider",
+                self.agent, self.agent_sandbox
+            ));
+        }
+        self.state.send_modify(|s| s.dials.sandbox = sandbox);
+        Ok(())
+    }
+
+    /// "Always: this tool (this session)" — saved before it takes effect.
+    pub fn allow_tool(&self, tool: &str, by: &str, at: &str) -> Result<(), StoreError> {
+        if let Some(lists) = &self.allowlists {
+            lists.add_tool(&ToolEntry {
+                session: self.key.clone(),
+                tool: tool.into(),
+                by: by.into(),
+                at: at.into(),
+            })?;
+        }
+        self.state.send_modify(|s| {
+            s.tool_allowlist.insert(tool.to_string());
+        });
+        Ok(())
+    }
+
+    /// "Always: this command (agent)" — saved before it takes effect.
+    pub fn allow_command(&self, key: &ApprovalKey, by: &str, at: &str) -> Result<(), StoreError> {
+        if let Some(lists) = &self.allowlists {
+            lists.add_command(&CommandEntry {
+                agent: self.agent.clone(),
+                key: key.clone(),
+                by: by.into(),
+                at: at.into(),
+            })?;
+        }
+        self.state.send_modify(|s| {
+            s.command_allowlist.insert(key.clone());
+        });
+        Ok(())
+    }
+}

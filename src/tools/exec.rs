@@ -1,0 +1,31 @@
+//! What a tool's execute half may use: the session's workspace and roots, the sandbox current
+//! when the call starts, the shell runner and the sanitized child environment.
+
+use super::cancel::CancelToken;
+use crate::policy::mode::SandboxPolicy;
+use crate::policy::sandbox::Roots;
+use crate::sandbox::ShellRunner;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The execute half's context.
+#[derive(Clone)]
+pub struct ExecContext {
+    pub agent: String,
+    pub session: String,
+    pub workspace: PathBuf,
+    pub roots: Roots,
+    /// The sandbox when the call starts (a granted call runs under the sandbox current then).
+    pub sandbox: SandboxPolicy,
+    pub network_access: bool,
+    pub runner: ShellRunner,
+    /// The sanitized environment for shell children.
+    pub child_env: BTreeMap<String, String>,
+    /// A tool's timeout when the call gives none.
+    pub default_timeout: Duration,
+    /// Cancelled by `/stop`: running children are killed.
+    pub cancel: CancelToken,
+    /// Where todos, memory and stored results live.
+    pub store: Option<std::sync::Arc<dyn crate::store::Store>>,
+}

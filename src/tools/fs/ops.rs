@@ -1,0 +1,329 @@
+//! The file tools' execute halves.
+
+use super::beneath::{Beneath, EntryKind};
+use super::walk::{find, grep};
+use crate::policy::effect::Effect;
+use crate::policy::mode::SandboxPolicy;
+use crate::policy::paths::{is_under, resolve};
+use crate::policy::sandbox::{Roots, check_effects};
+use crate::tools::approved::{ApprovedCall, ToolOutput};
+use crate::tools::exec::ExecContext;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Bytes of a file `read_file` returns.
+const READ_CAP: usize = 256 * 1024;
+
+/// What a file looked like when its preview was made: `absent`, or its length and FNV-1a hash.
+#[must_use]
+pub fn fingerprint_of(bytes: Option<&[u8]>) -> String {
+    match bytes {
+        None => "absent".into(),
+        Some(b) => {
+            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+            for byte in b {
+                hash ^= u64::from(*byte);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+            format!("{}:{hash:016x}", b.len())
+        }
+    }
+}
+
+/// The root a path is opened beneath: the longest allowed root holding it (`/` under
+/// `danger-full-access`).
+pub(crate) fn root_for(
+    path: &Path,
+    roots: &Roots,
+    sandbox: SandboxPolicy,
+    write: bool,
+) -> Option<PathBuf> {
+    if sandbox == SandboxPolicy::DangerFullAccess {
+        return Some(PathBuf::from("/"));
+    }
+    let mut candidates: Vec<&PathBuf> = vec![&roots.workspace];
+    candidates.extend(roots.writable.iter());
+    if !write {
+        candidates.extend(roots.readable.iter());
+    }
+    candidates
+        .into_iter()
+        .filter(|r| is_under(path, r))
+        .max_by_key(|r| r.components().count())
+        .cloned()
+}
+
+/// Reads a file for a preview, beneath a root the call could read.
+pub fn read_for_preview(path: &Path, roots: &Roots, sandbox: SandboxPolicy) -> Option<Vec<u8>> {
+    let root = root_for(path, roots, sandbox, false)?;
+    let beneath = Beneath::open(&root).ok()?;
+    let rel = path.strip_prefix(&root).ok()?;
+    let mut bytes = Vec::new();
+    beneath
+        .read_file(rel)
+        .ok()?
+        .take(8 * 1024 * 1024)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
+struct Target {
+    beneath: Beneath,
+    rel: PathBuf,
+    shown: PathBuf,
+}
+
+fn target(
+    call: &ApprovedCall,
+    ctx: &ExecContext,
+    key: &str,
+    write: bool,
+) -> Result<Target, String> {
+    let args = call.execute_args();
+    let raw = args.get(key).and_then(Value::as_str).unwrap_or(".");
+    let path = resolve(&ctx.workspace, raw).map_err(|e| format!("`{key}`: {e}"))?;
+    let judged = call.proposal().effects.iter().any(|e| match e {
+        Effect::Read(p) | Effect::Write(p) => *p == path,
+        Effect::Network { .. } => false,
+    });
+    if !judged {
+        return Err(format!(
+            "`{raw}` now resolves to {}, not where it pointed when approved (a symlink changed?); propose again",
+            path.display()
+        ));
+    }
+    let effect = if write {
+        Effect::Write(path.clone())
+    } else {
+        Effect::Read(path.clone())
+    };
+    if let Some((_, reason)) = check_effects(
+        &[effect],
+        ctx.sandbox,
+        &ctx.roots,
+        ctx.network_access,
+        &ctx.agent,
+    ) {
+        return Err(format!("the sandbox now refuses this: {reason}"));
+    }
+    let root = root_for(&path, &ctx.roots, ctx.sandbox, write)
+        .ok_or_else(|| format!("{} is outside every allowed root", path.display()))?;
+    let beneath = Beneath::open(&root).map_err(|e| format!("opening {}: {e}", root.display()))?;
+    let rel = path
+        .strip_prefix(&root)
+        .map(Path::to_path_buf)
+        .map_err(|_| format!("{} is outside {}", path.display(), root.display()))?;
+    let shown = path
+        .strip_prefix(&ctx.workspace)
+        .map(Path::to_path_buf)
+        .unwrap_or(path);
+    Ok(Target {
+        beneath,
+        rel,
+        shown,
+    })
+}
+
+fn read_all(t: &Target) -> Result<Option<Vec<u8>>, String> {
+    match t.beneath.read_file(&t.rel) {
+        Ok(mut file) => {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)
+                .map_err(|e| format!("reading {}: {e}", t.shown.display()))?;
+            Ok(Some(bytes))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("opening {}: {e}", t.shown.display())),
+    }
+}
+
+fn check_unchanged(call: &ApprovedCall, current: Option<&[u8]>) -> Result<(), String> {
+    let expected = call.execute_args().get("expected").and_then(Value::as_str);
+    if expected != Some(fingerprint_of(current).as_str()) {
+        return Err("the file changed since the approved preview; propose again".into());
+    }
+    Ok(())
+}
+
+fn write_bytes(t: &Target, bytes: &[u8]) -> Result<(), String> {
+    if let Some(parent) = t.rel.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        t.beneath
+            .create_dir_all(parent)
+            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    }
+    let mut file = t
+        .beneath
+        .create_file(&t.rel)
+        .map_err(|e| format!("opening {} for writing: {e}", t.shown.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| format!("writing {}: {e}", t.shown.display()))
+}
+
+/// Runs a file tool's execute half. Blocking: call it off the async threads.
+#[must_use]
+pub fn execute_file_tool(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> ToolOutput {
+    match run(tool, call, ctx) {
+        Ok(output) => output,
+        Err(message) => ToolOutput::error(message),
+    }
+}
+
+fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput, String> {
+    let args = call.execute_args();
+    let text = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match tool {
+        "read_file" => {
+            let t = target(call, ctx, "path", false)?;
+            let bytes =
+                read_all(&t)?.ok_or_else(|| format!("{} does not exist", t.shown.display()))?;
+            if bytes.iter().take(8192).any(|b| *b == 0) {
+                return Err(format!(
+                    "{} is a binary file ({} bytes); read_file shows text only",
+                    t.shown.display(),
+                    bytes.len()
+                ));
+            }
+            let truncated = bytes.len() > READ_CAP;
+            let mut out = String::from_utf8_lossy(&bytes[..bytes.len().min(READ_CAP)]).into_owned();
+            if truncated {
+                out.push_str(&format!(
+                    "\n[… {} more bytes not shown]",
+                    bytes.len() - READ_CAP
+                ));
+            }
+            Ok(ToolOutput {
+                text: out,
+                is_error: false,
+                truncated,
+            })
+        }
+        "write_file" => {
+            let t = target(call, ctx, "path", true)?;
+            let current = read_all(&t)?;
+            check_unchanged(call, current.as_deref())?;
+            let content = text("content");
+            write_bytes(&t, content.as_bytes())?;
+            Ok(ToolOutput::ok(format!(
+                "wrote {} ({} bytes)",
+                t.shown.display(),
+                content.len()
+            )))
+        }
+        "edit_file" => {
+            let t = target(call, ctx, "path", true)?;
+            let current =
+                read_all(&t)?.ok_or_else(|| format!("{} does not exist", t.shown.display()))?;
+            check_unchanged(call, Some(&current))?;
+            let old_text =
+                String::from_utf8(current).map_err(|_| "the file is not UTF-8 text".to_string())?;
+            let (old, new) = (text("old"), text("new"));
+            if old_text.matches(&old).count() != 1 {
+                return Err("`old` must occur exactly once in the file".into());
+            }
+            write_bytes(&t, old_text.replacen(&old, &new, 1).as_bytes())?;
+            Ok(ToolOutput::ok(format!("edited {}", t.shown.display())))
+        }
+        "ls" => {
+            let t = target(call, ctx, "path", false)?;
+            let entries = t
+                .beneath
+                .list(&t.rel)
+                .map_err(|e| format!("listing {}: {e}", t.shown.display()))?;
+            let lines: Vec<String> = entries
+                .into_iter()
+                .map(|(name, kind, size)| match kind {
+                    EntryKind::Dir => format!("{name}/"),
+                    EntryKind::Symlink => format!("{name}@"),
+                    EntryKind::File => format!("{name}\t{size} bytes"),
+                })
+                .collect();
+            Ok(ToolOutput::ok(if lines.is_empty() {
+                "(empty)".to_string()
+            } else {
+                lines.join("\n")
+            }))
+        }
+        "find" | "grep" => {
+            let t = target(call, ctx, "path", false)?;
+            let pattern = text("pattern");
+            let found = if tool == "find" {
+                find(&t.beneath, &t.rel, &pattern, &t.shown)
+            } else {
+                let regex = regex::Regex::new(&pattern)
+                    .map_err(|e| format!("`pattern` is not a valid regular expression: {e}"))?;
+                let is_file = t.beneath.list(&t.rel).is_err();
+                grep(&t.beneath, &t.rel, &regex, &t.shown, is_file)
+            }
+            .map_err(|e| format!("searching {}: {e}", t.shown.display()))?;
+            let mut out = if found.text.is_empty() {
+                "(no matches)".to_string()
+            } else {
+                found.text
+            };
+            if found.truncated {
+                out.push_str("[… output truncated]");
+            }
+            Ok(ToolOutput {
+                text: out,
+                is_error: false,
+                truncated: found.truncated,
+            })
+        }
+        "mkdir" => {
+            let t = target(call, ctx, "path", true)?;
+            t.beneath
+                .create_dir_all(&t.rel)
+                .map_err(|e| format!("creating {}: {e}", t.shown.display()))?;
+            Ok(ToolOutput::ok(format!("created {}", t.shown.display())))
+        }
+        "rm" => {
+            let t = target(call, ctx, "path", true)?;
+            let is_dir = t.beneath.list(&t.rel).is_ok();
+            t.beneath
+                .remove(&t.rel, is_dir)
+                .map_err(|e| format!("removing {}: {e}", t.shown.display()))?;
+            Ok(ToolOutput::ok(format!("removed {}", t.shown.display())))
+        }
+        "mv" => {
+            let from = target(call, ctx, "from", true)?;
+            let to = target(call, ctx, "to", true)?;
+            from.beneath
+                .rename(&from.rel, &to.beneath, &to.rel)
+                .map_err(|e| {
+                    format!(
+                        "moving {} to {}: {e}",
+                        from.shown.display(),
+                        to.shown.display()
+                    )
+                })?;
+            Ok(ToolOutput::ok(format!(
+                "moved {} to {}",
+                from.shown.display(),
+                to.shown.display()
+            )))
+        }
+        "cp" => {
+            let from = target(call, ctx, "from", false)?;
+            let to = target(call, ctx, "to", true)?;
+            let bytes = read_all(&from)?
+                .ok_or_else(|| format!("{} does not exist", from.shown.display()))?;
+            write_bytes(&to, &bytes)?;
+            Ok(ToolOutput::ok(format!(
+                "copied {} to {}",
+                from.shown.display(),
+                to.shown.display()
+            )))
+        }
+        other => Err(format!("`{other}` is not a file tool")),
+    }
+}

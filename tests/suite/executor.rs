@@ -1,0 +1,570 @@
+//! A scripted tool batch through the executor: the concurrency cap, timeouts, cancel, queued
+//! approvals decided again when an "always" lands, write-ahead of what was approved, and the
+//! events each call records.
+
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+use tollgate::config::{self, Config};
+use tollgate::events::MemoryEvents;
+use tollgate::executor::approval::{
+    Answer, AnswerFuture, ApprovalRequest, Approver, NobodyApproves,
+};
+use tollgate::executor::session::{SessionPolicy, Snapshot};
+use tollgate::executor::{CallOutcome, Executor, NoClassifier, ToolCallRequest, ToolCallResult};
+use tollgate::policy::declaration::Declaration;
+use tollgate::policy::mode::{ApprovalMode, Dials, SandboxPolicy};
+use tollgate::policy::sandbox::SandboxSupport;
+use tollgate::policy::tier::Tier;
+use tollgate::sandbox::ShellRunner;
+use tollgate::store::{MemoryStore, Store};
+use tollgate::tools::cancel::{CancelToken, cancellation};
+use tollgate::tools::{
+    ApprovedCall, ExecContext, Proposal, ProposeContext, Tool, ToolError, ToolFuture, ToolOutput,
+    ToolRegistry, Toolset,
+};
+
+/// A read-only tool that sleeps (`ms`, or forever) and tracks how many run at once.
+struct Sleeper {
+    name: &'static str,
+    running: Arc<AtomicUsize>,
+    peak: Arc<AtomicUsize>,
+}
+
+impl Tool for Sleeper {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "sleeps"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn propose(&self, args: &Value, _: &ProposeContext) -> Result<Proposal, ToolError> {
+        Ok(Proposal {
+            tool: self.name.into(),
+            message: "sleep".into(),
+            preview: None,
+            effects: vec![],
+            declaration: Declaration::tier(Tier::ReadOnly),
+            execute_tool: self.name.into(),
+            execute_args: args.clone(),
+            options: None,
+            shell: None,
+            mcp: None,
+        })
+    }
+    fn execute<'a>(&'a self, call: &'a ApprovedCall, _: &'a ExecContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+            self.peak.fetch_max(now, Ordering::SeqCst);
+            match call.execute_args().get("ms").and_then(Value::as_u64) {
+                Some(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+                None => std::future::pending::<()>().await,
+            }
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            ToolOutput::ok("slept")
+        })
+    }
+}
+
+/// Answers prompts from a script, and records what it was asked and what was withdrawn.
+#[derive(Default)]
+struct Scripted {
+    answers: Mutex<HashMap<String, oneshot::Receiver<Answer>>>,
+    asked: Mutex<Vec<ApprovalRequest>>,
+    withdrawn: Mutex<Vec<(String, String)>>,
+}
+
+impl Scripted {
+    fn expect(&self, call_id: &str) -> oneshot::Sender<Answer> {
+        let (tx, rx) = oneshot::channel();
+        self.answers.lock().unwrap().insert(call_id.into(), rx);
+        tx
+    }
+    fn asked_ids(&self) -> Vec<String> {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.call_id.clone())
+            .collect()
+    }
+}
+
+impl Approver for Scripted {
+    fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_> {
+        let rx = self.answers.lock().unwrap().remove(&request.call_id);
+        self.asked.lock().unwrap().push(request);
+        Box::pin(async move {
+            match rx {
+                Some(rx) => rx.await.unwrap_or(Answer::TimedOut),
+                None => std::future::pending().await,
+            }
+        })
+    }
+    fn withdraw(&self, call_id: &str, outcome: &str) {
+        self.withdrawn
+            .lock()
+            .unwrap()
+            .push((call_id.into(), outcome.into()));
+    }
+}
+
+struct Bench {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    executor: Arc<Executor>,
+    session: Arc<SessionPolicy>,
+    approver: Arc<Scripted>,
+    events: Arc<MemoryEvents>,
+    store: Arc<MemoryStore>,
+    peak: Arc<AtomicUsize>,
+}
+
+fn bench(approver_is_nobody: bool) -> Bench {
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let text = r#"
+[store]
+path = "store"
+[providers.p]
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+[agents.a]
+provider = "p"
+model = "m"
+tools = ["read_file", "write_file", "edit_file", "ls", "find", "grep", "mkdir", "rm", "mv", "cp", "execute_command"]
+workspace = "ws"
+tool_timeout_secs = 1
+"#;
+    let file = root.join("tollgate.toml");
+    std::fs::write(&file, text).unwrap();
+    let config: Config = config::load_with_env(Some(file), Some(text), HashMap::new()).unwrap();
+    let agent = &config.agents["a"];
+    let mut registry = ToolRegistry::builtin();
+    let running = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    registry
+        .register(Arc::new(Sleeper {
+            name: "sleeper",
+            running: running.clone(),
+            peak: peak.clone(),
+        }))
+        .unwrap();
+    let toolset = Toolset::for_agent(agent, ["sleeper"]);
+    let session = Arc::new(SessionPolicy::new(
+        "console:tester",
+        "a",
+        agent.sandbox,
+        Snapshot {
+            dials: Dials {
+                mode: ApprovalMode::LowRisk,
+                sandbox: SandboxPolicy::WorkspaceWrite,
+            },
+            tool_allowlist: BTreeSet::new(),
+            command_allowlist: BTreeSet::new(),
+        },
+        None,
+    ));
+    let approver = Arc::new(Scripted::default());
+    let events = Arc::new(MemoryEvents::default());
+    let store = Arc::new(MemoryStore::new());
+    let executor = Arc::new(Executor {
+        config: Arc::new(config.clone()),
+        registry: Arc::new(registry),
+        toolset,
+        support: SandboxSupport::probe(),
+        runner: ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate"))),
+        approver: if approver_is_nobody {
+            Arc::new(NobodyApproves)
+        } else {
+            approver.clone()
+        },
+        classifier: Arc::new(NoClassifier),
+        events: events.clone(),
+        store: Some(store.clone() as Arc<dyn Store>),
+        max_concurrent: 10,
+    });
+    std::fs::create_dir_all(root.join("ws/console_tester")).unwrap();
+    Bench {
+        _dir: dir,
+        root,
+        executor,
+        session,
+        approver,
+        events,
+        store,
+        peak,
+    }
+}
+
+fn call(id: &str, name: &str, args: Value) -> ToolCallRequest {
+    ToolCallRequest {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.to_string(),
+    }
+}
+
+async fn batch(b: &Bench, calls: Vec<ToolCallRequest>) -> Vec<ToolCallResult> {
+    b.executor
+        .run_batch(b.session.clone(), calls, CancelToken::never())
+        .await
+}
+
+fn ws(b: &Bench, rel: &str) -> PathBuf {
+    b.root.join("ws/console_tester").join(rel)
+}
+
+#[tokio::test]
+async fn at_most_ten_at_a_time_and_every_call_answered_in_order() {
+    let b = bench(false);
+    let calls: Vec<_> = (0..14)
+        .map(|i| call(&format!("c{i}"), "sleeper", json!({"ms": 300})))
+        .collect();
+    let results = batch(&b, calls).await;
+    assert_eq!(b.peak.load(Ordering::SeqCst), 10);
+    let ids: Vec<_> = results.iter().map(|r| r.id.clone()).collect();
+    assert_eq!(ids, (0..14).map(|i| format!("c{i}")).collect::<Vec<_>>());
+    assert!(results.iter().all(|r| r.outcome == CallOutcome::Executed));
+}
+
+#[tokio::test]
+async fn a_timeout_is_a_failed_result_not_a_crash() {
+    let b = bench(false);
+    let started = Instant::now();
+    let results = batch(
+        &b,
+        vec![
+            call("t", "sleeper", json!({})),
+            call("q", "sleeper", json!({"ms": 10})),
+        ],
+    )
+    .await;
+    assert_eq!(results[0].outcome, CallOutcome::TimedOut);
+    assert!(results[0].output.is_error);
+    assert_eq!(results[1].outcome, CallOutcome::Executed);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn cancel_answers_running_and_waiting_calls() {
+    let b = bench(false);
+    let (canceller, token) = cancellation();
+    let executor = b.executor.clone();
+    let session = b.session.clone();
+    let run = tokio::spawn(async move {
+        executor
+            .run_batch(
+                session,
+                vec![
+                    call("run", "sleeper", json!({})),
+                    call(
+                        "wait",
+                        "write_file",
+                        json!({"path": "x.txt", "content": "x"}),
+                    ),
+                ],
+                token,
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    canceller.cancel();
+    let results = tokio::time::timeout(Duration::from_secs(5), run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(results[0].outcome, CallOutcome::Cancelled);
+    assert_eq!(results[1].outcome, CallOutcome::Cancelled);
+    assert!(results[1].output.text.contains("nothing ran"));
+    assert!(!ws(&b, "x.txt").exists());
+}
+
+#[tokio::test]
+async fn an_always_answer_decides_the_waiting_calls_again() {
+    let b = bench(false);
+    let first = b.approver.expect("w1");
+    let executor = b.executor.clone();
+    let session = b.session.clone();
+    let run = tokio::spawn(async move {
+        executor
+            .run_batch(
+                session,
+                vec![
+                    call(
+                        "w1",
+                        "write_file",
+                        json!({"path": "one.txt", "content": "1"}),
+                    ),
+                    call(
+                        "w2",
+                        "write_file",
+                        json!({"path": "two.txt", "content": "2"}),
+                    ),
+                    call("r", "read_file", json!({"path": "missing.txt"})),
+                ],
+                CancelToken::never(),
+            )
+            .await
+    });
+    // Both writes wait with their own card; the read ran unasked.
+    for _ in 0..100 {
+        if b.approver.asked_ids().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut asked = b.approver.asked_ids();
+    asked.sort();
+    assert_eq!(asked, ["w1", "w2"]);
+    first
+        .send(Answer::AlwaysTool {
+            by: "telegram:42".into(),
+        })
+        .unwrap();
+    let results = tokio::time::timeout(Duration::from_secs(5), run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        results[0].outcome,
+        CallOutcome::Executed,
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(
+        results[1].outcome,
+        CallOutcome::Executed,
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(std::fs::read_to_string(ws(&b, "one.txt")).unwrap(), "1");
+    assert_eq!(std::fs::read_to_string(ws(&b, "two.txt")).unwrap(), "2");
+    assert_eq!(
+        *b.approver.withdrawn.lock().unwrap(),
+        [("w2".to_string(), "allowed".to_string())]
+    );
+    assert!(
+        results[2].output.is_error,
+        "reading a missing file is an error result"
+    );
+    // The second call's grant names the allowlist that answered it.
+    let events = b.events.all();
+    let w2: Vec<_> = events
+        .iter()
+        .filter(|e| e.call_id == "w2")
+        .map(|e| (e.kind, e.fields.get("source").cloned()))
+        .collect();
+    assert_eq!(
+        w2,
+        [
+            ("tool_proposed", None),
+            ("permission_requested", None),
+            ("permission_granted", Some(json!("allowlist"))),
+            ("tool_started", None),
+            ("tool_completed", None),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn what_was_approved_is_what_runs() {
+    let b = bench(false);
+    std::fs::write(ws(&b, "notes.txt"), "alpha\n").unwrap();
+    let answer = b.approver.expect("e");
+    let executor = b.executor.clone();
+    let session = b.session.clone();
+    let run = tokio::spawn(async move {
+        executor
+            .run_batch(
+                session,
+                vec![call(
+                    "e",
+                    "edit_file",
+                    json!({"path": "notes.txt", "old": "alpha", "new": "beta"}),
+                )],
+                CancelToken::never(),
+            )
+            .await
+    });
+    for _ in 0..100 {
+        if !b.approver.asked_ids().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let preview = b.approver.asked.lock().unwrap()[0]
+        .proposal
+        .preview
+        .clone()
+        .unwrap();
+    assert!(
+        preview.contains("-alpha") && preview.contains("+beta"),
+        "{preview}"
+    );
+    // The file changes after its diff was shown: the approved edit must not land.
+    std::fs::write(ws(&b, "notes.txt"), "alpha\ngamma\n").unwrap();
+    answer
+        .send(Answer::Approve {
+            by: "telegram:42".into(),
+        })
+        .unwrap();
+    let results = run.await.unwrap();
+    assert!(
+        results[0]
+            .output
+            .text
+            .contains("changed since the approved preview"),
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws(&b, "notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+}
+
+#[tokio::test]
+async fn denials_refusals_and_bad_arguments_are_results() {
+    let b = bench(false);
+    let results = batch(
+        &b,
+        vec![
+            call("d", "execute_command", json!({"command": "sudo reboot"})),
+            call("j", "read_file", json!("{not json")),
+            ToolCallRequest {
+                id: "raw".into(),
+                name: "read_file".into(),
+                arguments: "{\"path\": ".into(),
+            },
+            call("t", "web_fetch", json!({"url": "http://x/"})),
+            call("s", "read_file", json!({"path": "/etc/shadow"})),
+        ],
+    )
+    .await;
+    assert_eq!(
+        results[0].outcome,
+        CallOutcome::Denied {
+            source: "denylist".into(),
+            reason_code: "denylist:privilege".into()
+        }
+    );
+    assert!(results[0].output.text.contains("nothing ran"));
+    assert_eq!(results[1].outcome, CallOutcome::Refused);
+    assert_eq!(results[2].outcome, CallOutcome::Refused);
+    assert!(results[2].output.text.contains("not valid JSON"));
+    assert_eq!(results[3].outcome, CallOutcome::Refused);
+    assert_eq!(
+        results[4].outcome,
+        CallOutcome::Denied {
+            source: "sandbox".into(),
+            reason_code: "sandbox-read".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn unattended_prompts_are_refused_with_the_fix() {
+    let b = bench(true);
+    let results = batch(
+        &b,
+        vec![call(
+            "g",
+            "execute_command",
+            json!({"command": "git status"}),
+        )],
+    )
+    .await;
+    assert_eq!(results[0].outcome, CallOutcome::Refused);
+    assert!(
+        results[0]
+            .output
+            .text
+            .contains("allowlist `git status` for agent a"),
+        "{}",
+        results[0].output.text
+    );
+}
+
+#[tokio::test]
+async fn approved_shell_commands_run_sandboxed_and_big_results_are_stored() {
+    let b = bench(false);
+    let go = b.approver.expect("sh");
+    go.send(Answer::Approve {
+        by: "console:op".into(),
+    })
+    .unwrap();
+    std::fs::write(ws(&b, "big.txt"), "x".repeat(100_000)).unwrap();
+    let mut results = batch(
+        &b,
+        vec![call(
+            "sh",
+            "execute_command",
+            json!({"command": "echo hello > greeting.txt; cat greeting.txt; touch /etc/nope"}),
+        )],
+    )
+    .await;
+    // One reply's calls run concurrently: look at what the command made in the next reply.
+    results.extend(
+        batch(
+            &b,
+            vec![
+                call("big", "read_file", json!({"path": "big.txt"})),
+                call("ls", "ls", json!({})),
+                call("f", "find", json!({"pattern": "*.txt"})),
+                call("g", "grep", json!({"pattern": "hel+o"})),
+            ],
+        )
+        .await,
+    );
+    assert_eq!(results[0].outcome, CallOutcome::Executed);
+    assert!(
+        results[0].output.text.contains("hello"),
+        "{}",
+        results[0].output.text
+    );
+    assert!(
+        results[0].output.text.contains("exit code 1"),
+        "touch /etc must fail: {}",
+        results[0].output.text
+    );
+    assert!(!std::path::Path::new("/etc/nope").exists());
+    assert!(results[1].output.truncated);
+    assert!(
+        results[1]
+            .output
+            .text
+            .contains("stored as `console:tester:big`"),
+        "{}",
+        &results[1].output.text[results[1].output.text.len() - 200..]
+    );
+    let stored = b
+        .store
+        .get("tool_results", b"console:tester:big")
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.len(), 100_000);
+    assert!(
+        results[2].output.text.contains("greeting.txt"),
+        "{}",
+        results[2].output.text
+    );
+    assert!(
+        results[3].output.text.contains("big.txt")
+            && results[3].output.text.contains("greeting.txt"),
+        "{}",
+        results[3].output.text
+    );
+    assert!(
+        results[4].output.text.contains("greeting.txt:1:hello"),
+        "{}",
+        results[4].output.text
+    );
+}
