@@ -592,3 +592,15 @@ fn floor_char_boundary(text: &str, at: usize) -> usize {
     }
     at
 }
+
+/// For tests of execute halves outside the executor: approval is otherwise only the executor's
+/// to give. Compiled only with the `test-support` feature, which only the tests enable.
+#[cfg(feature = "test-support")]
+pub mod testing {
+    use crate::tools::{Approval, ApprovedCall, Proposal};
+
+    #[must_use]
+    pub fn approve_for_tests(proposal: Proposal) -> ApprovedCall {
+        ApprovedCall::new(proposal, Approval::Human { by: "test".into() })
+    }
+}

@@ -5,12 +5,16 @@
 
 use super::approved::{ApprovedCall, ToolOutput};
 use super::exec::ExecContext;
+pub mod client;
+
 use super::proposal::Proposal;
 use super::tool::{ProposeContext, Tool, ToolError, ToolFuture};
 use crate::config::McpServerConfig;
 use crate::policy::declaration::{Declaration, McpOrigin};
 use crate::policy::tier::Tier;
+use client::McpConnection;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// The providers' limit on tool names.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -68,7 +72,7 @@ pub fn mcp_declaration(server_config: &McpServerConfig, name: &str, tool: &str) 
 }
 
 /// A tool an MCP server offers.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct McpTool {
     pub name: String,
     pub server: String,
@@ -78,6 +82,8 @@ pub struct McpTool {
     pub input_schema: Value,
     pub declaration: Declaration,
     pub trusted: bool,
+    /// The running server; absent for a hypothetical tool (`explain`).
+    connection: Option<Arc<McpConnection>>,
 }
 
 impl McpTool {
@@ -98,7 +104,15 @@ impl McpTool {
             description: description.to_string(),
             input_schema,
             trusted: server_config.trusted,
+            connection: None,
         }
+    }
+
+    /// The tool as served by a running server.
+    #[must_use]
+    pub fn with_connection(mut self, connection: Arc<McpConnection>) -> Self {
+        self.connection = Some(connection);
+        self
     }
 }
 
@@ -115,12 +129,19 @@ impl Tool for McpTool {
         self.input_schema.clone()
     }
 
-    fn execute<'a>(&'a self, _call: &'a ApprovedCall, _ctx: &'a ExecContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, call: &'a ApprovedCall, _ctx: &'a ExecContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            ToolOutput::error(format!(
-                "MCP server `{}` is not connected in this build yet; `{}` did not run",
-                self.server, self.remote_name
-            ))
+            match &self.connection {
+                Some(connection) => {
+                    connection
+                        .call(&self.remote_name, call.execute_args())
+                        .await
+                }
+                None => ToolOutput::error(format!(
+                    "MCP server `{}` is not running; `{}` did not run",
+                    self.server, self.remote_name
+                )),
+            }
         })
     }
 
