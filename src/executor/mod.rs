@@ -465,6 +465,7 @@ impl Executor {
             default_timeout: Duration::from_secs(agent.tool_timeout_secs),
             cancel: cancel.clone(),
             store: self.store.clone(),
+            memory: agent.memory,
         };
         let own_timeout = approved
             .execute_args()

@@ -28,4 +28,6 @@ pub struct ExecContext {
     pub cancel: CancelToken,
     /// Where todos, memory and stored results live.
     pub store: Option<std::sync::Arc<dyn crate::store::Store>>,
+    /// Whether memory is per session or shared by the agent's sessions.
+    pub memory: crate::config::MemoryScope,
 }

@@ -128,6 +128,10 @@ struct Bench {
 }
 
 fn bench(approver_is_nobody: bool) -> Bench {
+    bench_with(approver_is_nobody, "")
+}
+
+fn bench_with(approver_is_nobody: bool, extra_agent_lines: &str) -> Bench {
     let dir = tempfile::tempdir().unwrap();
     let root = tollgate::policy::paths::canonical_root(dir.path());
     let text = r#"
@@ -139,13 +143,15 @@ base_url = "http://127.0.0.1:9/v1"
 [agents.a]
 provider = "p"
 model = "m"
-tools = ["read_file", "write_file", "edit_file", "ls", "find", "grep", "mkdir", "rm", "mv", "cp", "execute_command"]
+tools = ["read_file", "write_file", "edit_file", "ls", "find", "grep", "mkdir", "rm", "mv", "cp", "execute_command", "web_fetch", "http_request", "manage_todos", "list_todos", "view_memory", "manage_memory", "retrieve_tool_result", "get_time", "context_info"]
 workspace = "ws"
 tool_timeout_secs = 1
-"#;
+EXTRA
+"#
+    .replace("EXTRA", extra_agent_lines);
     let file = root.join("tollgate.toml");
-    std::fs::write(&file, text).unwrap();
-    let config: Config = config::load_with_env(Some(file), Some(text), HashMap::new()).unwrap();
+    std::fs::write(&file, &text).unwrap();
+    let config: Config = config::load_with_env(Some(file), Some(&text), HashMap::new()).unwrap();
     let agent = &config.agents["a"];
     let mut registry = ToolRegistry::builtin();
     let running = Arc::new(AtomicUsize::new(0));
@@ -460,7 +466,13 @@ async fn denials_refusals_and_bad_arguments_are_results() {
     assert_eq!(results[1].outcome, CallOutcome::Refused);
     assert_eq!(results[2].outcome, CallOutcome::Refused);
     assert!(results[2].output.text.contains("not valid JSON"));
-    assert_eq!(results[3].outcome, CallOutcome::Refused);
+    assert_eq!(
+        results[3].outcome,
+        CallOutcome::Denied {
+            source: "sandbox".into(),
+            reason_code: "network-request".into()
+        }
+    );
     assert_eq!(
         results[4].outcome,
         CallOutcome::Denied {
@@ -567,4 +579,133 @@ async fn approved_shell_commands_run_sandboxed_and_big_results_are_stored() {
         "{}",
         results[4].output.text
     );
+}
+
+#[tokio::test]
+async fn web_tools_talk_to_a_loopback_server() {
+    let b = bench_with(false, "network_access = true");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    let server = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut buffer = vec![0u8; 65536];
+            let n = socket.read(&mut buffer).await.unwrap_or(0);
+            let request = String::from_utf8_lossy(&buffer[..n]).into_owned();
+            let html = request.starts_with("GET");
+            record.lock().unwrap().push(request);
+            let (kind, body) = if html {
+                (
+                    "text/html",
+                    "<html><script>x()</script><body><h1>Docs</h1><p>a &amp; b</p></body></html>",
+                )
+            } else {
+                ("application/json", "{\"ok\":true}")
+            };
+            let reply = format!(
+                "HTTP/1.1 201 Created\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(reply.as_bytes()).await;
+        }
+    });
+    let go = b.approver.expect("post");
+    go.send(Answer::Approve {
+        by: "console:op".into(),
+    })
+    .unwrap();
+    let results = batch(&b, vec![
+        call("get", "web_fetch", json!({"url": format!("http://127.0.0.1:{port}/docs")})),
+        call("post", "http_request", json!({"method": "POST", "url": format!("http://127.0.0.1:{port}/api"), "headers": {"x-probe": "1"}, "body": "{\"n\":1}"})),
+    ]).await;
+    assert_eq!(results[0].output.text, "Docs\na & b", "{:?}", results[0]);
+    assert_eq!(
+        b.approver.asked_ids(),
+        ["post"],
+        "POST is high-risk: it asked"
+    );
+    assert!(
+        results[1].output.text.starts_with("HTTP 201"),
+        "{:?}",
+        results[1]
+    );
+    let requests = seen.lock().unwrap().clone();
+    let post = requests
+        .iter()
+        .find(|r| r.starts_with("POST /api"))
+        .unwrap();
+    assert!(
+        post.contains("x-probe: 1") && post.ends_with("{\"n\":1}"),
+        "{post}"
+    );
+    server.abort();
+}
+
+#[tokio::test]
+async fn todos_memory_and_stored_results_live_in_the_store() {
+    let b = bench(false);
+    std::fs::write(ws(&b, "big.txt"), "y".repeat(50_000)).unwrap();
+    let first = batch(
+        &b,
+        vec![
+            call(
+                "t1",
+                "manage_todos",
+                json!({"action": "add", "text": "write tests"}),
+            ),
+            call(
+                "m1",
+                "manage_memory",
+                json!({"action": "set", "key": "lang", "value": "rust"}),
+            ),
+            call("big", "read_file", json!({"path": "big.txt"})),
+        ],
+    )
+    .await;
+    assert!(first.iter().all(|r| !r.output.is_error), "{first:?}");
+    let second = batch(
+        &b,
+        vec![
+            call(
+                "t2",
+                "manage_todos",
+                json!({"action": "add", "text": "ship"}),
+            ),
+            call("v", "view_memory", json!({"key": "lang"})),
+            call(
+                "r",
+                "retrieve_tool_result",
+                json!({"id": "console:tester:big", "offset": 49990}),
+            ),
+            call("x", "retrieve_tool_result", json!({"id": "telegram:1:big"})),
+            call("time", "get_time", json!({})),
+        ],
+    )
+    .await;
+    assert_eq!(second[1].output.text, "rust");
+    assert_eq!(second[2].output.text, "y".repeat(10));
+    assert!(
+        second[3].output.is_error,
+        "another session's result is not readable"
+    );
+    assert!(
+        second[4].output.text.ends_with('Z') && second[4].output.text.len() == 20,
+        "{}",
+        second[4].output.text
+    );
+    let third = batch(
+        &b,
+        vec![call(
+            "c",
+            "manage_todos",
+            json!({"action": "complete", "id": 1}),
+        )],
+    )
+    .await;
+    assert_eq!(third[0].output.text, "1. [x] write tests\n2. [ ] ship");
 }

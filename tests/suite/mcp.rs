@@ -76,6 +76,7 @@ fn dummy_exec() -> ExecContext {
         default_timeout: std::time::Duration::from_secs(5),
         cancel: tollgate::tools::cancel::CancelToken::never(),
         store: None,
+        memory: Default::default(),
     }
 }
 

@@ -4,6 +4,7 @@
 mod files;
 mod plain;
 mod shell;
+mod state;
 mod web;
 
 use super::approved::{ApprovedCall, ToolOutput};
@@ -108,6 +109,30 @@ impl Tool for Builtin {
                     .unwrap_or_else(|e| ToolOutput::error(format!("the tool failed: {e}")))
                 }
                 "execute_command" => shell::execute(call, ctx).await,
+                "web_fetch" | "http_request" => web::execute(self.name, call, ctx).await,
+                "manage_todos"
+                | "list_todos"
+                | "view_memory"
+                | "manage_memory"
+                | "retrieve_tool_result"
+                | "get_time"
+                | "context_info" => {
+                    let (name, call, ctx) = (self.name, call.clone(), ctx.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let outcome = match name {
+                            "manage_todos" | "list_todos" => state::todos(name, &call, &ctx),
+                            "view_memory" | "manage_memory" => {
+                                state::memory(name, &call, &ctx, ctx.memory)
+                            }
+                            "retrieve_tool_result" => state::retrieve(&call, &ctx),
+                            "get_time" => state::time(&call),
+                            _ => Ok(state::context_info(&ctx)),
+                        };
+                        outcome.unwrap_or_else(ToolOutput::error)
+                    })
+                    .await
+                    .unwrap_or_else(|e| ToolOutput::error(format!("the tool failed: {e}")))
+                }
                 other => ToolOutput::error(format!(
                     "`{other}` cannot run in this build yet: its execute half is not implemented"
                 )),

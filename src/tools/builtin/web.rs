@@ -105,3 +105,234 @@ mod tests {
         assert!(host_of("https:///x").is_err());
     }
 }
+
+/// Bytes downloaded at most; the rest is not read.
+const DOWNLOAD_CAP: usize = 5 * 1024 * 1024;
+/// Bytes of text returned to the model.
+const TEXT_CAP: usize = 100 * 1024;
+
+/// Runs `web_fetch` or `http_request` (the sandbox current at start is checked again).
+pub(super) async fn execute(
+    tool: &str,
+    call: &crate::tools::approved::ApprovedCall,
+    ctx: &crate::tools::exec::ExecContext,
+) -> crate::tools::approved::ToolOutput {
+    use crate::tools::approved::ToolOutput;
+    let args = call.execute_args();
+    let url = args
+        .get("url")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    if let Some((_, reason)) =
+        crate::policy::sandbox::network_denial(ctx.sandbox, ctx.network_access, &ctx.agent, url)
+    {
+        return ToolOutput::error(format!("the sandbox now refuses this: {reason}"));
+    }
+    let client = match reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::limited(5))
+        .user_agent("tollgate")
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => return ToolOutput::error(format!("could not make an HTTP client: {e}")),
+    };
+    let method = if tool == "web_fetch" {
+        "GET"
+    } else {
+        args.get("method")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("GET")
+    };
+    let Ok(method) = reqwest::Method::from_bytes(method.as_bytes()) else {
+        return ToolOutput::error(format!("`{method}` is not an HTTP method"));
+    };
+    let mut request = client.request(method, url);
+    if let Some(headers) = args.get("headers").and_then(serde_json::Value::as_object) {
+        for (name, value) in headers {
+            if let Some(value) = value.as_str() {
+                request = request.header(name.as_str(), value);
+            }
+        }
+    }
+    if let Some(body) = args.get("body").and_then(serde_json::Value::as_str) {
+        request = request.body(body.to_string());
+    }
+    let mut response = match request.send().await {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::error(format!("the request to {url} failed: {e}")),
+    };
+    let status = response.status();
+    let html = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("html"));
+    let mut body = Vec::new();
+    let mut cut = false;
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = DOWNLOAD_CAP.saturating_sub(body.len());
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if chunk.len() > room {
+                    cut = true;
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                return ToolOutput::error(format!("reading the response from {url} failed: {e}"));
+            }
+        }
+    }
+    let raw = String::from_utf8_lossy(&body);
+    let mut text = if tool == "web_fetch" && html {
+        html_to_text(&raw)
+    } else {
+        raw.into_owned()
+    };
+    if text.len() > TEXT_CAP {
+        let mut at = TEXT_CAP;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+        cut = true;
+    }
+    if cut {
+        text.push_str("\n[… truncated]");
+    }
+    let text = if tool == "web_fetch" {
+        text
+    } else {
+        format!("HTTP {}\n\n{text}", status.as_u16())
+    };
+    ToolOutput {
+        text,
+        is_error: !status.is_success(),
+        truncated: cut,
+    }
+}
+
+/// Readable text out of HTML: scripts and styles dropped, tags removed (block tags become line
+/// breaks), common entities decoded, blank lines dropped.
+#[must_use]
+pub fn html_to_text(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    let mut out = String::new();
+    let mut i = 0;
+    let bytes = html.as_bytes();
+    while i < html.len() {
+        if bytes[i] == b'<' {
+            let rest = &lower[i..];
+            if let Some(skipped) = ["script", "style", "noscript", "template"]
+                .iter()
+                .find(|s| rest.starts_with(&format!("<{s}")))
+            {
+                let close = format!("</{skipped}");
+                i = match rest.find(&close) {
+                    Some(at) => lower[i + at..]
+                        .find('>')
+                        .map_or(html.len(), |gt| i + at + gt + 1),
+                    None => html.len(),
+                };
+                continue;
+            }
+            let end = lower[i..].find('>').map_or(html.len(), |at| i + at + 1);
+            let tag = &lower[i..end];
+            let name = tag
+                .trim_start_matches(['<', '/'])
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .next()
+                .unwrap_or("");
+            if matches!(
+                name,
+                "p" | "div"
+                    | "br"
+                    | "li"
+                    | "tr"
+                    | "h1"
+                    | "h2"
+                    | "h3"
+                    | "h4"
+                    | "h5"
+                    | "h6"
+                    | "section"
+                    | "article"
+                    | "header"
+                    | "footer"
+                    | "pre"
+                    | "table"
+                    | "ul"
+                    | "ol"
+            ) {
+                out.push('\n');
+            }
+            i = end;
+            continue;
+        }
+        let next = html[i..].find('<').map_or(html.len(), |at| i + at);
+        out.push_str(&decode_entities(&html[i..next]));
+        i = next;
+    }
+    out.lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn decode_entities(text: &str) -> String {
+    if !text.contains('&') {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let Some(end) = tail.find(';').filter(|e| *e <= 10) else {
+            out.push('&');
+            rest = &tail[1..];
+            continue;
+        };
+        let entity = &tail[1..end];
+        let decoded = match entity {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" | "#39" => Some('\''),
+            "nbsp" => Some(' '),
+            e if e.starts_with("#x") => u32::from_str_radix(&e[2..], 16)
+                .ok()
+                .and_then(char::from_u32),
+            e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
+            _ => None,
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &tail[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod html_tests {
+    use super::html_to_text;
+
+    #[test]
+    fn text_out_of_html() {
+        let html = "<html><head><style>p{}</style><script>alert(1)</script></head><body><h1>Title</h1><p>One &amp; two &lt;3</p><p>x&#33;</p></body></html>";
+        assert_eq!(html_to_text(html), "Title\nOne & two <3\nx!");
+    }
+}

@@ -1,0 +1,243 @@
+//! Execute halves of the bookkeeping tools: todos and memory (per session, or per agent with
+//! `memory = "agent"`), stored results, and the clock. All state lives in the store.
+
+use crate::config::MemoryScope;
+use crate::store::Store;
+use crate::tools::approved::{ApprovedCall, ToolOutput};
+use crate::tools::exec::ExecContext;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+
+const TODO_TREE: &str = "todos";
+const MEMORY_TREE: &str = "memory";
+/// Bytes one `retrieve_tool_result` page returns by default, and at most.
+const PAGE: usize = 16 * 1024;
+const MAX_PAGE: usize = 64 * 1024;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Todo {
+    id: u64,
+    text: String,
+    done: bool,
+}
+
+fn store(ctx: &ExecContext) -> Result<&Arc<dyn Store>, String> {
+    ctx.store
+        .as_ref()
+        .ok_or_else(|| "no store is available to this tool".to_string())
+}
+
+fn text_arg<'a>(call: &'a ApprovedCall, key: &str) -> Option<&'a str> {
+    call.execute_args().get(key).and_then(Value::as_str)
+}
+
+fn load_todos(store: &dyn Store, session: &str) -> Result<Vec<Todo>, String> {
+    match store
+        .get(TODO_TREE, session.as_bytes())
+        .map_err(|e| e.to_string())?
+    {
+        Some(bytes) => {
+            serde_json::from_slice(&bytes).map_err(|e| format!("the todo list is unreadable: {e}"))
+        }
+        None => Ok(Vec::new()),
+    }
+}
+
+fn render_todos(todos: &[Todo]) -> String {
+    if todos.is_empty() {
+        return "(no todos)".into();
+    }
+    todos
+        .iter()
+        .map(|t| format!("{}. [{}] {}", t.id, if t.done { "x" } else { " " }, t.text))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `manage_todos` and `list_todos`.
+pub(super) fn todos(
+    tool: &str,
+    call: &ApprovedCall,
+    ctx: &ExecContext,
+) -> Result<ToolOutput, String> {
+    let store = store(ctx)?;
+    let mut todos = load_todos(store.as_ref(), &ctx.session)?;
+    if tool == "list_todos" {
+        return Ok(ToolOutput::ok(render_todos(&todos)));
+    }
+    let id = call.execute_args().get("id").and_then(Value::as_u64);
+    let find = |todos: &mut Vec<Todo>| -> Result<usize, String> {
+        let id = id.ok_or("`id` is required for this action")?;
+        todos
+            .iter()
+            .position(|t| t.id == id)
+            .ok_or_else(|| format!("no todo with id {id}"))
+    };
+    match text_arg(call, "action").unwrap_or_default() {
+        "add" => {
+            let text = text_arg(call, "text").ok_or("`text` is required to add a todo")?;
+            let next = todos.iter().map(|t| t.id).max().unwrap_or(0) + 1;
+            todos.push(Todo {
+                id: next,
+                text: text.into(),
+                done: false,
+            });
+        }
+        "update" => {
+            let at = find(&mut todos)?;
+            todos[at].text = text_arg(call, "text")
+                .ok_or("`text` is required to update a todo")?
+                .into();
+        }
+        "complete" => {
+            let at = find(&mut todos)?;
+            todos[at].done = true;
+        }
+        "remove" => {
+            let at = find(&mut todos)?;
+            todos.remove(at);
+        }
+        "clear" => todos.clear(),
+        other => return Err(format!("unknown action `{other}`")),
+    }
+    let bytes = serde_json::to_vec(&todos).map_err(|e| e.to_string())?;
+    store
+        .insert(TODO_TREE, ctx.session.as_bytes(), &bytes)
+        .map_err(|e| e.to_string())?;
+    Ok(ToolOutput::ok(render_todos(&todos)))
+}
+
+/// The memory namespace of this call: the session, or the agent with `memory = "agent"`.
+fn memory_owner(ctx: &ExecContext, scope: MemoryScope) -> String {
+    match scope {
+        MemoryScope::Session => format!("session\0{}", ctx.session),
+        MemoryScope::Agent => format!("agent\0{}", ctx.agent),
+    }
+}
+
+/// `view_memory` and `manage_memory`.
+pub(super) fn memory(
+    tool: &str,
+    call: &ApprovedCall,
+    ctx: &ExecContext,
+    scope: MemoryScope,
+) -> Result<ToolOutput, String> {
+    let store = store(ctx)?;
+    let owner = memory_owner(ctx, scope);
+    let key_of = |key: &str| format!("{owner}\0{key}").into_bytes();
+    if tool == "view_memory" {
+        if let Some(key) = text_arg(call, "key") {
+            return match store
+                .get(MEMORY_TREE, &key_of(key))
+                .map_err(|e| e.to_string())?
+            {
+                Some(v) => Ok(ToolOutput::ok(String::from_utf8_lossy(&v).into_owned())),
+                None => Ok(ToolOutput::ok(format!("(nothing saved under `{key}`)"))),
+            };
+        }
+        let prefix = format!("{owner}\0").into_bytes();
+        let entries = store
+            .scan_prefix(MEMORY_TREE, &prefix)
+            .map_err(|e| e.to_string())?;
+        if entries.is_empty() {
+            return Ok(ToolOutput::ok("(memory is empty)"));
+        }
+        let lines: Vec<String> = entries
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}: {}",
+                    String::from_utf8_lossy(&k[prefix.len()..]),
+                    String::from_utf8_lossy(v)
+                )
+            })
+            .collect();
+        return Ok(ToolOutput::ok(lines.join("\n")));
+    }
+    let key = text_arg(call, "key").ok_or("`key` is required")?;
+    match text_arg(call, "action").unwrap_or_default() {
+        "set" => {
+            let value = text_arg(call, "value").ok_or("`value` is required to set a memory")?;
+            store
+                .insert(MEMORY_TREE, &key_of(key), value.as_bytes())
+                .map_err(|e| e.to_string())?;
+            Ok(ToolOutput::ok(format!("saved `{key}`")))
+        }
+        "delete" => {
+            let existed = store
+                .remove(MEMORY_TREE, &key_of(key))
+                .map_err(|e| e.to_string())?
+                .is_some();
+            Ok(ToolOutput::ok(if existed {
+                format!("deleted `{key}`")
+            } else {
+                format!("nothing was saved under `{key}`")
+            }))
+        }
+        other => Err(format!("unknown action `{other}`")),
+    }
+}
+
+/// `retrieve_tool_result`: pages through a stored result of this session only.
+pub(super) fn retrieve(call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput, String> {
+    let store = store(ctx)?;
+    let id = text_arg(call, "id").ok_or("`id` is required")?;
+    // Ids are `<session>:<call id>`: another session's results are not this call's to read.
+    if !id.starts_with(&format!("{}:", ctx.session)) {
+        return Err(format!("no stored result `{id}` in this session"));
+    }
+    let bytes = store
+        .get(crate::tools::builtin::RESULTS_TREE, id.as_bytes())
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no stored result `{id}` in this session"))?;
+    let args = call.execute_args();
+    let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(PAGE, |l| (l as usize).min(MAX_PAGE));
+    if offset >= bytes.len() {
+        return Ok(ToolOutput::ok(format!(
+            "(end: the result has {} bytes)",
+            bytes.len()
+        )));
+    }
+    let end = (offset + limit).min(bytes.len());
+    let mut text = String::from_utf8_lossy(&bytes[offset..end]).into_owned();
+    let more = end < bytes.len();
+    if more {
+        text.push_str(&format!(
+            "\n[… bytes {offset}–{end} of {}; continue with offset {end}]",
+            bytes.len()
+        ));
+    }
+    Ok(ToolOutput {
+        text,
+        is_error: false,
+        truncated: more,
+    })
+}
+
+/// `get_time`.
+pub(super) fn time(call: &ApprovedCall) -> Result<ToolOutput, String> {
+    match text_arg(call, "timezone") {
+        None | Some("UTC" | "utc" | "Etc/UTC") => Ok(ToolOutput::ok(crate::clock::now_rfc3339())),
+        Some(other) => Err(format!(
+            "time zone `{other}` is not available (no time-zone database is bundled); the time in UTC is {}",
+            crate::clock::now_rfc3339()
+        )),
+    }
+}
+
+/// `context_info`: what this session's calls run with.
+pub(super) fn context_info(ctx: &ExecContext) -> ToolOutput {
+    ToolOutput::ok(format!(
+        "agent {}\nsession {}\nsandbox {}\nnetwork {}\nworkspace {}",
+        ctx.agent,
+        ctx.session,
+        ctx.sandbox,
+        if ctx.network_access { "on" } else { "off" },
+        ctx.workspace.display()
+    ))
+}
