@@ -30,6 +30,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Arguments larger than this are refused before parsing: no tool needs them, and a model that
+/// sends them is looping or confused.
+pub const MAX_ARGUMENTS: usize = 1024 * 1024;
+
 /// Results larger than this are stored and replaced by a summary and an id.
 pub const STORE_RESULT_OVER: usize = 32 * 1024;
 /// What the model sees of a stored result before it pages with `retrieve_tool_result`.
@@ -237,6 +241,14 @@ impl Executor {
             output,
             outcome,
         };
+        if call.arguments.len() > MAX_ARGUMENTS {
+            let message = format!(
+                "the arguments are {} bytes; the limit is {MAX_ARGUMENTS}; nothing ran",
+                call.arguments.len()
+            );
+            self.event(session, &call, "tool_failed", json!({"error": message}));
+            return result(ToolOutput::error(message), CallOutcome::Refused);
+        }
         let args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
             "{}"
         } else {

@@ -15,5 +15,5 @@ pub mod tool;
 pub use approved::{Approval, ApprovedCall, ToolOutput};
 pub use exec::ExecContext;
 pub use proposal::Proposal;
-pub use registry::{ToolRegistry, Toolset};
+pub use registry::{ToolDefinition, ToolRegistry, Toolset};
 pub use tool::{ProposeContext, Tool, ToolError, ToolFuture};

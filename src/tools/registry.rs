@@ -40,6 +40,31 @@ impl ToolRegistry {
     }
 }
 
+/// A tool as offered to the model: its name, description and argument schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+impl ToolRegistry {
+    /// The definitions the model is offered: exactly the toolset's tools that are registered.
+    /// A tool outside the toolset does not exist for the agent, so it is never offered.
+    #[must_use]
+    pub fn definitions(&self, toolset: &Toolset) -> Vec<ToolDefinition> {
+        toolset
+            .iter()
+            .filter_map(|name| self.get(name))
+            .map(|tool| ToolDefinition {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                parameters: tool.parameters(),
+            })
+            .collect()
+    }
+}
+
 /// The names of the tools one agent can call.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Toolset(BTreeSet<String>);

@@ -709,3 +709,126 @@ async fn todos_memory_and_stored_results_live_in_the_store() {
     .await;
     assert_eq!(third[0].output.text, "1. [x] write tests\n2. [ ] ship");
 }
+
+#[tokio::test]
+async fn huge_inputs_and_outputs_stay_bounded() {
+    let b = bench(false);
+    let lines: String = (0..20_000).map(|i| format!("match line {i}\n")).collect();
+    std::fs::write(ws(&b, "many.txt"), &lines).unwrap();
+    let huge = json!({"path": "x", "pad": "z".repeat(2 * 1024 * 1024)});
+    let results = batch(
+        &b,
+        vec![
+            call("g", "grep", json!({"pattern": "match", "path": "many.txt"})),
+            call("h", "read_file", huge),
+        ],
+    )
+    .await;
+    assert!(
+        results[0].output.truncated,
+        "grep output over 256 KB is cut and marked"
+    );
+    assert!(results[0].output.text.len() <= 300 * 1024);
+    assert_eq!(results[1].outcome, CallOutcome::Refused);
+    assert!(results[1].output.text.contains("the limit is"));
+}
+
+#[test]
+fn only_the_toolset_is_offered() {
+    let b = bench(false);
+    let definitions = b.executor.registry.definitions(&b.executor.toolset);
+    let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
+    assert!(names.contains(&"read_file") && names.contains(&"sleeper"));
+    assert!(
+        !names.contains(&"spawn_subagent"),
+        "not in the agent's tools: never offered"
+    );
+    let read = definitions.iter().find(|d| d.name == "read_file").unwrap();
+    assert_eq!(read.parameters["required"], json!(["path"]));
+}
+
+#[tokio::test]
+async fn file_moves_copies_and_removals_happen_where_approved() {
+    let b = bench(false);
+    std::fs::write(ws(&b, "a.txt"), "A").unwrap();
+    for id in ["cp", "mv", "rm"] {
+        b.approver
+            .expect(id)
+            .send(Answer::Approve {
+                by: "console:op".into(),
+            })
+            .unwrap();
+    }
+    let made = batch(&b, vec![call("mk", "mkdir", json!({"path": "d/e"}))]).await;
+    assert_eq!(made[0].outcome, CallOutcome::Executed, "{:?}", made[0]);
+    let copied = batch(
+        &b,
+        vec![call(
+            "cp",
+            "cp",
+            json!({"from": "a.txt", "to": "d/e/b.txt"}),
+        )],
+    )
+    .await;
+    assert_eq!(copied[0].outcome, CallOutcome::Executed, "{:?}", copied[0]);
+    let moved = batch(
+        &b,
+        vec![call(
+            "mv",
+            "mv",
+            json!({"from": "d/e/b.txt", "to": "c.txt"}),
+        )],
+    )
+    .await;
+    assert_eq!(moved[0].outcome, CallOutcome::Executed, "{:?}", moved[0]);
+    let removed = batch(&b, vec![call("rm", "rm", json!({"path": "a.txt"}))]).await;
+    assert_eq!(
+        removed[0].outcome,
+        CallOutcome::Executed,
+        "{:?}",
+        removed[0]
+    );
+    assert!(ws(&b, "d/e").is_dir());
+    assert_eq!(std::fs::read_to_string(ws(&b, "c.txt")).unwrap(), "A");
+    assert!(!ws(&b, "a.txt").exists() && !ws(&b, "d/e/b.txt").exists());
+    let info = batch(&b, vec![call("ci", "context_info", json!({}))]).await;
+    assert!(
+        info[0].output.text.contains("session console:tester"),
+        "{}",
+        info[0].output.text
+    );
+}
+
+#[tokio::test]
+async fn session_memory_is_not_shared_between_sessions() {
+    let b = bench(false);
+    batch(
+        &b,
+        vec![call(
+            "m",
+            "manage_memory",
+            json!({"action": "set", "key": "k", "value": "mine"}),
+        )],
+    )
+    .await;
+    let other = Arc::new(SessionPolicy::new(
+        "console:someone-else",
+        "a",
+        SandboxPolicy::WorkspaceWrite,
+        b.session.snapshot(),
+        None,
+    ));
+    let seen = b
+        .executor
+        .run_batch(
+            other,
+            vec![call("v", "view_memory", json!({"key": "k"}))],
+            CancelToken::never(),
+        )
+        .await;
+    assert!(
+        seen[0].output.text.contains("nothing saved"),
+        "{}",
+        seen[0].output.text
+    );
+}
