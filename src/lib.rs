@@ -1,5 +1,6 @@
 //! tollgate runs AI agents inside Discord and Telegram behind one policy gate.
 
+pub mod agent;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -137,16 +137,71 @@ pub fn run(config_path: Option<&Path>, args: &ExplainArgs) -> Result<ExitCode, F
         }),
         Evaluation::Decided { decision, .. } => decision_json(&decision),
         Evaluation::Classify { deferred, .. } => {
-            let note = if args.no_classifier {
-                "--no-classifier was given"
+            let report = if args.no_classifier {
+                ClassifierReport::not_run("--no-classifier was given")
             } else {
-                "the classifier arrives with the agent runtime; until then an unclassified command asks a human"
+                classify(&config, agent_config, args.surface, deferred.command())?
             };
-            decision_json(&deferred.finish(ClassifierReport::not_run(note)))
+            decision_json(&deferred.finish(report))
         }
     };
     println!("{output}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Asks the agent's classifier model for real (the agent's provider, `classifier_model`).
+fn classify(
+    config: &crate::config::Config,
+    agent: &crate::config::AgentConfig,
+    surface: Surface,
+    command: &str,
+) -> Result<ClassifierReport, Failure> {
+    use crate::agent::classifier::{ModelClassifier, Surface as ClassifierSurface};
+    use crate::agent::llm::OpenAiProvider;
+    use crate::config::ProviderKind;
+    use crate::executor::Classifier;
+    let Some(provider_config) = config.providers.get(&agent.provider) else {
+        return Ok(ClassifierReport::not_run(
+            "the agent's provider is not configured",
+        ));
+    };
+    if provider_config.kind != ProviderKind::Openai {
+        return Ok(ClassifierReport::not_run(
+            "the anthropic provider arrives with the agent runtime; until then an unclassified command asks a human",
+        ));
+    }
+    let api_key = provider_config
+        .api_key_env
+        .as_ref()
+        .and_then(|name| std::env::var(name).ok());
+    let provider = OpenAiProvider::new(
+        &provider_config.base_url,
+        api_key,
+        std::time::Duration::from_secs(provider_config.timeout_secs),
+        provider_config.max_retries,
+    )
+    .map_err(|e| Failure::runtime(e.to_string()))?;
+    let classifier = ModelClassifier {
+        provider: Arc::new(provider),
+        model: agent
+            .classifier_model
+            .clone()
+            .unwrap_or_else(|| agent.model.clone()),
+        timeout: std::time::Duration::from_secs(agent.classifier_timeout_secs),
+        surface: match surface {
+            Surface::Console => ClassifierSurface::Console,
+            Surface::Bridge => ClassifierSurface::Bridge,
+        },
+        depth: 0,
+        user_messages: Arc::default(),
+        cache: Arc::default(),
+        events: None,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
+    Ok(runtime.block_on(classifier.classify(command)))
 }
 
 fn decision_json(decision: &GateDecision) -> Value {

@@ -109,6 +109,7 @@ tools = ["read_file", "execute_command"]
         "execute_command",
         "--args",
         r#"{"command":"git pull --rebase"}"#,
+        "--no-classifier",
     ];
     let before = explain(dir.path(), &git);
     assert_eq!(before["decision"], "prompt");
@@ -269,4 +270,53 @@ tools = ["read_file", "execute_command"]
     );
     assert_eq!(no_agent.status.code(), Some(2));
     assert!(stderr(&no_agent).contains("no agent `ghost`"));
+}
+
+/// `explain` asks the agent's classifier model for real (a scripted server here).
+#[tokio::test(flavor = "multi_thread")]
+async fn explain_runs_the_classifier() {
+    use super::fakes::llm::{FakeLlm, Reply, text};
+    let fake = FakeLlm::start(vec![
+        text("read-only"),
+        Reply::Status {
+            code: 503,
+            retry_after: Some(0),
+        },
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"big\"\nclassifier_model = \"small\"\ntools = [\"execute_command\"]\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let run = |extra: Vec<&'static str>| {
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut args = vec![
+                "--tool",
+                "execute_command",
+                "--args",
+                r#"{"command":"ls -la"}"#,
+            ];
+            args.extend(extra);
+            explain(&path, &args)
+        })
+    };
+    let classified = run(vec![]).await.unwrap();
+    assert_eq!(classified["decision"], "allow", "{classified}");
+    assert_eq!(classified["source"], "classifier");
+    assert_eq!(classified["classifier"]["ran"], true);
+    assert_eq!(classified["classifier"]["verdict"], "read-only");
+    assert_eq!(fake.requests()[0].body["model"], "small");
+    let failing = run(vec![]).await.unwrap();
+    assert_eq!(failing["decision"], "prompt", "{failing}");
+    assert_eq!(failing["classifier"]["verdict"], "high-risk");
+    let skipped = run(vec!["--no-classifier"]).await.unwrap();
+    assert_eq!(skipped["classifier"]["ran"], false);
+    assert_eq!(fake.requests().len(), 2, "--no-classifier asked nobody");
 }

@@ -1,0 +1,201 @@
+//! A scripted OpenAI-compatible server on loopback: it answers `/chat/completions` from a
+//! script (SSE streams, plain JSON, error statuses, garbage, delays) and records every request,
+//! so tests assert what the model was sent.
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// SSE events (each a chat.completion.chunk), then `[DONE]`.
+    Stream(Vec<Value>),
+    Json(Value),
+    Status {
+        code: u16,
+        retry_after: Option<u64>,
+    },
+    Garbage(String),
+    Delayed(Duration, Box<Reply>),
+}
+
+/// A recorded request.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub path: String,
+    pub authorization: Option<String>,
+    pub body: Value,
+}
+
+pub struct FakeLlm {
+    pub url: String,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeLlm {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A streamed text answer, split into pieces, with usage at the end.
+pub fn text(content: &str) -> Reply {
+    let mut events: Vec<Value> = content
+        .split_inclusive(' ')
+        .map(|piece| json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": piece}}]}))
+        .collect();
+    events.push(json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
+    events.push(json!({"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}}));
+    Reply::Stream(events)
+}
+
+/// A streamed tool call, its arguments split across chunks.
+pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+    let mut events = Vec::new();
+    for (index, (id, name, args)) in calls.iter().enumerate() {
+        events.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}}]}));
+        let middle = args.len() / 2;
+        let (a, b) = args.split_at(middle);
+        for part in [a, b] {
+            events.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "function": {"arguments": part}}]}}]}));
+        }
+    }
+    events.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 20, "completion_tokens": 5}}));
+    Reply::Stream(events)
+}
+
+impl FakeLlm {
+    pub async fn start(script: Vec<Reply>) -> FakeLlm {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (s, r) = (script.clone(), requests.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((socket, _)) = listener.accept().await else {
+                    return;
+                };
+                let (s, r) = (s.clone(), r.clone());
+                tokio::spawn(async move { serve(socket, s, r).await });
+            }
+        });
+        FakeLlm {
+            url,
+            script,
+            requests,
+            task,
+        }
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.script.lock().unwrap().push_back(reply);
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+async fn serve(
+    mut socket: tokio::net::TcpStream,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+) {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let (head_end, content_length) = loop {
+        let Ok(n) = socket.read(&mut chunk).await else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buffer[..at]).to_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            break (at + 4, length);
+        }
+    };
+    while buffer.len() < head_end + content_length {
+        let Ok(n) = socket.read(&mut chunk).await else {
+            return;
+        };
+        if n == 0 {
+            break;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+    let authorization = head.lines().find_map(|l| {
+        l.to_lowercase()
+            .starts_with("authorization:")
+            .then(|| l[14..].trim().to_string())
+    });
+    let body = serde_json::from_slice(&buffer[head_end..]).unwrap_or(Value::Null);
+    requests.lock().unwrap().push(Recorded {
+        path,
+        authorization,
+        body,
+    });
+    let reply = script.lock().unwrap().pop_front().unwrap_or(Reply::Status {
+        code: 500,
+        retry_after: None,
+    });
+    respond(&mut socket, reply).await;
+}
+
+async fn respond(socket: &mut tokio::net::TcpStream, reply: Reply) {
+    let mut reply = reply;
+    while let Reply::Delayed(wait, inner) = reply {
+        tokio::time::sleep(wait).await;
+        reply = *inner;
+    }
+    let (status, extra, content_type, body) = match reply {
+        Reply::Stream(events) => {
+            let mut body = String::new();
+            for event in events {
+                body.push_str(&format!("data: {event}\n\n"));
+            }
+            body.push_str("data: [DONE]\n\n");
+            (200, String::new(), "text/event-stream", body)
+        }
+        Reply::Json(value) => (200, String::new(), "application/json", value.to_string()),
+        Reply::Status { code, retry_after } => (
+            code,
+            retry_after
+                .map(|s| format!("retry-after: {s}\r\n"))
+                .unwrap_or_default(),
+            "application/json",
+            json!({"error": {"message": "scripted failure"}}).to_string(),
+        ),
+        Reply::Garbage(text) => (
+            200,
+            String::new(),
+            "text/event-stream",
+            format!("data: {text}\n\n"),
+        ),
+        Reply::Delayed(..) => unreachable!(),
+    };
+    let head = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = socket.write_all(head.as_bytes()).await;
+    let _ = socket.write_all(body.as_bytes()).await;
+    let _ = socket.shutdown().await;
+}
