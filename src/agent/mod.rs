@@ -3,3 +3,5 @@
 
 pub mod classifier;
 pub mod llm;
+pub mod runner;
+pub mod runs;

@@ -88,6 +88,20 @@ impl Classifier for NoClassifier {
     }
 }
 
+/// Where a call's progress is written ahead: pending before its card is shown, running before
+/// it starts, done after. A failed write stops the call (nothing runs that was not recorded).
+pub trait CallJournal: Send + Sync {
+    fn record(&self, session: &str, call_id: &str, status: JournalStatus) -> Result<(), String>;
+}
+
+/// A step of one call, as the journal records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JournalStatus {
+    Pending,
+    Running,
+    Done { output: String, is_error: bool },
+}
+
 /// Everything the executor needs.
 pub struct Executor {
     pub config: Arc<Config>,
@@ -100,6 +114,8 @@ pub struct Executor {
     pub events: Arc<dyn EventSink>,
     pub store: Option<Arc<dyn Store>>,
     pub max_concurrent: usize,
+    /// Write-ahead records of each call (the durable run engine's), if any.
+    pub journal: Option<Arc<dyn CallJournal>>,
 }
 
 impl Executor {
@@ -356,6 +372,17 @@ impl Executor {
             outcome,
         };
         self.event(session, call, "permission_requested", json!({"reason_code": decision.reason_code, "reason": decision.reason, "tier": decision.tier}));
+        // The card goes out only once its pending record is durable.
+        if let Some(journal) = &self.journal
+            && let Err(e) = journal.record(&session.key, &call.id, JournalStatus::Pending)
+        {
+            return Err(finish(
+                ToolOutput::error(format!(
+                    "the approval request could not be recorded ({e}); nothing ran"
+                )),
+                CallOutcome::Refused,
+            ));
+        }
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             session: session.key.clone(),
@@ -484,6 +511,18 @@ impl Executor {
             .get("timeout_secs")
             .and_then(Value::as_u64)
             .map_or(ctx.default_timeout, Duration::from_secs);
+        // Marked running, durably, before it starts: after a crash it is reported as
+        // interrupted, never run twice.
+        if let Some(journal) = &self.journal
+            && let Err(e) = journal.record(&session.key, &call.id, JournalStatus::Running)
+        {
+            return finish(
+                ToolOutput::error(format!(
+                    "the call could not be recorded as running ({e}); nothing ran"
+                )),
+                CallOutcome::Refused,
+            );
+        }
         self.event(session, call, "tool_started", json!({}));
         let started = Instant::now();
         let run = tool.execute(&approved, &ctx);

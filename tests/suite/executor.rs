@@ -75,19 +75,19 @@ impl Tool for Sleeper {
 
 /// Answers prompts from a script, and records what it was asked and what was withdrawn.
 #[derive(Default)]
-struct Scripted {
+pub struct Scripted {
     answers: Mutex<HashMap<String, oneshot::Receiver<Answer>>>,
     asked: Mutex<Vec<ApprovalRequest>>,
     withdrawn: Mutex<Vec<(String, String)>>,
 }
 
 impl Scripted {
-    fn expect(&self, call_id: &str) -> oneshot::Sender<Answer> {
+    pub fn expect(&self, call_id: &str) -> oneshot::Sender<Answer> {
         let (tx, rx) = oneshot::channel();
         self.answers.lock().unwrap().insert(call_id.into(), rx);
         tx
     }
-    fn asked_ids(&self) -> Vec<String> {
+    pub fn asked_ids(&self) -> Vec<String> {
         self.asked
             .lock()
             .unwrap()
@@ -196,6 +196,7 @@ EXTRA
         events: events.clone(),
         store: Some(store.clone() as Arc<dyn Store>),
         max_concurrent: 10,
+        journal: None,
     });
     std::fs::create_dir_all(root.join("ws/console_tester")).unwrap();
     Bench {

@@ -5,4 +5,5 @@ mod fakes;
 mod gate_scenarios;
 mod llm;
 mod mcp;
+mod runs;
 mod sandbox;

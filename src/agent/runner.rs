@@ -1,0 +1,281 @@
+//! The agent loop over a durable run: ask the model, run the tool calls it asks for (through
+//! the gate and the executor), give it the results, repeat — until it answers, the run is
+//! stopped, or `max_rounds` model calls were made. Resuming a run after a restart reports calls
+//! that were running as interrupted (never running them again) and asks again about calls that
+//! were waiting for approval.
+
+use super::llm::{ChatMessage, LlmProvider, LlmRequest, Role};
+use super::runs::{CallRecord, CallState, RunJournal, RunPhase, RunRecord, RunStore};
+use crate::executor::session::SessionPolicy;
+use crate::executor::{Executor, ToolCallRequest};
+use crate::tools::cancel::CancelToken;
+use std::sync::{Arc, Mutex};
+
+/// User messages longer than this are refused (with the reason) rather than sent on.
+pub const MAX_USER_MESSAGE: usize = 256 * 1024;
+
+/// What the model is told about a call that was running when the process stopped.
+pub const INTERRUPTED: &str = "interrupted: the process stopped while this call ran; its outcome is unknown, and it was not run again";
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnOutcome {
+    pub run_id: String,
+    pub answer: String,
+    pub rounds: u32,
+}
+
+/// Runs one agent's turns.
+pub struct AgentRunner {
+    pub runs: RunStore,
+    pub journal: Arc<RunJournal>,
+    pub executor: Arc<Executor>,
+    pub provider: Arc<dyn LlmProvider>,
+    pub agent: String,
+    pub model: String,
+    pub system_prompt: String,
+    pub max_rounds: u32,
+    pub max_tokens: Option<u32>,
+}
+
+fn lock(run: &Mutex<RunRecord>) -> std::sync::MutexGuard<'_, RunRecord> {
+    run.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl AgentRunner {
+    /// Starts a run for a user message.
+    pub async fn start(
+        &self,
+        session: Arc<SessionPolicy>,
+        run_id: &str,
+        text: &str,
+        cancel: CancelToken,
+    ) -> Result<TurnOutcome, String> {
+        if text.len() > MAX_USER_MESSAGE {
+            return Err(format!(
+                "the message is {} bytes; the limit is {MAX_USER_MESSAGE} — send a shorter one, or put the text in a file",
+                text.len()
+            ));
+        }
+        let mut transcript = self
+            .runs
+            .transcript(&session.key)
+            .map_err(|e| e.to_string())?;
+        transcript.push(ChatMessage::new(Role::User, text));
+        self.runs
+            .save_transcript(&session.key, &transcript)
+            .map_err(|e| e.to_string())?;
+        let run = RunRecord {
+            id: run_id.to_string(),
+            session: session.key.clone(),
+            agent: self.agent.clone(),
+            round: 0,
+            phase: RunPhase::AskingModel,
+            calls: Vec::new(),
+        };
+        self.runs.save(&run).map_err(|e| e.to_string())?;
+        self.drive(session, run, cancel).await
+    }
+
+    /// Continues a stored run (after a restart).
+    pub async fn resume(
+        &self,
+        session: Arc<SessionPolicy>,
+        run: RunRecord,
+        cancel: CancelToken,
+    ) -> Result<TurnOutcome, String> {
+        self.drive(session, run, cancel).await
+    }
+
+    async fn drive(
+        &self,
+        session: Arc<SessionPolicy>,
+        run: RunRecord,
+        cancel: CancelToken,
+    ) -> Result<TurnOutcome, String> {
+        let shared = Arc::new(Mutex::new(run));
+        self.journal.activate(shared.clone());
+        let outcome = self.drive_active(&session, &shared, cancel).await;
+        self.journal.deactivate(&session.key);
+        outcome
+    }
+
+    fn save(&self, run: &Mutex<RunRecord>) -> Result<(), String> {
+        let snapshot = lock(run).clone();
+        self.runs.save(&snapshot).map_err(|e| e.to_string())
+    }
+
+    async fn drive_active(
+        &self,
+        session: &Arc<SessionPolicy>,
+        shared: &Arc<Mutex<RunRecord>>,
+        cancel: CancelToken,
+    ) -> Result<TurnOutcome, String> {
+        loop {
+            let run = lock(shared).clone();
+            match run.phase {
+                RunPhase::Finished { answer } => {
+                    return Ok(TurnOutcome {
+                        run_id: run.id,
+                        answer,
+                        rounds: run.round,
+                    });
+                }
+                RunPhase::Failed { error } => return Err(error),
+                RunPhase::AskingModel => self.ask_model(session, shared, &run).await?,
+                RunPhase::RunningTools => self.run_tools(session, shared, &cancel).await?,
+            }
+        }
+    }
+
+    async fn ask_model(
+        &self,
+        session: &SessionPolicy,
+        shared: &Mutex<RunRecord>,
+        run: &RunRecord,
+    ) -> Result<(), String> {
+        if run.round >= self.max_rounds {
+            let answer = format!(
+                "I stopped after {} model calls in this turn (max_rounds = {} for agent {}); ask me to continue if there is more to do.",
+                run.round, self.max_rounds, self.agent
+            );
+            lock(shared).phase = RunPhase::Finished { answer };
+            return self.save(shared);
+        }
+        let transcript = self
+            .runs
+            .transcript(&session.key)
+            .map_err(|e| e.to_string())?;
+        let mut messages = vec![ChatMessage::new(Role::System, self.system_prompt.clone())];
+        messages.extend(transcript.iter().cloned());
+        let request = LlmRequest {
+            model: self.model.clone(),
+            messages,
+            tools: self.executor.registry.definitions(&self.executor.toolset),
+            max_tokens: self.max_tokens,
+        };
+        let quiet = |_: &str| {};
+        let reply = match self.provider.complete(&request, &quiet).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                lock(shared).phase = RunPhase::Failed {
+                    error: e.message.clone(),
+                };
+                self.save(shared)?;
+                return Err(e.message);
+            }
+        };
+        let mut transcript = transcript;
+        transcript.push(ChatMessage {
+            role: Role::Assistant,
+            content: reply.content.clone(),
+            tool_calls: reply.tool_calls.clone(),
+            tool_call_id: None,
+        });
+        self.runs
+            .save_transcript(&session.key, &transcript)
+            .map_err(|e| e.to_string())?;
+        {
+            let mut run = lock(shared);
+            run.round += 1;
+            if reply.tool_calls.is_empty() {
+                run.phase = RunPhase::Finished {
+                    answer: reply.content,
+                };
+                run.calls.clear();
+            } else {
+                run.calls = reply
+                    .tool_calls
+                    .into_iter()
+                    .map(|call| CallRecord {
+                        call,
+                        state: CallState::Proposed,
+                    })
+                    .collect();
+                run.phase = RunPhase::RunningTools;
+            }
+        }
+        self.save(shared)
+    }
+
+    async fn run_tools(
+        &self,
+        session: &Arc<SessionPolicy>,
+        shared: &Mutex<RunRecord>,
+        cancel: &CancelToken,
+    ) -> Result<(), String> {
+        // A call recorded as running when the process stopped: never run it again.
+        let todo: Vec<ToolCallRequest> = {
+            let mut run = lock(shared);
+            for record in &mut run.calls {
+                if record.state == CallState::Running {
+                    record.state = CallState::Done {
+                        output: INTERRUPTED.into(),
+                        is_error: true,
+                    };
+                }
+            }
+            run.calls
+                .iter()
+                .filter(|c| matches!(c.state, CallState::Proposed | CallState::Pending))
+                .map(|c| ToolCallRequest {
+                    id: c.call.id.clone(),
+                    name: c.call.name.clone(),
+                    arguments: c.call.arguments.clone(),
+                })
+                .collect()
+        };
+        self.save(shared)?;
+        if !todo.is_empty() {
+            let results = self
+                .executor
+                .run_batch(session.clone(), todo, cancel.clone())
+                .await;
+            let mut run = lock(shared);
+            for result in results {
+                if let Some(record) = run.calls.iter_mut().find(|c| c.call.id == result.id) {
+                    record.state = CallState::Done {
+                        output: result.output.text,
+                        is_error: result.output.is_error,
+                    };
+                }
+            }
+        }
+        self.save(shared)?;
+        // Give the model every call's result, in order, exactly once.
+        let mut transcript = self
+            .runs
+            .transcript(&session.key)
+            .map_err(|e| e.to_string())?;
+        let calls = lock(shared).calls.clone();
+        let already = calls.first().is_some_and(|first| {
+            transcript
+                .iter()
+                .rev()
+                .take_while(|m| m.role == Role::Tool)
+                .any(|m| m.tool_call_id.as_deref() == Some(first.call.id.as_str()))
+        });
+        if !already {
+            for record in &calls {
+                let output = match &record.state {
+                    CallState::Done { output, .. } => output.clone(),
+                    _ => "not run: the run ended first".to_string(),
+                };
+                transcript.push(ChatMessage::tool_result(&record.call.id, output));
+            }
+            self.runs
+                .save_transcript(&session.key, &transcript)
+                .map_err(|e| e.to_string())?;
+        }
+        let mut run = lock(shared);
+        run.phase = if cancel.is_cancelled() {
+            RunPhase::Finished {
+                answer: "Stopped.".into(),
+            }
+        } else {
+            RunPhase::AskingModel
+        };
+        drop(run);
+        self.save(shared)
+    }
+}

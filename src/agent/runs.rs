@@ -1,0 +1,203 @@
+//! Durable runs: a run (the work for one user message) is stored as it advances — model reply
+//! received, tool calls proposed, each call pending / running / done, next model call, final
+//! answer — with the session's transcript. Every write is flushed before anything that depends
+//! on it happens, so a restart loses nothing and never runs a call twice.
+
+use super::llm::{ChatMessage, ToolCall};
+use crate::executor::{CallJournal, JournalStatus};
+use crate::store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+const RUNS_TREE: &str = "runs";
+const TRANSCRIPT_TREE: &str = "transcripts";
+
+/// Where one tool call stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "status")]
+pub enum CallState {
+    /// Proposed; nothing has run.
+    Proposed,
+    /// Waiting for a person; nothing has run.
+    Pending,
+    /// Started: after a crash its outcome is unknown, and it is never run again.
+    Running,
+    Done {
+        output: String,
+        is_error: bool,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub call: ToolCall,
+    pub state: CallState,
+}
+
+/// Where a run stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "phase")]
+pub enum RunPhase {
+    /// Next: ask the model.
+    AskingModel,
+    /// The model's tool calls are being decided and run.
+    RunningTools,
+    Finished {
+        answer: String,
+    },
+    Failed {
+        error: String,
+    },
+}
+
+/// A stored run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub id: String,
+    pub session: String,
+    pub agent: String,
+    /// Model calls made so far.
+    pub round: u32,
+    pub phase: RunPhase,
+    pub calls: Vec<CallRecord>,
+}
+
+impl RunRecord {
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        matches!(self.phase, RunPhase::AskingModel | RunPhase::RunningTools)
+    }
+}
+
+/// Runs and transcripts in the store.
+#[derive(Clone)]
+pub struct RunStore {
+    store: Arc<dyn Store>,
+}
+
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(|e| StoreError {
+        context: "encoding a run".into(),
+        message: e.to_string(),
+    })
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError {
+        context: "reading a stored run".into(),
+        message: e.to_string(),
+    })
+}
+
+impl RunStore {
+    #[must_use]
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        RunStore { store }
+    }
+
+    /// Saves a run, durably.
+    pub fn save(&self, run: &RunRecord) -> Result<(), StoreError> {
+        self.store
+            .insert(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
+        self.store.flush()
+    }
+
+    pub fn load(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
+        self.store
+            .get(RUNS_TREE, id.as_bytes())?
+            .map(|b| decode(&b))
+            .transpose()
+    }
+
+    /// Runs that have not finished (to resume after a restart).
+    pub fn open_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let mut open = Vec::new();
+        for (_, bytes) in self.store.scan_prefix(RUNS_TREE, b"")? {
+            let run: RunRecord = decode(&bytes)?;
+            if run.is_open() {
+                open.push(run);
+            }
+        }
+        Ok(open)
+    }
+
+    pub fn transcript(&self, session: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        Ok(self
+            .store
+            .get(TRANSCRIPT_TREE, session.as_bytes())?
+            .map(|b| decode(&b))
+            .transpose()?
+            .unwrap_or_default())
+    }
+
+    /// Saves a transcript, durably.
+    pub fn save_transcript(
+        &self,
+        session: &str,
+        transcript: &[ChatMessage],
+    ) -> Result<(), StoreError> {
+        self.store
+            .insert(TRANSCRIPT_TREE, session.as_bytes(), &encode(&transcript)?)?;
+        self.store.flush()
+    }
+}
+
+/// The executor's journal: each step of a call of a session's active run is saved before it
+/// matters. (A session runs one run at a time.)
+pub struct RunJournal {
+    pub runs: RunStore,
+    active: Mutex<HashMap<String, Arc<Mutex<RunRecord>>>>,
+}
+
+impl RunJournal {
+    #[must_use]
+    pub fn new(runs: RunStore) -> Self {
+        RunJournal {
+            runs,
+            active: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Makes `run` the session's active run.
+    pub fn activate(&self, run: Arc<Mutex<RunRecord>>) {
+        let session = run
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .session
+            .clone();
+        self.active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session, run);
+    }
+
+    pub fn deactivate(&self, session: &str) {
+        self.active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session);
+    }
+}
+
+impl CallJournal for RunJournal {
+    fn record(&self, session: &str, call_id: &str, status: JournalStatus) -> Result<(), String> {
+        let run = self
+            .active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(session)
+            .cloned()
+            .ok_or_else(|| format!("session {session} has no active run"))?;
+        let mut run = run.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(record) = run.calls.iter_mut().find(|c| c.call.id == call_id) else {
+            return Err(format!("call {call_id} is not part of run {}", run.id));
+        };
+        record.state = match status {
+            JournalStatus::Pending => CallState::Pending,
+            JournalStatus::Running => CallState::Running,
+            JournalStatus::Done { output, is_error } => CallState::Done { output, is_error },
+        };
+        self.runs.save(&run).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,314 @@
+//! Durable runs: a multi-step turn, a crash while a call waits for approval (resumed: it runs
+//! once and the run finishes), a crash while a call runs (resumed: reported as interrupted,
+//! never run again), and the round cap.
+
+use super::executor::Scripted;
+use super::fakes::llm::{FakeLlm, text, tool_calls};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tollgate::agent::llm::{OpenAiProvider, Role};
+use tollgate::agent::runner::{AgentRunner, INTERRUPTED};
+use tollgate::agent::runs::{CallState, RunJournal, RunStore};
+use tollgate::config::{self, Config};
+use tollgate::events::MemoryEvents;
+use tollgate::executor::approval::{Answer, Approver};
+use tollgate::executor::session::{SessionPolicy, Snapshot};
+use tollgate::executor::{Executor, NoClassifier};
+use tollgate::policy::mode::Dials;
+use tollgate::policy::sandbox::SandboxSupport;
+use tollgate::sandbox::ShellRunner;
+use tollgate::store::{MemoryStore, Store};
+use tollgate::tools::cancel::CancelToken;
+use tollgate::tools::{ToolRegistry, Toolset};
+
+struct World {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    config: Config,
+    store: Arc<MemoryStore>,
+}
+
+fn world(extra: &str) -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let text = format!(
+        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"read_file\", \"write_file\", \"execute_command\"]\nworkspace = \"ws\"\n{extra}\n"
+    );
+    let file = root.join("tollgate.toml");
+    std::fs::write(&file, &text).unwrap();
+    let config = config::load_with_env(Some(file), Some(&text), HashMap::new()).unwrap();
+    std::fs::create_dir_all(root.join("ws/console_op")).unwrap();
+    World {
+        _dir: dir,
+        root,
+        config,
+        store: Arc::new(MemoryStore::new()),
+    }
+}
+
+/// A fresh process's view: a new executor, journal and runner over the same store.
+fn runner(
+    w: &World,
+    llm: &FakeLlm,
+    approver: Arc<dyn Approver>,
+) -> (AgentRunner, Arc<SessionPolicy>) {
+    let agent = &w.config.agents["a"];
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    let journal = Arc::new(RunJournal::new(runs.clone()));
+    let executor = Arc::new(Executor {
+        config: Arc::new(w.config.clone()),
+        registry: Arc::new(ToolRegistry::builtin()),
+        toolset: Toolset::for_agent(agent, std::iter::empty()),
+        support: SandboxSupport::probe(),
+        runner: ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate"))),
+        approver,
+        classifier: Arc::new(NoClassifier),
+        events: Arc::new(MemoryEvents::default()),
+        store: Some(w.store.clone() as Arc<dyn Store>),
+        max_concurrent: 10,
+        journal: Some(journal.clone()),
+    });
+    let session = Arc::new(SessionPolicy::new(
+        "console:op",
+        "a",
+        agent.sandbox,
+        Snapshot {
+            dials: Dials {
+                mode: agent.approval,
+                sandbox: agent.sandbox,
+            },
+            tool_allowlist: BTreeSet::new(),
+            command_allowlist: BTreeSet::new(),
+        },
+        None,
+    ));
+    let runner = AgentRunner {
+        runs,
+        journal,
+        executor,
+        provider: Arc::new(
+            OpenAiProvider::new(&llm.url, None, Duration::from_secs(10), 1).unwrap(),
+        ),
+        agent: "a".into(),
+        model: "m".into(),
+        system_prompt: "system".into(),
+        max_rounds: agent.max_rounds,
+        max_tokens: None,
+    };
+    (runner, session)
+}
+
+fn ws(w: &World, rel: &str) -> PathBuf {
+    w.root.join("ws/console_op").join(rel)
+}
+
+#[tokio::test]
+async fn a_multi_step_turn_keeps_a_valid_transcript() {
+    let w = world("");
+    std::fs::write(ws(&w, "notes.txt"), "the notes").unwrap();
+    let llm = FakeLlm::start(vec![
+        tool_calls(&[("c1", "read_file", r#"{"path":"notes.txt"}"#)]),
+        text("The notes say: the notes"),
+    ])
+    .await;
+    let (runner, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let outcome = runner
+        .start(
+            session,
+            "run-1",
+            "what do my notes say?",
+            CancelToken::never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "The notes say: the notes");
+    assert_eq!(outcome.rounds, 2);
+    let second = &llm.requests()[1].body["messages"];
+    assert_eq!(second[2]["tool_calls"][0]["id"], "c1");
+    assert_eq!(second[3]["role"], "tool");
+    assert_eq!(second[3]["tool_call_id"], "c1");
+    assert_eq!(second[3]["content"], "the notes");
+    let transcript = RunStore::new(w.store.clone() as Arc<dyn Store>)
+        .transcript("console:op")
+        .unwrap();
+    let roles: Vec<Role> = transcript.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+}
+
+#[tokio::test]
+async fn a_crash_while_waiting_for_approval_loses_nothing() {
+    let w = world("");
+    let llm = FakeLlm::start(vec![tool_calls(&[(
+        "w1",
+        "write_file",
+        r#"{"path":"out.txt","content":"once"}"#,
+    )])])
+    .await;
+    let nobody_answers = Arc::new(Scripted::default());
+    let (first, session) = runner(&w, &llm, nobody_answers.clone());
+    let task = tokio::spawn(async move {
+        first
+            .start(session, "run-7", "write it", CancelToken::never())
+            .await
+    });
+    for _ in 0..200 {
+        if !nobody_answers.asked_ids().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(nobody_answers.asked_ids(), ["w1"]);
+    task.abort(); // the process dies with the card showing
+    let _ = task.await;
+
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    let open = runs.open_runs().unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].calls[0].state, CallState::Pending);
+    assert!(!ws(&w, "out.txt").exists());
+
+    llm.push(text("Written."));
+    let admin = Arc::new(Scripted::default());
+    admin
+        .expect("w1")
+        .send(Answer::Approve {
+            by: "console:op".into(),
+        })
+        .unwrap();
+    let (second, session) = runner(&w, &llm, admin.clone());
+    let outcome = second
+        .resume(session, open[0].clone(), CancelToken::never())
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Written.");
+    assert_eq!(std::fs::read_to_string(ws(&w, "out.txt")).unwrap(), "once");
+    assert!(runs.open_runs().unwrap().is_empty());
+    let last = llm.requests().last().unwrap().body["messages"].clone();
+    let tool = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["tool_call_id"], "w1");
+    assert!(
+        tool["content"].as_str().unwrap().starts_with("wrote"),
+        "{tool}"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_while_running_is_reported_and_never_rerun() {
+    let w = world("[agents.a.tool_approval]\nexecute_command = \"allow\"");
+    let llm = FakeLlm::start(vec![tool_calls(&[(
+        "r1",
+        "execute_command",
+        r#"{"command":"echo ran >> count.txt; sleep 30"}"#,
+    )])])
+    .await;
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let task = tokio::spawn(async move {
+        first
+            .start(session, "run-9", "count", CancelToken::never())
+            .await
+    });
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    for _ in 0..300 {
+        let running = runs.load("run-9").unwrap().is_some_and(|r| {
+            r.calls
+                .first()
+                .is_some_and(|c| c.state == CallState::Running)
+        });
+        if running && ws(&w, "count.txt").exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    task.abort(); // the process dies mid-command (its sandbox dies with it)
+    let _ = task.await;
+    assert_eq!(
+        runs.load("run-9").unwrap().unwrap().calls[0].state,
+        CallState::Running
+    );
+
+    llm.push(text("It may or may not have run."));
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let open = runs.open_runs().unwrap();
+    let outcome = second
+        .resume(session, open[0].clone(), CancelToken::never())
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "It may or may not have run.");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        std::fs::read_to_string(ws(&w, "count.txt")).unwrap(),
+        "ran\n",
+        "never run twice"
+    );
+    let last = llm.requests().last().unwrap().body["messages"].clone();
+    let tool = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["content"], INTERRUPTED);
+}
+
+#[tokio::test]
+async fn a_model_that_loops_is_stopped_at_max_rounds() {
+    let w = world("max_rounds = 2");
+    std::fs::write(ws(&w, "a.txt"), "a").unwrap();
+    let llm = FakeLlm::start(vec![
+        tool_calls(&[("l1", "read_file", r#"{"path":"a.txt"}"#)]),
+        tool_calls(&[("l2", "read_file", r#"{"path":"a.txt"}"#)]),
+    ])
+    .await;
+    let (runner, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let outcome = runner
+        .start(session, "run-2", "loop", CancelToken::never())
+        .await
+        .unwrap();
+    assert!(
+        outcome.answer.contains("max_rounds = 2"),
+        "{}",
+        outcome.answer
+    );
+    assert_eq!(llm.requests().len(), 2);
+    let transcript = RunStore::new(w.store.clone() as Arc<dyn Store>)
+        .transcript("console:op")
+        .unwrap();
+    let calls = transcript
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| m.tool_calls.len())
+        .sum::<usize>();
+    let results = transcript.iter().filter(|m| m.role == Role::Tool).count();
+    assert_eq!(calls, results, "every tool call has its result");
+}
+
+#[tokio::test]
+async fn a_provider_failure_is_told_plainly() {
+    let w = world("");
+    let llm = FakeLlm::start(vec![]).await;
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let err = first
+        .start(session, "run-3", "hi", CancelToken::never())
+        .await
+        .unwrap_err();
+    assert!(err.contains("answered 500"), "{err}");
+    let huge = "x".repeat(1024 * 1024);
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let err = second
+        .start(session, "run-4", &huge, CancelToken::never())
+        .await
+        .unwrap_err();
+    assert!(err.contains("the limit is"), "{err}");
+}
