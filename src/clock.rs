@@ -2,12 +2,27 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Now as RFC 3339 in UTC with milliseconds, for event records (sortable as text).
+#[must_use]
+pub fn now_rfc3339_millis() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let base = format_secs(now.as_secs());
+    format!("{}.{:03}Z", base.trim_end_matches('Z'), now.subsec_millis())
+}
+
 /// Now as RFC 3339 in UTC (no date crate needed for one timestamp format).
+#[must_use]
 pub fn now_rfc3339() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    format_secs(secs)
+}
+
+fn format_secs(secs: u64) -> String {
     let days = secs / 86_400;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days as i64);

@@ -20,6 +20,8 @@ pub struct Event {
 }
 
 /// Where events go.
+///
+/// Stored events (see [`StoreEvents`]) gain `ts` and `run` when recorded.
 pub trait EventSink: Send + Sync {
     fn record(&self, event: Event);
 }
@@ -48,5 +50,115 @@ impl EventSink for MemoryEvents {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(event);
+    }
+}
+
+/// Events appended to the store, per session, in order: the audit log.
+pub struct StoreEvents {
+    store: std::sync::Arc<dyn crate::store::Store>,
+    journal: Option<std::sync::Arc<crate::agent::runs::RunJournal>>,
+    sequence: std::sync::atomic::AtomicU64,
+}
+
+/// The store tree of events.
+pub const EVENTS_TREE: &str = "events";
+
+/// A stored event: the event's fields plus when and in which run.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, Serialize)]
+pub struct StoredEvent {
+    pub ts: String,
+    pub session: String,
+    #[serde(default)]
+    pub run: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub call_id: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tool: String,
+    #[serde(flatten)]
+    pub fields: serde_json::Map<String, Value>,
+}
+
+impl StoreEvents {
+    /// `journal` tells which run is active in a session, to label its events.
+    #[must_use]
+    pub fn new(
+        store: std::sync::Arc<dyn crate::store::Store>,
+        journal: Option<std::sync::Arc<crate::agent::runs::RunJournal>>,
+    ) -> Self {
+        StoreEvents {
+            store,
+            journal,
+            sequence: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Every stored event, of one session or all, optionally since a time (RFC 3339, UTC).
+    pub fn read(
+        store: &dyn crate::store::Store,
+        session: Option<&str>,
+        since: Option<&str>,
+    ) -> Result<Vec<StoredEvent>, crate::store::StoreError> {
+        let prefix = session
+            .map(|s| format!("{s}\0").into_bytes())
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        for (_, bytes) in store.scan_prefix(EVENTS_TREE, &prefix)? {
+            let Ok(event) = serde_json::from_slice::<StoredEvent>(&bytes) else {
+                continue;
+            };
+            if since.is_some_and(|since| event.ts.as_str() < since) {
+                continue;
+            }
+            out.push(event);
+        }
+        out.sort_by(|a, b| a.ts.cmp(&b.ts));
+        Ok(out)
+    }
+}
+
+impl EventSink for StoreEvents {
+    fn record(&self, event: Event) {
+        let ts = crate::clock::now_rfc3339_millis();
+        let sequence = self
+            .sequence
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut run = self
+            .journal
+            .as_ref()
+            .and_then(|j| j.active_run_id(&event.session));
+        let mut fields = match event.fields {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                let mut map = serde_json::Map::new();
+                map.insert("value".into(), other);
+                map
+            }
+        };
+        // The record's own keys win over same-named fields (which would not read back).
+        for reserved in ["ts", "session", "type", "call_id", "tool"] {
+            fields.remove(reserved);
+        }
+        if let Some(Value::String(id)) = fields.remove("run") {
+            run = Some(id);
+        }
+        let stored = StoredEvent {
+            ts: ts.clone(),
+            session: event.session.clone(),
+            run,
+            kind: event.kind.to_string(),
+            call_id: event.call_id,
+            tool: event.tool,
+            fields,
+        };
+        let key = format!("{}\0{ts}\0{sequence:012}", event.session);
+        if let Ok(bytes) = serde_json::to_vec(&stored) {
+            // An audit write that fails is logged, never fatal to the call it describes.
+            if let Err(e) = self.store.insert(EVENTS_TREE, key.as_bytes(), &bytes) {
+                tracing::warn!("recording an event failed: {e}");
+            }
+        }
     }
 }

@@ -49,6 +49,8 @@ pub struct ModelClassifier {
     pub user_messages: Arc<Mutex<Vec<String>>>,
     pub cache: VerdictCache,
     pub events: Option<(Arc<dyn EventSink>, String)>,
+    /// The classifier's usage, added up (kept apart from the conversation's).
+    pub usage: Arc<Mutex<super::llm::Usage>>,
 }
 
 /// `&` and `<` escaped, so nothing inside can close the tag it sits in.
@@ -155,6 +157,10 @@ impl ModelClassifier {
                 ClassifierReport::failed(e.message)
             }
             Ok(Ok(reply)) => {
+                self.usage
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .add(reply.usage);
                 self.record_usage(Some(reply.usage), None);
                 ClassifierReport::from_reply(&reply.content, false)
             }

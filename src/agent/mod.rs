@@ -5,3 +5,4 @@ pub mod classifier;
 pub mod llm;
 pub mod runner;
 pub mod runs;
+pub mod setup;

@@ -6,9 +6,11 @@
 
 use super::llm::{ChatMessage, LlmProvider, LlmRequest, Role};
 use super::runs::{CallRecord, CallState, RunJournal, RunPhase, RunRecord, RunStore};
+use crate::events::Event;
 use crate::executor::session::SessionPolicy;
 use crate::executor::{Executor, ToolCallRequest};
 use crate::tools::cancel::CancelToken;
+use serde_json::json;
 use std::sync::{Arc, Mutex};
 
 /// User messages longer than this are refused (with the reason) rather than sent on.
@@ -36,6 +38,8 @@ pub struct AgentRunner {
     pub system_prompt: String,
     pub max_rounds: u32,
     pub max_tokens: Option<u32>,
+    /// The classifier's usage counter, reported apart in `run_completed`.
+    pub classifier_usage: Option<Arc<Mutex<super::llm::Usage>>>,
 }
 
 fn lock(run: &Mutex<RunRecord>) -> std::sync::MutexGuard<'_, RunRecord> {
@@ -72,8 +76,15 @@ impl AgentRunner {
             round: 0,
             phase: RunPhase::AskingModel,
             calls: Vec::new(),
+            usage: super::llm::Usage::default(),
         };
         self.runs.save(&run).map_err(|e| e.to_string())?;
+        self.event(
+            &session.key,
+            "message_received",
+            json!({"chars": text.chars().count()}),
+        );
+        self.event(&session.key, "run_started", json!({"run": run_id}));
         self.drive(session, run, cancel).await
     }
 
@@ -96,8 +107,31 @@ impl AgentRunner {
         let shared = Arc::new(Mutex::new(run));
         self.journal.activate(shared.clone());
         let outcome = self.drive_active(&session, &shared, cancel).await;
+        let run = lock(&shared).clone();
+        let classifier = self
+            .classifier_usage
+            .as_ref()
+            .map(|u| *u.lock().unwrap_or_else(|p| p.into_inner()));
+        match &outcome {
+            Ok(done) => self.event(&session.key, "run_completed", json!({
+                "run": done.run_id, "rounds": done.rounds, "usage": run.usage, "classifier_usage": classifier,
+            })),
+            Err(error) => self.event(&session.key, "run_interrupted", json!({
+                "run": run.id, "error": error, "usage": run.usage, "classifier_usage": classifier,
+            })),
+        }
         self.journal.deactivate(&session.key);
         outcome
+    }
+
+    fn event(&self, session: &str, kind: &'static str, fields: serde_json::Value) {
+        self.executor.events.record(Event {
+            kind,
+            session: session.to_string(),
+            call_id: String::new(),
+            tool: String::new(),
+            fields,
+        });
     }
 
     fn save(&self, run: &Mutex<RunRecord>) -> Result<(), String> {
@@ -165,6 +199,11 @@ impl AgentRunner {
                 return Err(e.message);
             }
         };
+        self.event(
+            &session.key,
+            "llm_usage",
+            json!({"purpose": "agent", "model": self.model, "usage": reply.usage}),
+        );
         let mut transcript = transcript;
         transcript.push(ChatMessage {
             role: Role::Assistant,
@@ -178,6 +217,7 @@ impl AgentRunner {
         {
             let mut run = lock(shared);
             run.round += 1;
+            run.usage.add(reply.usage);
             if reply.tool_calls.is_empty() {
                 run.phase = RunPhase::Finished {
                     answer: reply.content,

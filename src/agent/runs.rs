@@ -61,6 +61,9 @@ pub struct RunRecord {
     pub round: u32,
     pub phase: RunPhase,
     pub calls: Vec<CallRecord>,
+    /// The conversation's model usage so far (the classifier's is kept apart).
+    #[serde(default)]
+    pub usage: super::llm::Usage,
 }
 
 impl RunRecord {
@@ -170,6 +173,15 @@ impl RunJournal {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(session, run);
+    }
+
+    /// The id of the session's active run, if one is running.
+    #[must_use]
+    pub fn active_run_id(&self, session: &str) -> Option<String> {
+        let active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        let run = active.get(session)?;
+        let id = run.lock().unwrap_or_else(|p| p.into_inner()).id.clone();
+        Some(id)
     }
 
     pub fn deactivate(&self, session: &str) {

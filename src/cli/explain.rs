@@ -196,6 +196,7 @@ fn classify(
         user_messages: Arc::default(),
         cache: Arc::default(),
         events: None,
+        usage: Arc::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

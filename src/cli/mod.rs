@@ -1,10 +1,12 @@
-//! The command line: `check`, `explain`, `allowlist`. (`serve`, `chat`, `run` and `audit`
-//! arrive with the runtime and bridge issues.) Exit codes: 0 success, 2 invalid config or
+//! The command line: `check`, `explain`, `allowlist`, `run`, `audit`. (`serve` and `chat`
+//! arrive with the bridge and console work.) Exit codes: 0 success, 2 invalid config or
 //! usage, 1 any other failure.
 
 mod allowlist;
+mod audit;
 mod check;
 mod explain;
+mod run;
 
 use crate::config::{self, Config};
 use crate::store::{SledStore, Store};
@@ -36,6 +38,10 @@ pub enum Command {
     /// List, add or revoke saved "always" approvals.
     #[command(subcommand)]
     Allowlist(allowlist::AllowlistCommand),
+    /// One unattended turn: prompts are refused with the fix; prints the answer.
+    Run(run::RunArgs),
+    /// Print the recorded events (every decision with its source).
+    Audit(audit::AuditArgs),
 }
 
 /// Parses the arguments and runs the command.
@@ -56,6 +62,8 @@ where
         Command::Check(args) => check::run(cli.config.as_deref(), args),
         Command::Explain(args) => explain::run(cli.config.as_deref(), args),
         Command::Allowlist(command) => allowlist::run(cli.config.as_deref(), command),
+        Command::Run(args) => run::run(cli.config.as_deref(), args),
+        Command::Audit(args) => audit::run(cli.config.as_deref(), args),
     };
     match outcome {
         Ok(code) => code,

@@ -178,6 +178,7 @@ fn classifier(
         user_messages: Arc::new(Mutex::new(messages.iter().map(|m| m.to_string()).collect())),
         cache: Arc::new(Mutex::new(HashMap::new())),
         events: None,
+        usage: Arc::default(),
     }
 }
 

@@ -96,6 +96,7 @@ fn runner(
         system_prompt: "system".into(),
         max_rounds: agent.max_rounds,
         max_tokens: None,
+        classifier_usage: None,
     };
     (runner, session)
 }

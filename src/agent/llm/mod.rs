@@ -76,11 +76,20 @@ pub struct LlmRequest {
 }
 
 /// Tokens and time of one model call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub latency_ms: u64,
+}
+
+impl Usage {
+    /// Adds another call's usage.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.latency_ms += other.latency_ms;
+    }
 }
 
 /// The model's reply.

@@ -1,0 +1,147 @@
+//! Assembling an agent's runtime from the config: its provider, classifier, executor and
+//! runner, over a store. The CLI surfaces (`run`, and later `chat` and `serve`) use this so they
+//! cannot assemble the gate differently.
+
+use super::classifier::{ModelClassifier, Surface};
+use super::llm::{LlmProvider, OpenAiProvider, Usage};
+use super::runner::AgentRunner;
+use super::runs::{RunJournal, RunStore};
+use crate::config::{Config, ProviderKind};
+use crate::events::{EventSink, StoreEvents};
+use crate::executor::approval::Approver;
+use crate::executor::session::{SessionPolicy, Snapshot};
+use crate::executor::{Classifier, Executor};
+use crate::policy::mode::Dials;
+use crate::policy::sandbox::SandboxSupport;
+use crate::sandbox::ShellRunner;
+use crate::store::{Allowlists, Store};
+use crate::tools::{ToolRegistry, Toolset};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The model endpoint an agent's provider names.
+pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>, String> {
+    let agent_config = config
+        .agents
+        .get(agent)
+        .ok_or_else(|| format!("no agent `{agent}`"))?;
+    let provider = config
+        .providers
+        .get(&agent_config.provider)
+        .ok_or_else(|| {
+            format!(
+                "agent {agent}'s provider `{}` is not configured",
+                agent_config.provider
+            )
+        })?;
+    match provider.kind {
+        ProviderKind::Openai => {
+            let key = provider
+                .api_key_env
+                .as_ref()
+                .and_then(|name| std::env::var(name).ok());
+            let client = OpenAiProvider::new(
+                &provider.base_url,
+                key,
+                Duration::from_secs(provider.timeout_secs),
+                provider.max_retries,
+            )
+            .map_err(|e| e.message)?;
+            Ok(Arc::new(client))
+        }
+        ProviderKind::Anthropic => Err(format!(
+            "provider `{}` is kind \"anthropic\", which this build does not speak yet; point the agent at an OpenAI-compatible endpoint (OpenRouter serves Anthropic models that way)",
+            agent_config.provider
+        )),
+    }
+}
+
+/// An agent's assembled runtime for one session.
+pub struct Assembled {
+    pub runner: AgentRunner,
+    pub session: Arc<SessionPolicy>,
+    pub events: Arc<dyn EventSink>,
+}
+
+/// Assembles agent `agent` for session `session` on `surface`, answered by `approver`.
+pub fn assemble(
+    config: &Arc<Config>,
+    agent: &str,
+    session: &str,
+    surface: Surface,
+    store: Arc<dyn Store>,
+    approver: Arc<dyn Approver>,
+) -> Result<Assembled, String> {
+    let agent_config = config
+        .agents
+        .get(agent)
+        .ok_or_else(|| format!("no agent `{agent}`"))?;
+    let provider = provider_for(config, agent)?;
+    let runs = RunStore::new(store.clone());
+    let journal = Arc::new(RunJournal::new(runs.clone()));
+    let events: Arc<dyn EventSink> =
+        Arc::new(StoreEvents::new(store.clone(), Some(journal.clone())));
+    let classifier_usage = Arc::new(Mutex::new(Usage::default()));
+    let classifier: Arc<dyn Classifier> = Arc::new(ModelClassifier {
+        provider: provider.clone(),
+        model: agent_config
+            .classifier_model
+            .clone()
+            .unwrap_or_else(|| agent_config.model.clone()),
+        timeout: Duration::from_secs(agent_config.classifier_timeout_secs),
+        surface,
+        depth: 0,
+        user_messages: Arc::default(),
+        cache: Arc::default(),
+        events: Some((events.clone(), session.to_string())),
+        usage: classifier_usage.clone(),
+    });
+    let lists = Allowlists::new(store.clone());
+    let snapshot = Snapshot {
+        dials: Dials {
+            mode: agent_config.approval,
+            sandbox: agent_config.sandbox,
+        },
+        tool_allowlist: lists.tools(session).map_err(|e| e.to_string())?,
+        command_allowlist: lists.command_keys(agent).map_err(|e| e.to_string())?,
+    };
+    let policy = Arc::new(SessionPolicy::new(
+        session,
+        agent,
+        agent_config.sandbox,
+        snapshot,
+        Some(lists),
+    ));
+    let registry = ToolRegistry::builtin();
+    let toolset = Toolset::for_agent(agent_config, std::iter::empty());
+    let executor = Arc::new(Executor {
+        config: config.clone(),
+        registry: Arc::new(registry),
+        toolset,
+        support: SandboxSupport::probe(),
+        runner: ShellRunner::current().map_err(|e| e.to_string())?,
+        approver,
+        classifier,
+        events: events.clone(),
+        store: Some(store),
+        max_concurrent: agent_config.max_concurrent_tools,
+        journal: Some(journal.clone()),
+    });
+    let runner = AgentRunner {
+        runs,
+        journal,
+        executor,
+        provider,
+        agent: agent.to_string(),
+        model: agent_config.model.clone(),
+        system_prompt: agent_config.system_prompt.clone(),
+        max_rounds: agent_config.max_rounds,
+        max_tokens: Some(agent_config.max_tokens),
+        classifier_usage: Some(classifier_usage),
+    };
+    Ok(Assembled {
+        runner,
+        session: policy,
+        events,
+    })
+}

@@ -1,0 +1,62 @@
+//! `tollgate audit`: the recorded events, oldest first — every decision with its source.
+
+use super::{Failure, existing_store, load_config};
+use crate::events::StoreEvents;
+use clap::Args;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// Only this session's events (`telegram:123`, `run:…`).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Only events at or after this time (RFC 3339, UTC, e.g. 2026-11-29T10:00:00Z).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// One JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(config_path: Option<&Path>, args: &AuditArgs) -> Result<ExitCode, Failure> {
+    let config = load_config(config_path)?;
+    let Some(store) = existing_store(&config)? else {
+        println!(
+            "(no store yet at {}: nothing recorded)",
+            config.store.path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    if let Some(since) = &args.since
+        && !(since.len() >= 20 && since.ends_with('Z') && since.as_bytes().get(10) == Some(&b'T'))
+    {
+        return Err(Failure::usage(format!(
+            "--since `{since}` is not RFC 3339 in UTC (like 2026-11-29T10:00:00Z)"
+        )));
+    }
+    let events = StoreEvents::read(
+        store.as_ref(),
+        args.session.as_deref(),
+        args.since.as_deref(),
+    )
+    .map_err(|e| Failure::runtime(e.to_string()))?;
+    for event in events {
+        if args.json {
+            println!("{}", serde_json::to_string(&event).unwrap_or_default());
+            continue;
+        }
+        let mut line = format!("{} {} {}", event.ts, event.session, event.kind);
+        if let Some(run) = &event.run {
+            line.push_str(&format!(" run={run}"));
+        }
+        if !event.tool.is_empty() {
+            line.push_str(&format!(" {}#{}", event.tool, event.call_id));
+        }
+        for (key, value) in &event.fields {
+            line.push_str(&format!(" {key}={value}"));
+        }
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

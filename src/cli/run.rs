@@ -1,0 +1,97 @@
+//! `tollgate run`: one unattended turn. Nobody can answer a prompt here, so a call that needs
+//! approval is refused with a reason naming the fix; the final answer is printed (or, with
+//! `--json`, every event of the run as JSON lines, then the answer), and a failure exits 1.
+
+use super::{Failure, load_config, open_store};
+use crate::agent::classifier::Surface;
+use crate::agent::setup::assemble;
+use crate::events::StoreEvents;
+use crate::executor::approval::NobodyApproves;
+use crate::tools::cancel::CancelToken;
+use clap::Args;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The agent (default: the only one configured).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Print the run's events as JSON lines, then the answer as a final JSON line.
+    #[arg(long)]
+    pub json: bool,
+    /// The message.
+    pub message: String,
+}
+
+pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failure> {
+    let config = Arc::new(load_config(config_path)?);
+    let agent = match &args.agent {
+        Some(a) => a.clone(),
+        None if config.agents.len() == 1 => {
+            config.agents.keys().next().cloned().unwrap_or_default()
+        }
+        None => {
+            return Err(Failure::usage(
+                "several agents are configured: name one with --agent",
+            ));
+        }
+    };
+    super::agent(&config, &agent)?;
+    let store = open_store(&config)?;
+    let run_id = run_id();
+    let session = format!("run:{run_id}");
+    let assembled = assemble(
+        &config,
+        &agent,
+        &session,
+        Surface::Unattended,
+        store.clone(),
+        Arc::new(NobodyApproves),
+    )
+    .map_err(Failure::usage)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
+    let outcome = runtime.block_on(assembled.runner.start(
+        assembled.session.clone(),
+        &run_id,
+        &args.message,
+        CancelToken::never(),
+    ));
+    // Events are written without a flush each (the run's own records flush as they go): make
+    // them durable before the process ends.
+    store.flush().map_err(|e| Failure::runtime(e.to_string()))?;
+    if args.json {
+        for event in StoreEvents::read(store.as_ref(), Some(&session), None)
+            .map_err(|e| Failure::runtime(e.to_string()))?
+        {
+            println!("{}", serde_json::to_string(&event).unwrap_or_default());
+        }
+    }
+    match outcome {
+        Ok(done) => {
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::json!({"type": "answer", "run": done.run_id, "text": done.answer})
+                );
+            } else {
+                println!("{}", done.answer);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => Err(Failure::runtime(format!("the run failed: {error}"))),
+    }
+}
+
+/// A run id unique enough for one machine: time and process.
+fn run_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{nanos:x}-{:x}", std::process::id())
+}
