@@ -61,6 +61,8 @@ pub struct Assembled {
     pub runner: AgentRunner,
     pub session: Arc<SessionPolicy>,
     pub events: Arc<dyn EventSink>,
+    /// The session's user messages, which the classifier may see on the console.
+    pub user_messages: Arc<Mutex<Vec<String>>>,
 }
 
 /// Assembles agent `agent` for session `session` on `surface`, answered by `approver`.
@@ -82,6 +84,7 @@ pub fn assemble(
     let events: Arc<dyn EventSink> =
         Arc::new(StoreEvents::new(store.clone(), Some(journal.clone())));
     let classifier_usage = Arc::new(Mutex::new(Usage::default()));
+    let user_messages: Arc<Mutex<Vec<String>>> = Arc::default();
     let classifier: Arc<dyn Classifier> = Arc::new(ModelClassifier {
         provider: provider.clone(),
         model: agent_config
@@ -91,7 +94,7 @@ pub fn assemble(
         timeout: Duration::from_secs(agent_config.classifier_timeout_secs),
         surface,
         depth: 0,
-        user_messages: Arc::default(),
+        user_messages: user_messages.clone(),
         cache: Arc::default(),
         events: Some((events.clone(), session.to_string())),
         usage: classifier_usage.clone(),
@@ -143,5 +146,6 @@ pub fn assemble(
         runner,
         session: policy,
         events,
+        user_messages,
     })
 }

@@ -1,9 +1,10 @@
-//! The command line: `check`, `explain`, `allowlist`, `run`, `audit`. (`serve` and `chat`
-//! arrive with the bridge and console work.) Exit codes: 0 success, 2 invalid config or
+//! The command line: `check`, `explain`, `allowlist`, `chat`, `run`, `audit`. (`serve`
+//! arrives with the Telegram bridge.) Exit codes: 0 success, 2 invalid config or
 //! usage, 1 any other failure.
 
 mod allowlist;
 mod audit;
+mod chat;
 mod check;
 mod explain;
 mod run;
@@ -38,6 +39,8 @@ pub enum Command {
     /// List, add or revoke saved "always" approvals.
     #[command(subcommand)]
     Allowlist(allowlist::AllowlistCommand),
+    /// Talk to an agent at this terminal (or through a pipe); you answer its prompts.
+    Chat(chat::ChatArgs),
     /// One unattended turn: prompts are refused with the fix; prints the answer.
     Run(run::RunArgs),
     /// Print the recorded events (every decision with its source).
@@ -63,6 +66,7 @@ where
         Command::Explain(args) => explain::run(cli.config.as_deref(), args),
         Command::Allowlist(command) => allowlist::run(cli.config.as_deref(), command),
         Command::Run(args) => run::run(cli.config.as_deref(), args),
+        Command::Chat(args) => chat::run(cli.config.as_deref(), args),
         Command::Audit(args) => audit::run(cli.config.as_deref(), args),
     };
     match outcome {

@@ -485,6 +485,16 @@ impl Executor {
         // A granted call runs under the sandbox current when it starts.
         let snapshot = session.snapshot();
         let workspace = workspace_for(agent, Some(&session.key));
+        // Each session works in its own directory, made when its first call runs.
+        if let Err(e) = std::fs::create_dir_all(&workspace) {
+            return finish(
+                ToolOutput::error(format!(
+                    "creating the session workspace {}: {e}",
+                    workspace.display()
+                )),
+                CallOutcome::Refused,
+            );
+        }
         let roots = roots_for(&self.config, agent, &workspace);
         let ctx = ExecContext {
             agent: session.agent.clone(),

@@ -446,3 +446,118 @@ async fn run_unattended_and_audit() {
         stderr(&failed)
     );
 }
+
+/// A child process's output, collected as it arrives.
+struct Live {
+    child: std::process::Child,
+    seen: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Live {
+    fn start(dir: &Path, args: &[&str]) -> Live {
+        use std::io::Read;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .args(args)
+            .current_dir(dir)
+            .env("USER", "tester")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut stdout = child.stdout.take().unwrap();
+        let sink = seen.clone();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        });
+        Live { child, seen }
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn wait_for(&self, pattern: &str) -> String {
+        for _ in 0..300 {
+            let text = self.seen.lock().unwrap().clone();
+            if text.contains(pattern) {
+                return text;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("never saw {pattern:?} in:\n{}", self.seen.lock().unwrap());
+    }
+}
+
+/// kill -9 while a call waits for approval; start again; approve: the call runs once and the
+/// run finishes.
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_survives_a_kill_with_a_prompt_showing() {
+    use super::fakes::llm::{FakeLlm, text, tool_calls};
+    let fake = FakeLlm::start(vec![
+        tool_calls(&[("w1", "write_file", r#"{"path":"out.txt","content":"once"}"#)]),
+        text("Written."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\", \"execute_command\"]\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let written = path.join("data/workspaces/ops/console_tester/out.txt");
+    let path2 = path.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut first = Live::start(&path2, &["chat", "--config", "tollgate.toml"]);
+        first.send("please write out.txt");
+        first.wait_for("approval needed");
+        first.wait_for("\n? ");
+        first.child.kill().unwrap(); // SIGKILL
+        first.child.wait().unwrap();
+    })
+    .await
+    .unwrap();
+    assert!(!written.exists(), "nothing ran before the approval");
+
+    let path3 = path.clone();
+    let transcript = tokio::task::spawn_blocking(move || {
+        let mut second = Live::start(&path3, &["chat", "--config", "tollgate.toml"]);
+        second.wait_for("resuming run");
+        second.wait_for("approval needed");
+        second.send("a");
+        second.wait_for("Written.");
+        second.send("! echo operator-ran");
+        let text = second.wait_for("operator-ran\n");
+        drop(second.child.stdin.take());
+        assert!(second.child.wait().unwrap().success());
+        text
+    })
+    .await
+    .unwrap();
+    if !written.exists() {
+        let listing = Command::new("find").arg(&path).output().unwrap();
+        panic!(
+            "{}\n{transcript}\n{}",
+            String::from_utf8_lossy(&listing.stdout),
+            fake.requests().last().unwrap().body["messages"]
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "once");
+    assert_eq!(fake.requests().len(), 2, "{transcript}");
+}

@@ -1,0 +1,282 @@
+//! `tollgate chat`: the console surface for the trusted operator. Lines in, answers out (a
+//! terminal or a pipe). Prompts are answered here: approve, deny, always this tool, always
+//! this command. `! COMMAND` runs a command directly as the operator — denylist, sandbox, caps
+//! and timeout still apply — and its output goes to the agent as tagged, untrusted context.
+//! Runs interrupted by a crash are resumed first.
+
+use super::{Failure, load_config, open_store};
+use crate::agent::classifier::Surface;
+use crate::agent::llm::{ChatMessage, Role};
+use crate::agent::runs::RunStore;
+use crate::agent::setup::assemble;
+use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver};
+use crate::policy::resolve::AlwaysOffer;
+use crate::policy::shell::ShellAnalysis;
+use crate::sandbox::{SandboxSpec, ShellRunner};
+use crate::tools::cancel::CancelToken;
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use tollgate_console::{ConsoleAnswer, Lines, parse_answer, render_card};
+use tollgate_surface::{ApprovalCard, Button};
+
+#[derive(Args, Debug)]
+pub struct ChatArgs {
+    /// The agent (default: the only one configured).
+    #[arg(long)]
+    pub agent: Option<String>,
+}
+
+/// The operator answers prompts at the console, one at a time.
+struct ConsoleApprover {
+    lines: Arc<Lines>,
+    turn: tokio::sync::Mutex<()>,
+    operator: String,
+}
+
+fn say(text: &str) {
+    let mut out = std::io::stdout();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+impl Approver for ConsoleApprover {
+    fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_> {
+        Box::pin(async move {
+            let _turn = self.turn.lock().await;
+            let mut rows = vec![vec![
+                Button {
+                    label: "approve".into(),
+                    token: "a".into(),
+                },
+                Button {
+                    label: "deny".into(),
+                    token: "d".into(),
+                },
+            ]];
+            match &request.decision.always {
+                AlwaysOffer::Tool => rows.push(vec![Button {
+                    label: "always this tool (this session)".into(),
+                    token: "t".into(),
+                }]),
+                AlwaysOffer::Command(key) => rows.push(vec![Button {
+                    label: format!("always {} (agent {})", key.describe(), request.agent),
+                    token: "c".into(),
+                }]),
+                AlwaysOffer::None => {}
+            }
+            let details = match &request.proposal.preview {
+                Some(preview) => format!("{}\n{preview}", request.proposal.message),
+                None => request.proposal.message.clone(),
+            };
+            let card = ApprovalCard {
+                agent: request.agent.clone(),
+                requester: request.session.clone(),
+                tool: request.proposal.tool.clone(),
+                tier: request.decision.tier.to_string(),
+                reason: request.decision.reason.clone(),
+                details,
+                rows,
+            };
+            say(&render_card(&card));
+            loop {
+                let Some(line) = self.lines.next().await else {
+                    return Answer::Unanswerable {
+                        reason: "the console's input ended before the prompt was answered".into(),
+                    };
+                };
+                let by = self.operator.clone();
+                match parse_answer(&line) {
+                    Some(ConsoleAnswer::Approve) => return Answer::Approve { by },
+                    Some(ConsoleAnswer::Deny) => return Answer::Deny { by },
+                    Some(ConsoleAnswer::AlwaysTool)
+                        if request.decision.always == AlwaysOffer::Tool =>
+                    {
+                        return Answer::AlwaysTool { by };
+                    }
+                    Some(ConsoleAnswer::AlwaysCommand)
+                        if matches!(request.decision.always, AlwaysOffer::Command(_)) =>
+                    {
+                        return Answer::AlwaysCommand { by };
+                    }
+                    _ => say("answer with one of the keys shown\n? "),
+                }
+            }
+        })
+    }
+
+    fn withdraw(&self, call_id: &str, outcome: &str) {
+        say(&format!("(call {call_id}: {outcome} without an answer)\n"));
+    }
+}
+
+pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Failure> {
+    let config = Arc::new(load_config(config_path)?);
+    let agent = match &args.agent {
+        Some(a) => a.clone(),
+        None if config.agents.len() == 1 => {
+            config.agents.keys().next().cloned().unwrap_or_default()
+        }
+        None => {
+            return Err(Failure::usage(
+                "several agents are configured: name one with --agent",
+            ));
+        }
+    };
+    super::agent(&config, &agent)?;
+    let store = open_store(&config)?;
+    let operator = std::env::var("USER").unwrap_or_else(|_| "operator".into());
+    let session = format!("console:{operator}");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let lines = Arc::new(Lines::stdin());
+        let approver = Arc::new(ConsoleApprover {
+            lines: lines.clone(),
+            turn: tokio::sync::Mutex::new(()),
+            operator: format!("console:{operator}"),
+        });
+        let assembled = assemble(
+            &config,
+            &agent,
+            &session,
+            Surface::Console,
+            store.clone(),
+            approver,
+        )
+        .map_err(Failure::usage)?;
+        let runs = RunStore::new(store.clone());
+        for open in runs
+            .open_runs()
+            .map_err(|e| Failure::runtime(e.to_string()))?
+        {
+            if open.session != session {
+                continue;
+            }
+            say(&format!(
+                "(resuming run {} that was interrupted)\n",
+                open.id
+            ));
+            report(
+                assembled
+                    .runner
+                    .resume(assembled.session.clone(), open, CancelToken::never())
+                    .await,
+            );
+            let _ = store.flush();
+        }
+        let mut turn = 0u64;
+        loop {
+            say("> ");
+            let Some(line) = lines.next().await else {
+                break;
+            };
+            let line = line.trim().to_string();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(command) = line.strip_prefix('!') {
+                operator_command(&config, &agent, &session, command.trim(), &runs).await;
+                continue;
+            }
+            assembled
+                .user_messages
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(line.clone());
+            turn += 1;
+            let run_id = format!("{session}:{}:{turn}", crate::clock::now_rfc3339_millis());
+            report(
+                assembled
+                    .runner
+                    .start(
+                        assembled.session.clone(),
+                        &run_id,
+                        &line,
+                        CancelToken::never(),
+                    )
+                    .await,
+            );
+            let _ = store.flush();
+        }
+        let _ = store.flush();
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn report(outcome: Result<crate::agent::runner::TurnOutcome, String>) {
+    match outcome {
+        Ok(done) => say(&format!("{}\n", done.answer)),
+        Err(error) => say(&format!("error: {error}\n")),
+    }
+}
+
+/// `! COMMAND`: run as the operator, under the denylist and the agent's sandbox; the output
+/// joins the conversation as untrusted context.
+async fn operator_command(
+    config: &crate::config::Config,
+    agent: &str,
+    session: &str,
+    command: &str,
+    runs: &RunStore,
+) {
+    let Some(agent_config) = config.agents.get(agent) else {
+        return;
+    };
+    let analysis = ShellAnalysis::new(command, &agent_config.prefix_binaries);
+    if let Some(hit) = &analysis.denied {
+        say(&format!("refused: {hit}\n"));
+        return;
+    }
+    let workspace = crate::gate::workspace_for(agent_config, Some(session));
+    let Ok(runner) = ShellRunner::current() else {
+        say("error: cannot locate the tollgate binary for the sandbox\n");
+        return;
+    };
+    let spec = SandboxSpec {
+        sandbox: agent_config.sandbox,
+        workspace: workspace.clone(),
+        writable_roots: agent_config.writable_roots.clone(),
+        readable_roots: agent_config.readable_roots.clone(),
+        tmpdir: PathBuf::new(),
+        network: agent_config.network_access,
+    };
+    let env = crate::policy::env::child_environment(
+        std::env::vars(),
+        &crate::policy::env::configured_secret_names(config),
+        &agent_config.env_allowlist,
+        &workspace,
+        &std::env::temp_dir(),
+    );
+    let timeout = std::time::Duration::from_secs(agent_config.tool_timeout_secs);
+    let output = match runner
+        .run(command, &spec, &env, timeout, std::future::pending())
+        .await
+    {
+        Ok(run) => format!(
+            "exit {:?}\n{}{}",
+            run.exit_code,
+            run.stdout.text(),
+            run.stderr.text()
+        ),
+        Err(e) => format!("error: {e}"),
+    };
+    say(&output);
+    if !output.ends_with('\n') {
+        say("\n");
+    }
+    let mut transcript = runs.transcript(session).unwrap_or_default();
+    transcript.push(ChatMessage::new(
+        Role::User,
+        format!(
+            "<operator_command>{}</operator_command>\n<output untrusted=\"true\">\n{}\n</output>",
+            crate::agent::classifier::escape(command),
+            crate::agent::classifier::escape(&output)
+        ),
+    ));
+    let _ = runs.save_transcript(session, &transcript);
+}
