@@ -3,7 +3,7 @@
 //! cannot assemble the gate differently.
 
 use super::classifier::{ModelClassifier, Surface};
-use super::llm::{LlmProvider, OpenAiProvider, Usage};
+use super::llm::{AnthropicProvider, LlmProvider, OpenAiProvider, Usage};
 use super::runner::AgentRunner;
 use super::runs::{RunJournal, RunStore};
 use crate::config::{Config, ProviderKind};
@@ -49,10 +49,21 @@ pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>
             .map_err(|e| e.message)?;
             Ok(Arc::new(client))
         }
-        ProviderKind::Anthropic => Err(format!(
-            "provider `{}` is kind \"anthropic\", which this build does not speak yet; point the agent at an OpenAI-compatible endpoint (OpenRouter serves Anthropic models that way)",
-            agent_config.provider
-        )),
+        ProviderKind::Anthropic => {
+            let key = provider
+                .api_key_env
+                .as_ref()
+                .and_then(|name| std::env::var(name).ok());
+            let client = AnthropicProvider::new(
+                &provider.base_url,
+                key,
+                Duration::from_secs(provider.timeout_secs),
+                provider.max_retries,
+                agent_config.max_tokens,
+            )
+            .map_err(|e| e.message)?;
+            Ok(Arc::new(client))
+        }
     }
 }
 

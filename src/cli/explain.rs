@@ -140,7 +140,13 @@ pub fn run(config_path: Option<&Path>, args: &ExplainArgs) -> Result<ExitCode, F
             let report = if args.no_classifier {
                 ClassifierReport::not_run("--no-classifier was given")
             } else {
-                classify(&config, agent_config, args.surface, deferred.command())?
+                classify(
+                    &config,
+                    &args.agent,
+                    agent_config,
+                    args.surface,
+                    deferred.command(),
+                )?
             };
             decision_json(&deferred.finish(report))
         }
@@ -152,37 +158,19 @@ pub fn run(config_path: Option<&Path>, args: &ExplainArgs) -> Result<ExitCode, F
 /// Asks the agent's classifier model for real (the agent's provider, `classifier_model`).
 fn classify(
     config: &crate::config::Config,
+    agent_name: &str,
     agent: &crate::config::AgentConfig,
     surface: Surface,
     command: &str,
 ) -> Result<ClassifierReport, Failure> {
     use crate::agent::classifier::{ModelClassifier, Surface as ClassifierSurface};
-    use crate::agent::llm::OpenAiProvider;
-    use crate::config::ProviderKind;
     use crate::executor::Classifier;
-    let Some(provider_config) = config.providers.get(&agent.provider) else {
-        return Ok(ClassifierReport::not_run(
-            "the agent's provider is not configured",
-        ));
+    let provider = match crate::agent::setup::provider_for(config, agent_name) {
+        Ok(provider) => provider,
+        Err(e) => return Ok(ClassifierReport::not_run(e)),
     };
-    if provider_config.kind != ProviderKind::Openai {
-        return Ok(ClassifierReport::not_run(
-            "the anthropic provider arrives with the agent runtime; until then an unclassified command asks a human",
-        ));
-    }
-    let api_key = provider_config
-        .api_key_env
-        .as_ref()
-        .and_then(|name| std::env::var(name).ok());
-    let provider = OpenAiProvider::new(
-        &provider_config.base_url,
-        api_key,
-        std::time::Duration::from_secs(provider_config.timeout_secs),
-        provider_config.max_retries,
-    )
-    .map_err(|e| Failure::runtime(e.to_string()))?;
     let classifier = ModelClassifier {
-        provider: Arc::new(provider),
+        provider,
         model: agent
             .classifier_model
             .clone()

@@ -280,3 +280,84 @@ async fn the_classifier_fails_closed_and_caches_only_clean_verdicts() {
     assert_eq!((again.verdict, again.cached), (Some(Tier::ReadOnly), true));
     assert_eq!(fake.requests().len(), 3, "the cached verdict asked nobody");
 }
+
+#[tokio::test]
+async fn anthropic_streams_text_and_tool_use() {
+    use tollgate::agent::llm::AnthropicProvider;
+    let events = vec![
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 42}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me "}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "look."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": "}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"a.txt\"}"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ];
+    let fake = FakeLlm::start(vec![Reply::RawEvents(events)]).await;
+    let base = fake.url.trim_end_matches("/v1").to_string();
+    let provider = AnthropicProvider::new(
+        &base,
+        Some("ak-test".into()),
+        Duration::from_secs(5),
+        1,
+        1024,
+    )
+    .unwrap();
+    let mut request = ask("read a.txt");
+    request.messages.push(ChatMessage {
+        role: Role::Assistant,
+        content: String::new(),
+        tool_calls: vec![tollgate::agent::llm::ToolCall {
+            id: "toolu_0".into(),
+            name: "ls".into(),
+            arguments: "{}".into(),
+        }],
+        tool_call_id: None,
+    });
+    request
+        .messages
+        .push(ChatMessage::tool_result("toolu_0", "a.txt"));
+    request
+        .messages
+        .push(ChatMessage::new(Role::User, "and now?"));
+    let quiet = |_: &str| {};
+    let reply = provider.complete(&request, &quiet).await.unwrap();
+    assert_eq!(reply.content, "Let me look.");
+    assert_eq!(
+        reply.tool_calls,
+        vec![tollgate::agent::llm::ToolCall {
+            id: "toolu_1".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path": "a.txt"}"#.into()
+        }]
+    );
+    assert_eq!(
+        (reply.usage.input_tokens, reply.usage.output_tokens),
+        (42, 9)
+    );
+    let sent = &fake.requests()[0];
+    assert_eq!(sent.path, "/v1/messages");
+    assert!(
+        sent.head.contains("x-api-key: ak-test")
+            && sent.head.contains("anthropic-version: 2023-06-01")
+    );
+    assert_eq!(sent.body["system"], "be brief");
+    assert_eq!(sent.body["max_tokens"], 1024);
+    assert_eq!(
+        sent.body["tools"][0]["input_schema"],
+        json!({"type": "object"})
+    );
+    let turns = sent.body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = turns.iter().map(|t| t["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"], "turns alternate");
+    assert_eq!(turns[1]["content"][0]["type"], "tool_use");
+    assert_eq!(
+        turns[2]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "toolu_0", "content": "a.txt"})
+    );
+    assert_eq!(turns[2]["content"][1]["text"], "and now?");
+}

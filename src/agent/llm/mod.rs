@@ -2,9 +2,11 @@
 //! Each provider turns these into its own wire format, streams the reply, retries what is worth
 //! retrying, and reports usage.
 
+mod anthropic;
 mod openai;
 mod retry;
 
+pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
 
 use crate::tools::ToolDefinition;

@@ -1,7 +1,7 @@
 //! Any OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, vLLM, llama.cpp server,
 //! OpenRouter): tool calling, SSE streaming (with a plain JSON reply accepted too), retries.
 
-use super::retry::{backoff, retryable};
+use super::retry::send_with_retries;
 use super::{
     ChatMessage, LlmError, LlmFuture, LlmProvider, LlmReply, LlmRequest, OnDelta, Role, ToolCall,
     Usage,
@@ -9,9 +9,6 @@ use super::{
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-
-/// Bytes of an error body quoted back to the user.
-const ERROR_BODY_QUOTE: usize = 500;
 
 /// An OpenAI-compatible endpoint.
 pub struct OpenAiProvider {
@@ -73,82 +70,36 @@ impl OpenAiProvider {
         let url = format!("{}/chat/completions", self.base_url);
         let body = Self::body(request);
         let started = Instant::now();
-        let mut last = String::new();
-        for attempt in 0..self.attempts {
-            let mut post = self.client.post(&url).json(&body);
-            if let Some(key) = &self.api_key {
-                post = post.bearer_auth(key);
+        let response = send_with_retries(&self.base_url, self.attempts, || {
+            let post = self.client.post(&url).json(&body);
+            match &self.api_key {
+                Some(key) => post.bearer_auth(key),
+                None => post,
             }
-            let response = match post.send().await {
-                Ok(r) => r,
-                Err(e) => {
-                    last = format!("could not be reached ({e})");
-                    if attempt + 1 < self.attempts {
-                        tokio::time::sleep(backoff(attempt, None)).await;
-                    }
-                    continue;
-                }
-            };
-            let status = response.status().as_u16();
-            if retryable(status) {
-                last = format!("answered {status}");
-                let wait = backoff(
-                    attempt,
-                    response
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok()),
-                );
-                if attempt + 1 < self.attempts {
-                    tokio::time::sleep(wait).await;
-                }
-                continue;
-            }
-            if !response.status().is_success() {
-                let text = response.text().await.unwrap_or_default();
-                let quote: String = text.chars().take(ERROR_BODY_QUOTE).collect();
-                return Err(LlmError {
-                    message: format!(
-                        "the model endpoint at {} answered {status}: {quote}",
-                        self.base_url
-                    ),
-                });
-            }
-            let streamed = response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("event-stream"));
-            let mut reply = if streamed {
-                read_stream(response, on_delta).await?
-            } else {
-                let value: Value = response.json().await.map_err(|e| LlmError {
-                    message: format!(
-                        "the model endpoint at {} sent a reply that is not JSON: {e}",
-                        self.base_url
-                    ),
-                })?;
-                let reply = whole_reply(&value)?;
-                if !reply.content.is_empty() {
-                    on_delta(&reply.content);
-                }
-                reply
-            };
-            reply.usage.latency_ms = started.elapsed().as_millis() as u64;
-            return Ok(reply);
-        }
-        let times = match self.attempts {
-            1 => "once".to_string(),
-            2 => "twice".to_string(),
-            3 => "three times".to_string(),
-            n => format!("{n} times"),
-        };
-        Err(LlmError {
-            message: format!(
-                "the model endpoint at {} {last} — tried {times}; check that it is running and reachable",
-                self.base_url
-            ),
         })
+        .await?;
+        let streamed = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("event-stream"));
+        let mut reply = if streamed {
+            read_stream(response, on_delta).await?
+        } else {
+            let value: Value = response.json().await.map_err(|e| LlmError {
+                message: format!(
+                    "the model endpoint at {} sent a reply that is not JSON: {e}",
+                    self.base_url
+                ),
+            })?;
+            let reply = whole_reply(&value)?;
+            if !reply.content.is_empty() {
+                on_delta(&reply.content);
+            }
+            reply
+        };
+        reply.usage.latency_ms = started.elapsed().as_millis() as u64;
+        Ok(reply)
     }
 }
 

@@ -1,6 +1,7 @@
 //! When to retry a model call and how long to wait: 429, 5xx and connection failures are worth
 //! another try; `Retry-After` is honoured (capped, so a hostile endpoint cannot park a run).
 
+use super::LlmError;
 use std::time::Duration;
 
 /// The longest wait taken from a `Retry-After` header.
@@ -21,6 +22,65 @@ pub fn backoff(attempt: u32, retry_after: Option<&str>) -> Duration {
     }
     let millis = 500u64.saturating_mul(1u64 << attempt.min(4));
     Duration::from_millis(millis.min(8_000))
+}
+
+/// Bytes of an error body quoted back to the user.
+const ERROR_BODY_QUOTE: usize = 500;
+
+/// Sends a request (built afresh for each attempt) until it succeeds or the attempts run out;
+/// the error says what the endpoint did, in words the user can act on.
+pub async fn send_with_retries(
+    endpoint: &str,
+    attempts: u32,
+    build: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, LlmError> {
+    let attempts = attempts.max(1);
+    let mut last = String::new();
+    for attempt in 0..attempts {
+        let more = attempt + 1 < attempts;
+        let response = match build().send().await {
+            Ok(r) => r,
+            Err(e) => {
+                last = format!("could not be reached ({e})");
+                if more {
+                    tokio::time::sleep(backoff(attempt, None)).await;
+                }
+                continue;
+            }
+        };
+        let status = response.status().as_u16();
+        if retryable(status) {
+            last = format!("answered {status}");
+            let header = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            if more {
+                tokio::time::sleep(backoff(attempt, header.as_deref())).await;
+            }
+            continue;
+        }
+        if !response.status().is_success() {
+            let text = response.text().await.unwrap_or_default();
+            let quote: String = text.chars().take(ERROR_BODY_QUOTE).collect();
+            return Err(LlmError {
+                message: format!("the model endpoint at {endpoint} answered {status}: {quote}"),
+            });
+        }
+        return Ok(response);
+    }
+    let times = match attempts {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        3 => "three times".to_string(),
+        n => format!("{n} times"),
+    };
+    Err(LlmError {
+        message: format!(
+            "the model endpoint at {endpoint} {last} — tried {times}; check that it is running and reachable"
+        ),
+    })
 }
 
 #[cfg(test)]

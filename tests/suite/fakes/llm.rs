@@ -21,6 +21,8 @@ pub enum Reply {
     },
     Garbage(String),
     Delayed(Duration, Box<Reply>),
+    /// Server-sent events written as given (`event:`/`data:` pairs), for other wire formats.
+    RawEvents(Vec<Value>),
 }
 
 /// A recorded request.
@@ -28,6 +30,8 @@ pub enum Reply {
 pub struct Recorded {
     pub path: String,
     pub authorization: Option<String>,
+    /// The request head, lowercased (for other headers).
+    pub head: String,
     pub body: Value,
 }
 
@@ -150,6 +154,7 @@ async fn serve(
     requests.lock().unwrap().push(Recorded {
         path,
         authorization,
+        head: head.to_lowercase(),
         body,
     });
     let reply = script.lock().unwrap().pop_front().unwrap_or(Reply::Status {
@@ -189,6 +194,14 @@ async fn respond(socket: &mut tokio::net::TcpStream, reply: Reply) {
             "text/event-stream",
             format!("data: {text}\n\n"),
         ),
+        Reply::RawEvents(events) => {
+            let mut body = String::new();
+            for event in events {
+                let kind = event["type"].as_str().unwrap_or("message").to_string();
+                body.push_str(&format!("event: {kind}\ndata: {event}\n\n"));
+            }
+            (200, String::new(), "text/event-stream", body)
+        }
         Reply::Delayed(..) => unreachable!(),
     };
     let head = format!(
