@@ -16,6 +16,7 @@ use crate::policy::sandbox::SandboxSupport;
 use crate::sandbox::ShellRunner;
 use crate::store::{Allowlists, Store};
 use crate::tools::{ToolRegistry, Toolset};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -126,6 +127,7 @@ pub fn assemble(
         snapshot,
         Some(lists),
     ));
+    let store_for_subagents = store.clone();
     let registry = ToolRegistry::builtin();
     let toolset = Toolset::for_agent(agent_config, std::iter::empty());
     let executor = Arc::new(Executor {
@@ -140,6 +142,12 @@ pub fn assemble(
         store: Some(store),
         max_concurrent: agent_config.max_concurrent_tools,
         journal: Some(journal.clone()),
+        subagents: Some(Arc::new(Subagents {
+            config: config.clone(),
+            store: store_for_subagents,
+            provider: provider.clone(),
+            events: events.clone(),
+        })),
     });
     let runner = AgentRunner {
         runs,
@@ -159,4 +167,107 @@ pub fn assemble(
         events,
         user_messages,
     })
+}
+
+/// Runs subagents: headless, in mode `high-risk`, inside the parent session's sandbox and
+/// toolset (minus `spawn_subagent`), in the parent's workspace. Nobody answers their prompts:
+/// whatever a rule still sends to a prompt is refused, never silently allowed.
+pub struct Subagents {
+    pub config: Arc<Config>,
+    pub store: Arc<dyn Store>,
+    pub provider: Arc<dyn LlmProvider>,
+    pub events: Arc<dyn EventSink>,
+}
+
+impl crate::executor::SubagentHost for Subagents {
+    fn run<'a>(
+        &'a self,
+        parent: &'a SessionPolicy,
+        task: &'a str,
+        tools: Option<Vec<String>>,
+    ) -> crate::executor::SubagentFuture<'a> {
+        Box::pin(async move {
+            let agent = self
+                .config
+                .agents
+                .get(&parent.agent)
+                .ok_or_else(|| format!("no agent `{}`", parent.agent))?;
+            let parent_tools = Toolset::for_agent(agent, std::iter::empty());
+            let mut sub_config = agent.clone();
+            sub_config.tools = match tools {
+                Some(requested) => {
+                    if let Some(outside) = requested.iter().find(|t| !parent_tools.contains(t)) {
+                        return Err(format!("`{outside}` is not one of this agent's tools"));
+                    }
+                    requested
+                }
+                None => parent_tools.iter().map(str::to_string).collect(),
+            };
+            sub_config.tools.retain(|t| t != "spawn_subagent");
+            let toolset = Toolset::for_agent(&sub_config, std::iter::empty());
+            let snapshot = parent.snapshot();
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let key = format!("{}:sub:{nanos:x}", parent.key);
+            let session = Arc::new(
+                SessionPolicy::new(
+                    &key,
+                    &parent.agent,
+                    parent.agent_sandbox,
+                    Snapshot {
+                        dials: Dials {
+                            mode: crate::policy::mode::ApprovalMode::HighRisk,
+                            sandbox: snapshot.dials.sandbox,
+                        },
+                        tool_allowlist: BTreeSet::new(),
+                        command_allowlist: snapshot.command_allowlist,
+                    },
+                    None,
+                )
+                .in_workspace_of(&parent.workspace_key),
+            );
+            let runs = RunStore::new(self.store.clone());
+            let journal = Arc::new(RunJournal::new(runs.clone()));
+            let executor = Arc::new(Executor {
+                config: self.config.clone(),
+                registry: Arc::new(ToolRegistry::builtin()),
+                toolset,
+                support: SandboxSupport::probe(),
+                runner: ShellRunner::current().map_err(|e| e.to_string())?,
+                approver: Arc::new(crate::executor::approval::NobodyApproves),
+                classifier: Arc::new(crate::executor::NoClassifier),
+                events: self.events.clone(),
+                store: Some(self.store.clone()),
+                max_concurrent: agent.max_concurrent_tools,
+                journal: Some(journal.clone()),
+                subagents: None,
+            });
+            let runner = AgentRunner {
+                runs,
+                journal,
+                executor,
+                provider: self.provider.clone(),
+                agent: parent.agent.clone(),
+                model: agent.model.clone(),
+                system_prompt: format!(
+                    "{}\n\nYou are a subagent working on one task for another agent. Do the task, then answer with what you did and found.",
+                    agent.system_prompt
+                ),
+                max_rounds: agent.max_rounds,
+                max_tokens: Some(agent.max_tokens),
+                classifier_usage: None,
+            };
+            let outcome = runner
+                .start(
+                    session,
+                    &key,
+                    task,
+                    crate::tools::cancel::CancelToken::never(),
+                )
+                .await?;
+            Ok(outcome.answer)
+        })
+    }
 }

@@ -116,6 +116,20 @@ pub struct Executor {
     pub max_concurrent: usize,
     /// Write-ahead records of each call (the durable run engine's), if any.
     pub journal: Option<Arc<dyn CallJournal>>,
+    /// Runs subagents for `spawn_subagent` (absent inside a subagent: they do not nest).
+    pub subagents: Option<Arc<dyn SubagentHost>>,
+}
+
+pub type SubagentFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
+
+/// Runs a subagent to completion and returns its final answer.
+pub trait SubagentHost: Send + Sync {
+    fn run<'a>(
+        &'a self,
+        parent: &'a SessionPolicy,
+        task: &'a str,
+        tools: Option<Vec<String>>,
+    ) -> SubagentFuture<'a>;
 }
 
 impl Executor {
@@ -191,7 +205,7 @@ impl Executor {
             .agent(session)
             .ok_or_else(|| format!("agent {} is not configured", session.agent))?;
         let snapshot = session.snapshot();
-        let workspace = workspace_for(agent, Some(&session.key));
+        let workspace = workspace_for(agent, Some(&session.workspace_key));
         let roots = roots_for(&self.config, agent, &workspace);
         let ctx = GateContext {
             agent_name: &session.agent,
@@ -484,7 +498,7 @@ impl Executor {
         };
         // A granted call runs under the sandbox current when it starts.
         let snapshot = session.snapshot();
-        let workspace = workspace_for(agent, Some(&session.key));
+        let workspace = workspace_for(agent, Some(&session.workspace_key));
         // Each session works in its own directory, made when its first call runs.
         if let Err(e) = std::fs::create_dir_all(&workspace) {
             return finish(
@@ -515,6 +529,17 @@ impl Executor {
             cancel: cancel.clone(),
             store: self.store.clone(),
             memory: agent.memory,
+            subagents: self.subagents.clone(),
+            parent: Some(Arc::new(
+                SessionPolicy::new(
+                    &session.key,
+                    &session.agent,
+                    session.agent_sandbox,
+                    snapshot.clone(),
+                    None,
+                )
+                .in_workspace_of(&session.workspace_key),
+            )),
         };
         let own_timeout = approved
             .execute_args()

@@ -18,6 +18,8 @@ pub struct Snapshot {
 /// A session's policy state, shared by its running calls.
 pub struct SessionPolicy {
     pub key: String,
+    /// Whose workspace directory the session works in (a subagent works in its parent's).
+    pub workspace_key: String,
     pub agent: String,
     /// The agent's configured sandbox: `/sandbox` never goes wider.
     pub agent_sandbox: SandboxPolicy,
@@ -38,11 +40,19 @@ impl SessionPolicy {
         let (state, _) = watch::channel(snapshot);
         SessionPolicy {
             key: key.to_string(),
+            workspace_key: key.to_string(),
             agent: agent.to_string(),
             agent_sandbox,
             state,
             allowlists,
         }
+    }
+
+    /// The same session working in another session's directory (a subagent in its parent's).
+    #[must_use]
+    pub fn in_workspace_of(mut self, key: &str) -> Self {
+        self.workspace_key = key.to_string();
+        self
     }
 
     #[must_use]

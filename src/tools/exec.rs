@@ -30,4 +30,8 @@ pub struct ExecContext {
     pub store: Option<std::sync::Arc<dyn crate::store::Store>>,
     /// Whether memory is per session or shared by the agent's sessions.
     pub memory: crate::config::MemoryScope,
+    /// Runs subagents (`spawn_subagent`), where allowed.
+    pub subagents: Option<std::sync::Arc<dyn crate::executor::SubagentHost>>,
+    /// The calling session's policy as of this call (a subagent inherits its sandbox).
+    pub parent: Option<std::sync::Arc<crate::executor::session::SessionPolicy>>,
 }

@@ -197,6 +197,7 @@ EXTRA
         store: Some(store.clone() as Arc<dyn Store>),
         max_concurrent: 10,
         journal: None,
+        subagents: None,
     });
     std::fs::create_dir_all(root.join("ws/console_tester")).unwrap();
     Bench {

@@ -77,6 +77,8 @@ fn dummy_exec() -> ExecContext {
         cancel: tollgate::tools::cancel::CancelToken::never(),
         store: None,
         memory: Default::default(),
+        subagents: None,
+        parent: None,
     }
 }
 

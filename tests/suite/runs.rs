@@ -69,6 +69,7 @@ fn runner(
         store: Some(w.store.clone() as Arc<dyn Store>),
         max_concurrent: 10,
         journal: Some(journal.clone()),
+        subagents: None,
     });
     let session = Arc::new(SessionPolicy::new(
         "console:op",
@@ -312,4 +313,93 @@ async fn a_provider_failure_is_told_plainly() {
         .await
         .unwrap_err();
     assert!(err.contains("the limit is"), "{err}");
+}
+
+/// `spawn_subagent`: approving it is the authorization; the subagent runs headless in mode
+/// high-risk in the parent's workspace, and a rule that still prompts is refused.
+#[tokio::test]
+async fn a_subagent_runs_headless_within_the_parent() {
+    use tollgate::agent::classifier::Surface;
+    use tollgate::agent::setup::assemble;
+    let llm = FakeLlm::start(vec![
+        tool_calls(&[(
+            "s1",
+            "spawn_subagent",
+            r#"{"task":"write hello.txt and notes.txt"}"#,
+        )]),
+        // the subagent's turn: one write allowed by mode high-risk, one still prompting
+        tool_calls(&[
+            ("sw", "write_file", r#"{"path":"hello.txt","content":"hi"}"#),
+            (
+                "sn",
+                "edit_file",
+                r#"{"path":"hello.txt","old":"hi","new":"ho"}"#,
+            ),
+        ]),
+        text("Wrote hello.txt; editing needs approval I cannot get."),
+        text("The subagent wrote hello.txt."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let text_config = format!(
+        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\", \"edit_file\", \"spawn_subagent\"]\nworkspace = \"ws\"\n[agents.a.tool_approval]\nedit_file = \"prompt\"\n",
+        llm.url
+    );
+    let file = root.join("tollgate.toml");
+    std::fs::write(&file, &text_config).unwrap();
+    let config =
+        Arc::new(config::load_with_env(Some(file), Some(&text_config), HashMap::new()).unwrap());
+    let approver = Arc::new(Scripted::default());
+    approver
+        .expect("s1")
+        .send(Answer::Approve {
+            by: "console:op".into(),
+        })
+        .unwrap();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let assembled = assemble(
+        &config,
+        "a",
+        "console:op",
+        Surface::Console,
+        store,
+        approver.clone(),
+    )
+    .unwrap();
+    let outcome = assembled
+        .runner
+        .start(
+            assembled.session.clone(),
+            "run-s",
+            "delegate it",
+            CancelToken::never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "The subagent wrote hello.txt.");
+    assert_eq!(
+        approver.asked_ids(),
+        ["s1"],
+        "only the spawn asked the parent's approver"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("ws/console_op/hello.txt")).unwrap(),
+        "hi"
+    );
+    let requests = llm.requests();
+    let sub_tools: Vec<String> = requests[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !sub_tools.contains(&"spawn_subagent".to_string()),
+        "{sub_tools:?}"
+    );
+    let sub_results = requests[2].body["messages"].to_string();
+    assert!(sub_results.contains("nobody can approve"), "{sub_results}");
+    let parent_sees = requests[3].body["messages"].to_string();
+    assert!(parent_sees.contains("Wrote hello.txt"), "{parent_sees}");
 }

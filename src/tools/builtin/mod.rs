@@ -110,6 +110,25 @@ impl Tool for Builtin {
                 }
                 "execute_command" => shell::execute(call, ctx).await,
                 "web_fetch" | "http_request" => web::execute(self.name, call, ctx).await,
+                "spawn_subagent" => {
+                    let (Some(host), Some(parent)) = (&ctx.subagents, &ctx.parent) else {
+                        return ToolOutput::error(
+                            "subagents cannot be started here (a subagent cannot start another)",
+                        );
+                    };
+                    let args = call.execute_args();
+                    let task = args.get("task").and_then(Value::as_str).unwrap_or_default();
+                    let tools = args.get("tools").and_then(Value::as_array).map(|list| {
+                        list.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    });
+                    match host.run(parent, task, tools).await {
+                        Ok(answer) => ToolOutput::ok(answer),
+                        Err(e) => ToolOutput::error(format!("the subagent failed: {e}")),
+                    }
+                }
                 "manage_todos"
                 | "list_todos"
                 | "view_memory"
