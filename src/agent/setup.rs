@@ -144,9 +144,14 @@ pub fn assemble(
         journal: Some(journal.clone()),
         subagents: Some(Arc::new(Subagents {
             config: config.clone(),
-            store: store_for_subagents,
+            store: store_for_subagents.clone(),
             provider: provider.clone(),
             events: events.clone(),
+        })),
+        context: Some(Arc::new(Conversation {
+            runs: RunStore::new(store_for_subagents),
+            provider: provider.clone(),
+            model: agent_config.model.clone(),
         })),
     });
     let runner = AgentRunner {
@@ -243,6 +248,7 @@ impl crate::executor::SubagentHost for Subagents {
                 max_concurrent: agent.max_concurrent_tools,
                 journal: Some(journal.clone()),
                 subagents: None,
+                context: None,
             });
             let runner = AgentRunner {
                 runs,
@@ -269,5 +275,71 @@ impl crate::executor::SubagentHost for Subagents {
                 .await?;
             Ok(outcome.answer)
         })
+    }
+}
+
+/// A session's conversation, as `summarize_context` and `context_info` see it.
+pub struct Conversation {
+    pub runs: RunStore,
+    pub provider: Arc<dyn LlmProvider>,
+    pub model: String,
+}
+
+/// Characters of one message kept when it is shown to the summarizer.
+const SUMMARY_INPUT_PER_MESSAGE: usize = 2_000;
+
+impl crate::executor::ContextHost for Conversation {
+    fn summarize<'a>(&'a self, session: &'a str, focus: Option<&'a str>) -> crate::executor::SubagentFuture<'a> {
+        use super::llm::{ChatMessage, LlmRequest, Role};
+        Box::pin(async move {
+            let transcript = self.runs.transcript(session).map_err(|e| e.to_string())?;
+            // The current turn (from the last user message on) stays as it is.
+            let cut = transcript.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
+            if cut == 0 {
+                return Ok("nothing to summarize yet: the conversation is only this turn".into());
+            }
+            let earlier: Vec<String> = transcript[..cut]
+                .iter()
+                .map(|m| {
+                    let text: String = m.content.chars().take(SUMMARY_INPUT_PER_MESSAGE).collect();
+                    format!("{:?}: {text}", m.role)
+                })
+                .collect();
+            let mut instruction = "Summarize this conversation for your own later use: the user's goals, decisions, facts learned, files touched, and what is still open. Be concise.".to_string();
+            if let Some(focus) = focus {
+                instruction.push_str(&format!(" Keep especially: {focus}"));
+            }
+            let request = LlmRequest {
+                model: self.model.clone(),
+                messages: vec![
+                    ChatMessage::new(Role::System, instruction),
+                    ChatMessage::new(Role::User, earlier.join("\n")),
+                ],
+                tools: Vec::new(),
+                max_tokens: None,
+            };
+            let quiet = |_: &str| {};
+            let summary = self.provider.complete(&request, &quiet).await.map_err(|e| e.message)?;
+            let mut shorter = vec![ChatMessage::new(
+                Role::User,
+                format!("[Summary of the earlier conversation]\n{}", summary.content),
+            )];
+            shorter.extend(transcript[cut..].iter().cloned());
+            self.runs.save_transcript(session, &shorter).map_err(|e| e.to_string())?;
+            Ok(format!(
+                "summarized {} earlier messages into one; the current turn is unchanged",
+                cut
+            ))
+        })
+    }
+
+    fn describe(&self, session: &str) -> String {
+        let transcript = self.runs.transcript(session).unwrap_or_default();
+        let chars: usize = transcript.iter().map(|m| m.content.chars().count()).sum();
+        format!(
+            "conversation: {} messages, {chars} characters (about {} tokens)",
+            transcript.len(),
+            chars / 4
+        )
     }
 }

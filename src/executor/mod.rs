@@ -118,6 +118,16 @@ pub struct Executor {
     pub journal: Option<Arc<dyn CallJournal>>,
     /// Runs subagents for `spawn_subagent` (absent inside a subagent: they do not nest).
     pub subagents: Option<Arc<dyn SubagentHost>>,
+    /// The conversation, for `summarize_context` and `context_info`.
+    pub context: Option<Arc<dyn ContextHost>>,
+}
+
+/// The conversation a call belongs to: `summarize_context` and `context_info` reach it here.
+pub trait ContextHost: Send + Sync {
+    /// Replaces the conversation before the current turn with a summary; says what it did.
+    fn summarize<'a>(&'a self, session: &'a str, focus: Option<&'a str>) -> SubagentFuture<'a>;
+    /// How much of the conversation there is.
+    fn describe(&self, session: &str) -> String;
 }
 
 pub type SubagentFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
@@ -530,6 +540,7 @@ impl Executor {
             store: self.store.clone(),
             memory: agent.memory,
             subagents: self.subagents.clone(),
+            context: self.context.clone(),
             parent: Some(Arc::new(
                 SessionPolicy::new(
                     &session.key,

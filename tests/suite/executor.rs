@@ -198,6 +198,7 @@ EXTRA
         max_concurrent: 10,
         journal: None,
         subagents: None,
+        context: None,
     });
     std::fs::create_dir_all(root.join("ws/console_tester")).unwrap();
     Bench {

@@ -78,6 +78,7 @@ fn dummy_exec() -> ExecContext {
         store: None,
         memory: Default::default(),
         subagents: None,
+        context: None,
         parent: None,
     }
 }

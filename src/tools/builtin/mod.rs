@@ -110,6 +110,16 @@ impl Tool for Builtin {
                 }
                 "execute_command" => shell::execute(call, ctx).await,
                 "web_fetch" | "http_request" => web::execute(self.name, call, ctx).await,
+                "summarize_context" => {
+                    let Some(host) = &ctx.context else {
+                        return ToolOutput::error("there is no conversation to summarize here");
+                    };
+                    let focus = call.execute_args().get("focus").and_then(Value::as_str);
+                    match host.summarize(&ctx.session, focus).await {
+                        Ok(done) => ToolOutput::ok(done),
+                        Err(e) => ToolOutput::error(format!("summarizing failed: {e}")),
+                    }
+                }
                 "spawn_subagent" => {
                     let (Some(host), Some(parent)) = (&ctx.subagents, &ctx.parent) else {
                         return ToolOutput::error(

@@ -230,10 +230,14 @@ pub(super) fn time(call: &ApprovedCall) -> Result<ToolOutput, String> {
     }
 }
 
-/// `context_info`: what this session's calls run with.
+/// `context_info`: how much conversation there is, and what this session's calls run with.
 pub(super) fn context_info(ctx: &ExecContext) -> ToolOutput {
+    let conversation = ctx
+        .context
+        .as_ref()
+        .map_or_else(|| "conversation: not available here".to_string(), |c| c.describe(&ctx.session));
     ToolOutput::ok(format!(
-        "agent {}\nsession {}\nsandbox {}\nnetwork {}\nworkspace {}",
+        "{conversation}\nagent {}\nsession {}\nsandbox {}\nnetwork {}\nworkspace {}",
         ctx.agent,
         ctx.session,
         ctx.sandbox,
