@@ -125,6 +125,29 @@ impl RunStore {
         Ok(open)
     }
 
+    /// Marks every call recorded as running as interrupted (on SIGTERM: the process is about to
+    /// kill them). Calls waiting for approval stay pending. Returns how many were marked.
+    pub fn interrupt_running(&self, note: &str) -> Result<usize, StoreError> {
+        let mut marked = 0;
+        for mut run in self.open_runs()? {
+            let mut changed = false;
+            for record in &mut run.calls {
+                if record.state == CallState::Running {
+                    record.state = CallState::Done {
+                        output: note.to_string(),
+                        is_error: true,
+                    };
+                    changed = true;
+                    marked += 1;
+                }
+            }
+            if changed {
+                self.save(&run)?;
+            }
+        }
+        Ok(marked)
+    }
+
     pub fn transcript(&self, session: &str) -> Result<Vec<ChatMessage>, StoreError> {
         Ok(self
             .store

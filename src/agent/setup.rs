@@ -289,12 +289,19 @@ pub struct Conversation {
 const SUMMARY_INPUT_PER_MESSAGE: usize = 2_000;
 
 impl crate::executor::ContextHost for Conversation {
-    fn summarize<'a>(&'a self, session: &'a str, focus: Option<&'a str>) -> crate::executor::SubagentFuture<'a> {
+    fn summarize<'a>(
+        &'a self,
+        session: &'a str,
+        focus: Option<&'a str>,
+    ) -> crate::executor::SubagentFuture<'a> {
         use super::llm::{ChatMessage, LlmRequest, Role};
         Box::pin(async move {
             let transcript = self.runs.transcript(session).map_err(|e| e.to_string())?;
             // The current turn (from the last user message on) stays as it is.
-            let cut = transcript.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
+            let cut = transcript
+                .iter()
+                .rposition(|m| m.role == Role::User)
+                .unwrap_or(0);
             if cut == 0 {
                 return Ok("nothing to summarize yet: the conversation is only this turn".into());
             }
@@ -319,13 +326,19 @@ impl crate::executor::ContextHost for Conversation {
                 max_tokens: None,
             };
             let quiet = |_: &str| {};
-            let summary = self.provider.complete(&request, &quiet).await.map_err(|e| e.message)?;
+            let summary = self
+                .provider
+                .complete(&request, &quiet)
+                .await
+                .map_err(|e| e.message)?;
             let mut shorter = vec![ChatMessage::new(
                 Role::User,
                 format!("[Summary of the earlier conversation]\n{}", summary.content),
             )];
             shorter.extend(transcript[cut..].iter().cloned());
-            self.runs.save_transcript(session, &shorter).map_err(|e| e.to_string())?;
+            self.runs
+                .save_transcript(session, &shorter)
+                .map_err(|e| e.to_string())?;
             Ok(format!(
                 "summarized {} earlier messages into one; the current turn is unchanged",
                 cut

@@ -150,6 +150,7 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
         )
         .map_err(Failure::usage)?;
         let runs = RunStore::new(store.clone());
+        stop_on_signals(runs.clone(), store.clone());
         for open in runs
             .open_runs()
             .map_err(|e| Failure::runtime(e.to_string()))?
@@ -206,6 +207,33 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
         let _ = store.flush();
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// On SIGTERM or SIGINT: calls that are running are recorded as interrupted (the process exit
+/// kills them, and their sandboxes with them); calls waiting for approval stay pending and are
+/// asked again on the next start.
+fn stop_on_signals(runs: RunStore, store: Arc<dyn crate::store::Store>) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return;
+        };
+        let code = tokio::select! {
+            _ = term.recv() => 143,
+            _ = int.recv() => 130,
+        };
+        let marked = runs
+            .interrupt_running(crate::agent::runner::INTERRUPTED)
+            .unwrap_or(0);
+        let _ = store.flush();
+        say(&format!(
+            "\n(stopped: {marked} running call(s) recorded as interrupted; prompts stay pending until the next start)\n"
+        ));
+        std::process::exit(code);
+    });
 }
 
 fn report(outcome: Result<crate::agent::runner::TurnOutcome, String>) {

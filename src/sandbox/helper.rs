@@ -23,6 +23,12 @@ pub const ERROR_PREFIX: &str = "tollgate-sandbox:";
 
 /// Entry point: `tollgate sandbox-exec SPEC_JSON COMMAND`. Never returns.
 pub fn main(args: &[String]) -> ! {
+    // Die with tollgate: if the service is killed or exits, this helper dies, and with it the
+    // command's whole PID namespace (its PID 1 dies with this helper).
+    // SAFETY: prctl with PR_SET_PDEATHSIG only sets this process's parent-death signal.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
+        fail(&format!("prctl: {}", std::io::Error::last_os_error()));
+    }
     let (spec, command) = match (args.first(), args.get(1)) {
         (Some(spec), Some(command)) => match serde_json::from_str::<SandboxSpec>(spec) {
             Ok(spec) => (spec, command.clone()),

@@ -561,3 +561,61 @@ async fn chat_survives_a_kill_with_a_prompt_showing() {
     assert_eq!(std::fs::read_to_string(&written).unwrap(), "once");
     assert_eq!(fake.requests().len(), 2, "{transcript}");
 }
+
+/// SIGTERM while a command runs: it is recorded as interrupted, and nothing it started survives.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_records_running_calls_as_interrupted() {
+    use super::fakes::llm::{FakeLlm, tool_calls};
+    let fake = FakeLlm::start(vec![tool_calls(&[(
+        "r1",
+        "execute_command",
+        r#"{"command":"echo started > started.txt; sleep 47.25"}"#,
+    )])])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"execute_command\"]\n[agents.ops.tool_approval]\nexecute_command = \"allow\"\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let started = path.join("data/workspaces/ops/console_tester/started.txt");
+    let output = tokio::task::spawn_blocking(move || {
+        let mut chat = Live::start(&path, &["chat", "--config", "tollgate.toml"]);
+        chat.send("run the long thing");
+        for _ in 0..200 {
+            if started.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(started.exists(), "the command never started");
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(chat.child.id() as i32, libc::SIGTERM) };
+        let status = chat.child.wait().unwrap();
+        (status.code(), chat.wait_for("stopped:"))
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.0, Some(143));
+    assert!(
+        output
+            .1
+            .contains("1 running call(s) recorded as interrupted"),
+        "{}",
+        output.1
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let survivors = Command::new("pgrep")
+        .args(["-f", "sleep 47.25"])
+        .output()
+        .unwrap();
+    assert!(
+        survivors.stdout.is_empty(),
+        "a sandboxed child outlived the service: {}",
+        String::from_utf8_lossy(&survivors.stdout)
+    );
+}

@@ -411,7 +411,10 @@ async fn summarize_context_replaces_earlier_turns_and_keeps_this_one() {
     use tollgate::agent::llm::ChatMessage;
     use tollgate::agent::setup::assemble;
     let llm = FakeLlm::start(vec![
-        tool_calls(&[("z1", "summarize_context", "{}"), ("z2", "context_info", "{}")]),
+        tool_calls(&[
+            ("z1", "summarize_context", "{}"),
+            ("z2", "context_info", "{}"),
+        ]),
         text("The user once asked about the weather."),
         text("Done."),
     ])
@@ -424,22 +427,62 @@ async fn summarize_context_replaces_earlier_turns_and_keeps_this_one() {
     );
     let file = root.join("tollgate.toml");
     std::fs::write(&file, &text_config).unwrap();
-    let config = Arc::new(config::load_with_env(Some(file), Some(&text_config), HashMap::new()).unwrap());
+    let config =
+        Arc::new(config::load_with_env(Some(file), Some(&text_config), HashMap::new()).unwrap());
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let runs = RunStore::new(store.clone());
-    runs.save_transcript("console:op", &[
-        ChatMessage::new(Role::User, "what is the weather?"),
-        ChatMessage::new(Role::Assistant, "sunny"),
-    ]).unwrap();
-    let assembled = assemble(&config, "a", "console:op", Surface::Console, store, Arc::new(Scripted::default())).unwrap();
-    let outcome = assembled.runner.start(assembled.session.clone(), "run-z", "summarize please", CancelToken::never()).await.unwrap();
+    runs.save_transcript(
+        "console:op",
+        &[
+            ChatMessage::new(Role::User, "what is the weather?"),
+            ChatMessage::new(Role::Assistant, "sunny"),
+        ],
+    )
+    .unwrap();
+    let assembled = assemble(
+        &config,
+        "a",
+        "console:op",
+        Surface::Console,
+        store,
+        Arc::new(Scripted::default()),
+    )
+    .unwrap();
+    let outcome = assembled
+        .runner
+        .start(
+            assembled.session.clone(),
+            "run-z",
+            "summarize please",
+            CancelToken::never(),
+        )
+        .await
+        .unwrap();
     assert_eq!(outcome.answer, "Done.");
     let transcript = runs.transcript("console:op").unwrap();
-    assert!(transcript[0].content.starts_with("[Summary of the earlier conversation]"));
+    assert!(
+        transcript[0]
+            .content
+            .starts_with("[Summary of the earlier conversation]")
+    );
     assert!(transcript[0].content.contains("weather"));
     assert_eq!(transcript[1].content, "summarize please");
     assert!(!transcript.iter().any(|m| m.content == "sunny"));
     let roles: Vec<Role> = transcript.iter().map(|m| m.role).collect();
-    assert_eq!(roles, [Role::User, Role::User, Role::Assistant, Role::Tool, Role::Tool, Role::Assistant]);
-    assert!(transcript[4].content.contains("conversation:"), "{}", transcript[4].content);
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
+    assert!(
+        transcript[4].content.contains("conversation:"),
+        "{}",
+        transcript[4].content
+    );
 }

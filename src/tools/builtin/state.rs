@@ -232,10 +232,10 @@ pub(super) fn time(call: &ApprovedCall) -> Result<ToolOutput, String> {
 
 /// `context_info`: how much conversation there is, and what this session's calls run with.
 pub(super) fn context_info(ctx: &ExecContext) -> ToolOutput {
-    let conversation = ctx
-        .context
-        .as_ref()
-        .map_or_else(|| "conversation: not available here".to_string(), |c| c.describe(&ctx.session));
+    let conversation = ctx.context.as_ref().map_or_else(
+        || "conversation: not available here".to_string(),
+        |c| c.describe(&ctx.session),
+    );
     ToolOutput::ok(format!(
         "{conversation}\nagent {}\nsession {}\nsandbox {}\nnetwork {}\nworkspace {}",
         ctx.agent,
