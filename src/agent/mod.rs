@@ -3,6 +3,7 @@
 
 pub mod classifier;
 pub mod llm;
+pub mod reminders;
 pub mod runner;
 pub mod runs;
 pub mod setup;

@@ -170,6 +170,9 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
             );
             let _ = store.flush();
         }
+        // One run at a time in this session: the operator's turns and reminders take turns.
+        let turn_lock = Arc::new(tokio::sync::Mutex::new(()));
+        fire_reminders(&config, &agent, &session, store.clone(), turn_lock.clone())?;
         let mut turn = 0u64;
         loop {
             say("> ");
@@ -207,6 +210,48 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
         let _ = store.flush();
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Fires this session's due reminders into it, every second: unattended runs (nobody answers
+/// their prompts), late ones marked so, none twice.
+fn fire_reminders(
+    config: &Arc<crate::config::Config>,
+    agent: &str,
+    session: &str,
+    store: Arc<dyn crate::store::Store>,
+    turn_lock: Arc<tokio::sync::Mutex<()>>,
+) -> Result<(), Failure> {
+    use crate::agent::reminders::{Reminders, now_secs};
+    let unattended = assemble(
+        config,
+        agent,
+        session,
+        Surface::Unattended,
+        store.clone(),
+        Arc::new(crate::executor::approval::NobodyApproves),
+    )
+    .map_err(Failure::usage)?;
+    let reminders = Reminders::new(store.clone());
+    let session = session.to_string();
+    tokio::spawn(async move {
+        loop {
+            let now = now_secs();
+            let due = reminders.take_due(now, |r| r.session == session).unwrap_or_default();
+            for reminder in due {
+                let guard = turn_lock.lock().await;
+                let text = reminder.firing_text(now.saturating_sub(reminder.due));
+                let run_id = format!("{session}:{}:{}", crate::clock::now_rfc3339_millis(), reminder.id);
+                match unattended.runner.start(unattended.session.clone(), &run_id, &text, CancelToken::never()).await {
+                    Ok(done) => say(&format!("\n(reminder) {}\n> ", done.answer)),
+                    Err(error) => say(&format!("\n(reminder) error: {error}\n> ")),
+                }
+                let _ = store.flush();
+                drop(guard);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+    });
+    Ok(())
 }
 
 /// On SIGTERM or SIGINT: calls that are running are recorded as interrupted (the process exit

@@ -619,3 +619,40 @@ async fn sigterm_records_running_calls_as_interrupted() {
         String::from_utf8_lossy(&survivors.stdout)
     );
 }
+
+/// A reminder set in one turn fires into the same console session later, unattended, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn reminders_fire_into_their_session() {
+    use super::fakes::llm::{FakeLlm, text, tool_calls};
+    let fake = FakeLlm::start(vec![
+        tool_calls(&[("rm1", "add_reminder", r#"{"message":"check the oven","in_secs":1}"#)]),
+        text("Reminder set."),
+        text("Time to check the oven!"),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"add_reminder\", \"list_reminders\"]\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let seen = tokio::task::spawn_blocking(move || {
+        let mut chat = Live::start(&path, &["chat", "--config", "tollgate.toml"]);
+        chat.send("remind me to check the oven in a second");
+        chat.wait_for("Reminder set.");
+        let text = chat.wait_for("(reminder) Time to check the oven!");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        drop(chat.child.stdin.take());
+        chat.child.wait().unwrap();
+        text
+    })
+    .await
+    .unwrap();
+    assert_eq!(fake.requests().len(), 3, "fired once: {seen}\n{}", fake.requests()[1].body["messages"]);
+    let fired = fake.requests()[2].body["messages"].to_string();
+    assert!(fired.contains("check the oven") && fired.contains("[reminder r"), "{fired}");
+}

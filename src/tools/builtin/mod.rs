@@ -143,6 +143,9 @@ impl Tool for Builtin {
                 | "list_todos"
                 | "view_memory"
                 | "manage_memory"
+                | "add_reminder"
+                | "list_reminders"
+                | "cancel_reminder"
                 | "retrieve_tool_result"
                 | "get_time"
                 | "context_info" => {
@@ -155,6 +158,9 @@ impl Tool for Builtin {
                             }
                             "retrieve_tool_result" => state::retrieve(&call, &ctx),
                             "get_time" => state::time(&call),
+                            "add_reminder" | "list_reminders" | "cancel_reminder" => {
+                                state::reminders(name, &call, &ctx)
+                            }
                             _ => Ok(state::context_info(&ctx)),
                         };
                         outcome.unwrap_or_else(ToolOutput::error)

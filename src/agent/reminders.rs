@@ -1,0 +1,200 @@
+//! Reminders: stored with the session they came from, fired by a scheduler into that session
+//! later — late (and marked so) after downtime, and never twice (claimed with a
+//! compare-and-swap before they fire). A reminder's run is unattended: nobody answers its
+//! prompts.
+
+use crate::store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub const REMINDERS_TREE: &str = "reminders";
+
+/// The furthest ahead a reminder may be set.
+pub const MAX_AHEAD_SECS: u64 = 366 * 24 * 3600;
+
+/// A stored reminder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reminder {
+    pub id: String,
+    pub session: String,
+    pub agent: String,
+    pub message: String,
+    /// Seconds since the Unix epoch.
+    pub due: u64,
+    pub created: String,
+    pub fired: bool,
+}
+
+impl Reminder {
+    /// What the session is told when it fires (`late_secs` after it was due).
+    #[must_use]
+    pub fn firing_text(&self, late_secs: u64) -> String {
+        let late = if late_secs >= 60 {
+            format!(", delivered {} min late (tollgate was not running)", late_secs / 60)
+        } else {
+            String::new()
+        };
+        format!("[reminder {} set at {}{late}] {}", self.id, self.created, self.message)
+    }
+}
+
+/// Seconds since the Unix epoch, now.
+#[must_use]
+pub fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Parses RFC 3339 (`2026-11-29T10:00:00Z`, fractions and `±HH:MM` offsets accepted) into
+/// seconds since the epoch.
+#[must_use]
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (date, rest) = text.split_once(['T', 't', ' '])?;
+    let mut d = date.split('-');
+    let (y, m, day): (i64, u32, u32) = (d.next()?.parse().ok()?, d.next()?.parse().ok()?, d.next()?.parse().ok()?);
+    let (time, offset_secs) = if let Some(t) = rest.strip_suffix(['Z', 'z']) {
+        (t, 0i64)
+    } else {
+        let at = rest.rfind(['+', '-'])?;
+        let (t, off) = rest.split_at(at);
+        let sign = if off.starts_with('-') { -1 } else { 1 };
+        let (oh, om) = off[1..].split_once(':')?;
+        (t, sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60))
+    };
+    let mut t = time.split(':');
+    let (hh, mm): (i64, i64) = (t.next()?.parse().ok()?, t.next()?.parse().ok()?);
+    let ss: i64 = t.next()?.split('.').next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from civil (Howard Hinnant).
+    let (yy, mmm) = if m <= 2 { (y - 1, i64::from(m) + 9) } else { (y, i64::from(m) - 3) };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let doy = (153 * mmm + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss - offset_secs;
+    u64::try_from(secs).ok()
+}
+
+/// Reminders in a store.
+#[derive(Clone)]
+pub struct Reminders {
+    store: Arc<dyn Store>,
+}
+
+fn decode(bytes: &[u8]) -> Option<Reminder> {
+    serde_json::from_slice(bytes).ok()
+}
+
+impl Reminders {
+    #[must_use]
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Reminders { store }
+    }
+
+    pub fn add(&self, reminder: &Reminder) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec(reminder).map_err(|e| StoreError {
+            context: "encoding a reminder".into(),
+            message: e.to_string(),
+        })?;
+        self.store.insert(REMINDERS_TREE, reminder.id.as_bytes(), &bytes)?;
+        self.store.flush()
+    }
+
+    /// The session's reminders that have not fired, soonest first.
+    pub fn pending(&self, session: &str) -> Result<Vec<Reminder>, StoreError> {
+        let mut list: Vec<Reminder> = self
+            .store
+            .scan_prefix(REMINDERS_TREE, b"")?
+            .iter()
+            .filter_map(|(_, v)| decode(v))
+            .filter(|r| r.session == session && !r.fired)
+            .collect();
+        list.sort_by_key(|r| r.due);
+        Ok(list)
+    }
+
+    /// Cancels one of the session's pending reminders; whether it was there.
+    pub fn cancel(&self, session: &str, id: &str) -> Result<bool, StoreError> {
+        let Some(bytes) = self.store.get(REMINDERS_TREE, id.as_bytes())? else {
+            return Ok(false);
+        };
+        match decode(&bytes) {
+            Some(r) if r.session == session && !r.fired => {
+                self.store.remove(REMINDERS_TREE, id.as_bytes())?;
+                self.store.flush()?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Claims every reminder due by `now` (for the sessions `accept` takes): each is marked
+    /// fired atomically before it is returned, so no reminder fires twice.
+    pub fn take_due(&self, now: u64, accept: impl Fn(&Reminder) -> bool) -> Result<Vec<Reminder>, StoreError> {
+        let mut claimed = Vec::new();
+        for (key, bytes) in self.store.scan_prefix(REMINDERS_TREE, b"")? {
+            let Some(reminder) = decode(&bytes) else { continue };
+            if reminder.fired || reminder.due > now || !accept(&reminder) {
+                continue;
+            }
+            let mut fired = reminder.clone();
+            fired.fired = true;
+            let new = serde_json::to_vec(&fired).map_err(|e| StoreError {
+                context: "encoding a reminder".into(),
+                message: e.to_string(),
+            })?;
+            if self
+                .store
+                .compare_and_swap(REMINDERS_TREE, &key, Some(&bytes), Some(&new))?
+                .is_ok()
+            {
+                claimed.push(reminder);
+            }
+        }
+        if !claimed.is_empty() {
+            self.store.flush()?;
+        }
+        Ok(claimed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn parses_times() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339("2026-11-29T23:00:00Z"), Some(1_795_993_200));
+        assert_eq!(parse_rfc3339("2026-11-30T01:00:00+02:00"), Some(1_795_993_200));
+        assert_eq!(parse_rfc3339("2026-11-29T23:00:00.500Z"), Some(1_795_993_200));
+        assert_eq!(parse_rfc3339("tomorrow"), None);
+        assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn due_reminders_fire_once() {
+        let reminders = Reminders::new(Arc::new(MemoryStore::new()));
+        let r = Reminder {
+            id: "r1".into(),
+            session: "console:me".into(),
+            agent: "a".into(),
+            message: "stretch".into(),
+            due: 100,
+            created: "then".into(),
+            fired: false,
+        };
+        reminders.add(&r).unwrap();
+        assert!(reminders.take_due(99, |_| true).unwrap().is_empty());
+        assert!(reminders.take_due(100, |x| x.session == "other").unwrap().is_empty());
+        assert_eq!(reminders.take_due(500, |_| true).unwrap(), vec![r.clone()]);
+        assert!(reminders.take_due(600, |_| true).unwrap().is_empty(), "never twice");
+        assert!(reminders.pending("console:me").unwrap().is_empty());
+        assert!(r.firing_text(400).contains("6 min late"));
+    }
+}
