@@ -31,18 +31,27 @@ impl Reminder {
     #[must_use]
     pub fn firing_text(&self, late_secs: u64) -> String {
         let late = if late_secs >= 60 {
-            format!(", delivered {} min late (tollgate was not running)", late_secs / 60)
+            format!(
+                ", delivered {} min late (tollgate was not running)",
+                late_secs / 60
+            )
         } else {
             String::new()
         };
-        format!("[reminder {} set at {}{late}] {}", self.id, self.created, self.message)
+        format!(
+            "[reminder {} set at {}{late}] {}",
+            self.id, self.created, self.message
+        )
     }
 }
 
 /// Seconds since the Unix epoch, now.
 #[must_use]
 pub fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Parses RFC 3339 (`2026-11-29T10:00:00Z`, fractions and `±HH:MM` offsets accepted) into
@@ -52,7 +61,11 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
     let text = text.trim();
     let (date, rest) = text.split_once(['T', 't', ' '])?;
     let mut d = date.split('-');
-    let (y, m, day): (i64, u32, u32) = (d.next()?.parse().ok()?, d.next()?.parse().ok()?, d.next()?.parse().ok()?);
+    let (y, m, day): (i64, u32, u32) = (
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+    );
     let (time, offset_secs) = if let Some(t) = rest.strip_suffix(['Z', 'z']) {
         (t, 0i64)
     } else {
@@ -60,7 +73,10 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
         let (t, off) = rest.split_at(at);
         let sign = if off.starts_with('-') { -1 } else { 1 };
         let (oh, om) = off[1..].split_once(':')?;
-        (t, sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60))
+        (
+            t,
+            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60),
+        )
     };
     let mut t = time.split(':');
     let (hh, mm): (i64, i64) = (t.next()?.parse().ok()?, t.next()?.parse().ok()?);
@@ -69,7 +85,11 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
         return None;
     }
     // Days from civil (Howard Hinnant).
-    let (yy, mmm) = if m <= 2 { (y - 1, i64::from(m) + 9) } else { (y, i64::from(m) - 3) };
+    let (yy, mmm) = if m <= 2 {
+        (y - 1, i64::from(m) + 9)
+    } else {
+        (y, i64::from(m) - 3)
+    };
     let era = yy.div_euclid(400);
     let yoe = yy - era * 400;
     let doy = (153 * mmm + 2) / 5 + i64::from(day) - 1;
@@ -100,7 +120,8 @@ impl Reminders {
             context: "encoding a reminder".into(),
             message: e.to_string(),
         })?;
-        self.store.insert(REMINDERS_TREE, reminder.id.as_bytes(), &bytes)?;
+        self.store
+            .insert(REMINDERS_TREE, reminder.id.as_bytes(), &bytes)?;
         self.store.flush()
     }
 
@@ -134,10 +155,16 @@ impl Reminders {
 
     /// Claims every reminder due by `now` (for the sessions `accept` takes): each is marked
     /// fired atomically before it is returned, so no reminder fires twice.
-    pub fn take_due(&self, now: u64, accept: impl Fn(&Reminder) -> bool) -> Result<Vec<Reminder>, StoreError> {
+    pub fn take_due(
+        &self,
+        now: u64,
+        accept: impl Fn(&Reminder) -> bool,
+    ) -> Result<Vec<Reminder>, StoreError> {
         let mut claimed = Vec::new();
         for (key, bytes) in self.store.scan_prefix(REMINDERS_TREE, b"")? {
-            let Some(reminder) = decode(&bytes) else { continue };
+            let Some(reminder) = decode(&bytes) else {
+                continue;
+            };
             if reminder.fired || reminder.due > now || !accept(&reminder) {
                 continue;
             }
@@ -171,8 +198,14 @@ mod tests {
     fn parses_times() {
         assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
         assert_eq!(parse_rfc3339("2026-11-29T23:00:00Z"), Some(1_795_993_200));
-        assert_eq!(parse_rfc3339("2026-11-30T01:00:00+02:00"), Some(1_795_993_200));
-        assert_eq!(parse_rfc3339("2026-11-29T23:00:00.500Z"), Some(1_795_993_200));
+        assert_eq!(
+            parse_rfc3339("2026-11-30T01:00:00+02:00"),
+            Some(1_795_993_200)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-29T23:00:00.500Z"),
+            Some(1_795_993_200)
+        );
         assert_eq!(parse_rfc3339("tomorrow"), None);
         assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
     }
@@ -191,9 +224,17 @@ mod tests {
         };
         reminders.add(&r).unwrap();
         assert!(reminders.take_due(99, |_| true).unwrap().is_empty());
-        assert!(reminders.take_due(100, |x| x.session == "other").unwrap().is_empty());
+        assert!(
+            reminders
+                .take_due(100, |x| x.session == "other")
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(reminders.take_due(500, |_| true).unwrap(), vec![r.clone()]);
-        assert!(reminders.take_due(600, |_| true).unwrap().is_empty(), "never twice");
+        assert!(
+            reminders.take_due(600, |_| true).unwrap().is_empty(),
+            "never twice"
+        );
         assert!(reminders.pending("console:me").unwrap().is_empty());
         assert!(r.firing_text(400).contains("6 min late"));
     }

@@ -110,6 +110,26 @@ impl Approver for ConsoleApprover {
     fn withdraw(&self, call_id: &str, outcome: &str) {
         say(&format!("(call {call_id}: {outcome} without an answer)\n"));
     }
+
+    fn ask_question(
+        &self,
+        _session: &str,
+        question: &str,
+        choices: &[String],
+    ) -> Option<crate::executor::approval::QuestionFuture<'_>> {
+        let question = question.to_string();
+        let choices = choices.to_vec();
+        Some(Box::pin(async move {
+            let _turn = self.turn.lock().await;
+            let mut text = format!("── question ──\n{question}\n");
+            if !choices.is_empty() {
+                text.push_str(&format!("(suggested: {})\n", choices.join(" / ")));
+            }
+            text.push_str("answer: ");
+            say(&text);
+            self.lines.next().await
+        }))
+    }
 }
 
 pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Failure> {
@@ -236,12 +256,27 @@ fn fire_reminders(
     tokio::spawn(async move {
         loop {
             let now = now_secs();
-            let due = reminders.take_due(now, |r| r.session == session).unwrap_or_default();
+            let due = reminders
+                .take_due(now, |r| r.session == session)
+                .unwrap_or_default();
             for reminder in due {
                 let guard = turn_lock.lock().await;
                 let text = reminder.firing_text(now.saturating_sub(reminder.due));
-                let run_id = format!("{session}:{}:{}", crate::clock::now_rfc3339_millis(), reminder.id);
-                match unattended.runner.start(unattended.session.clone(), &run_id, &text, CancelToken::never()).await {
+                let run_id = format!(
+                    "{session}:{}:{}",
+                    crate::clock::now_rfc3339_millis(),
+                    reminder.id
+                );
+                match unattended
+                    .runner
+                    .start(
+                        unattended.session.clone(),
+                        &run_id,
+                        &text,
+                        CancelToken::never(),
+                    )
+                    .await
+                {
                     Ok(done) => say(&format!("\n(reminder) {}\n> ", done.answer)),
                     Err(error) => say(&format!("\n(reminder) error: {error}\n> ")),
                 }

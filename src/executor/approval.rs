@@ -51,7 +51,20 @@ pub trait Approver: Send + Sync {
     /// The prompt was settled without an answer (decided again after another answer, `/mode`
     /// or `/sandbox`): take the card down, showing the outcome.
     fn withdraw(&self, call_id: &str, outcome: &str);
+
+    /// Asks the requester a question (`ask_user_question`) and waits for the answer; `None`
+    /// where nobody can answer (a run, a subagent, a reminder): the tool then fails at once.
+    fn ask_question(
+        &self,
+        _session: &str,
+        _question: &str,
+        _choices: &[String],
+    ) -> Option<QuestionFuture<'_>> {
+        None
+    }
 }
+
+pub type QuestionFuture<'a> = Pin<Box<dyn Future<Output = Option<String>> + Send + 'a>>;
 
 /// Nobody answers: every prompt is refused at once with the fix.
 pub struct NobodyApproves;

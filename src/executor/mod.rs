@@ -541,6 +541,7 @@ impl Executor {
             memory: agent.memory,
             subagents: self.subagents.clone(),
             context: self.context.clone(),
+            approver: Some(self.approver.clone()),
             parent: Some(Arc::new(
                 SessionPolicy::new(
                     &session.key,

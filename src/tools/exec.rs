@@ -32,6 +32,8 @@ pub struct ExecContext {
     pub memory: crate::config::MemoryScope,
     /// Runs subagents (`spawn_subagent`), where allowed.
     pub subagents: Option<std::sync::Arc<dyn crate::executor::SubagentHost>>,
+    /// Who answers `ask_user_question` (none where nobody can).
+    pub approver: Option<std::sync::Arc<dyn crate::executor::approval::Approver>>,
     /// The conversation (`summarize_context`, `context_info`).
     pub context: Option<std::sync::Arc<dyn crate::executor::ContextHost>>,
     /// The calling session's policy as of this call (a subagent inherits its sandbox).

@@ -625,7 +625,11 @@ async fn sigterm_records_running_calls_as_interrupted() {
 async fn reminders_fire_into_their_session() {
     use super::fakes::llm::{FakeLlm, text, tool_calls};
     let fake = FakeLlm::start(vec![
-        tool_calls(&[("rm1", "add_reminder", r#"{"message":"check the oven","in_secs":1}"#)]),
+        tool_calls(&[(
+            "rm1",
+            "add_reminder",
+            r#"{"message":"check the oven","in_secs":1}"#,
+        )]),
         text("Reminder set."),
         text("Time to check the oven!"),
     ])
@@ -652,7 +656,70 @@ async fn reminders_fire_into_their_session() {
     })
     .await
     .unwrap();
-    assert_eq!(fake.requests().len(), 3, "fired once: {seen}\n{}", fake.requests()[1].body["messages"]);
+    assert_eq!(
+        fake.requests().len(),
+        3,
+        "fired once: {seen}\n{}",
+        fake.requests()[1].body["messages"]
+    );
     let fired = fake.requests()[2].body["messages"].to_string();
-    assert!(fired.contains("check the oven") && fired.contains("[reminder r"), "{fired}");
+    assert!(
+        fired.contains("check the oven") && fired.contains("[reminder r"),
+        "{fired}"
+    );
+}
+
+/// `ask_user_question` on the console is answered by the operator; unattended it fails at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn questions_are_answered_on_the_console_and_fail_unattended() {
+    use super::fakes::llm::{FakeLlm, text, tool_calls};
+    let fake = FakeLlm::start(vec![
+        tool_calls(&[(
+            "q1",
+            "ask_user_question",
+            r#"{"question":"Which color?","choices":["red","blue"]}"#,
+        )]),
+        text("Blue it is."),
+        tool_calls(&[("q2", "ask_user_question", r#"{"question":"Which color?"}"#)]),
+        text("I could not ask."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"ask_user_question\"]\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let path2 = path.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut chat = Live::start(&path2, &["chat", "--config", "tollgate.toml"]);
+        chat.send("paint it");
+        chat.wait_for("Which color?");
+        chat.send("blue");
+        chat.wait_for("Blue it is.");
+        drop(chat.child.stdin.take());
+        chat.child.wait().unwrap();
+    })
+    .await
+    .unwrap();
+    assert!(
+        fake.requests()[1].body["messages"]
+            .to_string()
+            .contains(r#""content":"blue""#)
+    );
+    let ran = tokio::task::spawn_blocking(move || {
+        tollgate(&["run", "--config", "tollgate.toml", "paint it"], &path)
+    })
+    .await
+    .unwrap();
+    assert_eq!(stdout(&ran).trim(), "I could not ask.");
+    assert!(
+        fake.requests()[3].body["messages"]
+            .to_string()
+            .contains("nobody can answer a question here")
+    );
 }

@@ -79,6 +79,7 @@ fn dummy_exec() -> ExecContext {
         memory: Default::default(),
         subagents: None,
         context: None,
+        approver: None,
         parent: None,
     }
 }

@@ -110,6 +110,36 @@ impl Tool for Builtin {
                 }
                 "execute_command" => shell::execute(call, ctx).await,
                 "web_fetch" | "http_request" => web::execute(self.name, call, ctx).await,
+                "ask_user_question" => {
+                    let args = call.execute_args();
+                    let question = args
+                        .get("question")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let choices: Vec<String> = args
+                        .get("choices")
+                        .and_then(Value::as_array)
+                        .map(|c| {
+                            c.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let asked = ctx
+                        .approver
+                        .as_ref()
+                        .and_then(|a| a.ask_question(&ctx.session, question, &choices));
+                    match asked {
+                        None => ToolOutput::error(
+                            "nobody can answer a question here (an unattended run, a subagent or a reminder); decide without asking, or say what you need in your answer",
+                        ),
+                        Some(answer) => match answer.await {
+                            Some(text) => ToolOutput::ok(text),
+                            None => ToolOutput::error("the question was not answered"),
+                        },
+                    }
+                }
                 "summarize_context" => {
                     let Some(host) = &ctx.context else {
                         return ToolOutput::error("there is no conversation to summarize here");

@@ -247,15 +247,24 @@ pub(super) fn context_info(ctx: &ExecContext) -> ToolOutput {
 }
 
 /// `add_reminder`, `list_reminders`, `cancel_reminder`.
-pub(super) fn reminders(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput, String> {
+pub(super) fn reminders(
+    tool: &str,
+    call: &ApprovedCall,
+    ctx: &ExecContext,
+) -> Result<ToolOutput, String> {
     use crate::agent::reminders::{MAX_AHEAD_SECS, Reminder, Reminders, now_secs, parse_rfc3339};
     let reminders = Reminders::new(store(ctx)?.clone());
     match tool {
         "add_reminder" => {
             let message = text_arg(call, "message").ok_or("`message` is required")?;
             let now = now_secs();
-            let due = match (text_arg(call, "at"), call.execute_args().get("in_secs").and_then(Value::as_u64)) {
-                (Some(at), None) => parse_rfc3339(at).ok_or_else(|| format!("`at` ({at}) is not an RFC 3339 time like 2026-11-29T10:00:00Z"))?,
+            let due = match (
+                text_arg(call, "at"),
+                call.execute_args().get("in_secs").and_then(Value::as_u64),
+            ) {
+                (Some(at), None) => parse_rfc3339(at).ok_or_else(|| {
+                    format!("`at` ({at}) is not an RFC 3339 time like 2026-11-29T10:00:00Z")
+                })?,
                 (None, Some(secs)) => now.saturating_add(secs),
                 _ => return Err("give exactly one of `at` (RFC 3339) or `in_secs`".into()),
             };
@@ -279,7 +288,11 @@ pub(super) fn reminders(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> R
                 fired: false,
             };
             reminders.add(&reminder).map_err(|e| e.to_string())?;
-            Ok(ToolOutput::ok(format!("reminder {} set for {} seconds from now", reminder.id, due - now)))
+            Ok(ToolOutput::ok(format!(
+                "reminder {} set for {} seconds from now",
+                reminder.id,
+                due - now
+            )))
         }
         "list_reminders" => {
             let now = now_secs();
@@ -289,13 +302,23 @@ pub(super) fn reminders(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> R
             }
             let lines: Vec<String> = list
                 .iter()
-                .map(|r| format!("{}: in {}s — {}", r.id, r.due.saturating_sub(now), r.message))
+                .map(|r| {
+                    format!(
+                        "{}: in {}s — {}",
+                        r.id,
+                        r.due.saturating_sub(now),
+                        r.message
+                    )
+                })
                 .collect();
             Ok(ToolOutput::ok(lines.join("\n")))
         }
         _ => {
             let id = text_arg(call, "id").ok_or("`id` is required")?;
-            if reminders.cancel(&ctx.session, id).map_err(|e| e.to_string())? {
+            if reminders
+                .cancel(&ctx.session, id)
+                .map_err(|e| e.to_string())?
+            {
                 Ok(ToolOutput::ok(format!("cancelled {id}")))
             } else {
                 Err(format!("no pending reminder `{id}` in this session"))
