@@ -486,3 +486,47 @@ async fn summarize_context_replaces_earlier_turns_and_keeps_this_one() {
         transcript[4].content
     );
 }
+
+#[tokio::test]
+async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
+    use tollgate::tools::cancel::cancellation;
+    let w = world("[agents.a.tool_approval]\nexecute_command = \"allow\"");
+    let llm = FakeLlm::start(vec![tool_calls(&[(
+        "s1",
+        "execute_command",
+        r#"{"command":"sleep 30"}"#,
+    )])])
+    .await;
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let (stop, token) = cancellation();
+    let task = tokio::spawn(async move { first.start(session, "run-stop", "sleep", token).await });
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    stop.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.answer, "Stopped.");
+    let transcript = RunStore::new(w.store.clone() as Arc<dyn Store>)
+        .transcript("console:op")
+        .unwrap();
+    let last = transcript.last().unwrap();
+    assert_eq!(last.role, Role::Tool, "the dangling call got a result");
+    assert!(last.content.contains("cancelled"), "{}", last.content);
+
+    // A run stored just before its model call (the process died there) asks the model again.
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    let mut stored = runs.load("run-stop").unwrap().unwrap();
+    stored.id = "run-again".into();
+    stored.phase = tollgate::agent::runs::RunPhase::AskingModel;
+    stored.calls.clear();
+    runs.save(&stored).unwrap();
+    llm.push(text("Back again."));
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let resumed = second
+        .resume(session, stored, CancelToken::never())
+        .await
+        .unwrap();
+    assert_eq!(resumed.answer, "Back again.");
+}
