@@ -2,6 +2,7 @@
 //! prompt, strictly alternating user/assistant turns, and tool results as user content blocks.
 
 use super::retry::send_with_retries;
+use super::sse::SseData;
 use super::{
     ChatMessage, LlmError, LlmFuture, LlmProvider, LlmReply, LlmRequest, OnDelta, Role, ToolCall,
     Usage,
@@ -157,82 +158,63 @@ struct Block {
 }
 
 async fn read_events(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     on_delta: OnDelta<'_>,
 ) -> Result<LlmReply, LlmError> {
     let mut reply = LlmReply::default();
     let mut blocks: BTreeMap<u64, Block> = BTreeMap::new();
-    let mut pending = String::new();
     let mut usage = Usage::default();
-    'stream: loop {
-        let chunk = match response.chunk().await {
-            Ok(Some(chunk)) => chunk,
-            Ok(None) => break,
-            Err(e) => {
+    let mut stream = SseData::new(response);
+    'stream: while let Some(data) = stream.next().await? {
+        let event: Value = serde_json::from_str(data.trim()).map_err(|_| LlmError {
+            message: format!(
+                "the model endpoint sent something that is not a Messages event: {}",
+                data.chars().take(200).collect::<String>()
+            ),
+        })?;
+        let index = event["index"].as_u64().unwrap_or(0);
+        match event["type"].as_str().unwrap_or_default() {
+            "message_start" => {
+                usage.input_tokens = event
+                    .pointer("/message/usage/input_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0)
+            }
+            "content_block_start" => {
+                let block = &event["content_block"];
+                blocks.insert(
+                    index,
+                    Block {
+                        id: block["id"].as_str().unwrap_or_default().to_string(),
+                        name: block["name"].as_str().unwrap_or_default().to_string(),
+                        json: String::new(),
+                        tool: block["type"] == "tool_use",
+                    },
+                );
+            }
+            "content_block_delta" => {
+                let delta = &event["delta"];
+                if let Some(text) = delta["text"].as_str() {
+                    reply.content.push_str(text);
+                    on_delta(text);
+                }
+                if let Some(part) = delta["partial_json"].as_str() {
+                    blocks.entry(index).or_default().json.push_str(part);
+                }
+            }
+            "message_delta" => {
+                usage.output_tokens = event
+                    .pointer("/usage/output_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(usage.output_tokens)
+            }
+            "message_stop" => break 'stream,
+            "error" => {
                 return Err(LlmError {
-                    message: format!("the model's reply stream broke off: {e}"),
+                    message: format!("the model endpoint reported an error: {}", event["error"]),
                 });
             }
-        };
-        pending.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(newline) = pending.find('\n') {
-            let line: String = pending.drain(..=newline).collect();
-            let Some(data) = line.trim().strip_prefix("data:") else {
-                continue;
-            };
-            let event: Value = serde_json::from_str(data.trim()).map_err(|_| LlmError {
-                message: format!(
-                    "the model endpoint sent something that is not a Messages event: {}",
-                    data.chars().take(200).collect::<String>()
-                ),
-            })?;
-            let index = event["index"].as_u64().unwrap_or(0);
-            match event["type"].as_str().unwrap_or_default() {
-                "message_start" => {
-                    usage.input_tokens = event
-                        .pointer("/message/usage/input_tokens")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-                }
-                "content_block_start" => {
-                    let block = &event["content_block"];
-                    blocks.insert(
-                        index,
-                        Block {
-                            id: block["id"].as_str().unwrap_or_default().to_string(),
-                            name: block["name"].as_str().unwrap_or_default().to_string(),
-                            json: String::new(),
-                            tool: block["type"] == "tool_use",
-                        },
-                    );
-                }
-                "content_block_delta" => {
-                    let delta = &event["delta"];
-                    if let Some(text) = delta["text"].as_str() {
-                        reply.content.push_str(text);
-                        on_delta(text);
-                    }
-                    if let Some(part) = delta["partial_json"].as_str() {
-                        blocks.entry(index).or_default().json.push_str(part);
-                    }
-                }
-                "message_delta" => {
-                    usage.output_tokens = event
-                        .pointer("/usage/output_tokens")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(usage.output_tokens)
-                }
-                "message_stop" => break 'stream,
-                "error" => {
-                    return Err(LlmError {
-                        message: format!(
-                            "the model endpoint reported an error: {}",
-                            event["error"]
-                        ),
-                    });
-                }
-                _ => {}
-            }
+            _ => {}
         }
     }
     reply.tool_calls = blocks

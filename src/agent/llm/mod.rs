@@ -5,6 +5,7 @@
 mod anthropic;
 mod openai;
 mod retry;
+mod sse;
 
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;

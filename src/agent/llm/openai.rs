@@ -2,6 +2,7 @@
 //! OpenRouter): tool calling, SSE streaming (with a plain JSON reply accepted too), retries.
 
 use super::retry::send_with_retries;
+use super::sse::SseData;
 use super::{
     ChatMessage, LlmError, LlmFuture, LlmProvider, LlmReply, LlmRequest, OnDelta, Role, ToolCall,
     Usage,
@@ -195,70 +196,51 @@ struct PartialCall {
 }
 
 async fn read_stream(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     on_delta: OnDelta<'_>,
 ) -> Result<LlmReply, LlmError> {
     let mut reply = LlmReply::default();
     let mut calls: BTreeMap<u64, PartialCall> = BTreeMap::new();
-    let mut pending = String::new();
-    let mut done = false;
-    while !done {
-        let chunk = match response.chunk().await {
-            Ok(Some(chunk)) => chunk,
-            Ok(None) => break,
-            Err(e) => {
-                return Err(LlmError {
-                    message: format!("the model's reply stream broke off: {e}"),
-                });
-            }
+    let mut stream = SseData::new(response);
+    while let Some(data) = stream.next().await? {
+        let data = data.as_str();
+        if data == "[DONE]" {
+            break;
+        }
+        let event: Value = serde_json::from_str(data).map_err(|_| garbage(data))?;
+        if let Some(error) = event.get("error") {
+            return Err(LlmError {
+                message: format!("the model endpoint reported an error: {error}"),
+            });
+        }
+        if let Some(usage) = usage_of(&event) {
+            reply.usage = usage;
+        }
+        let Some(delta) = event.pointer("/choices/0/delta") else {
+            continue;
         };
-        pending.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(newline) = pending.find('\n') {
-            let line: String = pending.drain(..=newline).collect();
-            let line = line.trim();
-            let Some(data) = line.strip_prefix("data:") else {
-                continue;
-            };
-            let data = data.trim();
-            if data == "[DONE]" {
-                done = true;
-                break;
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            reply.content.push_str(text);
+            on_delta(text);
+        }
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index = call["index"].as_u64().unwrap_or(0);
+            let partial = calls.entry(index).or_default();
+            if let Some(id) = call["id"].as_str() {
+                partial.id = id.to_string();
             }
-            let event: Value = serde_json::from_str(data).map_err(|_| garbage(data))?;
-            if let Some(error) = event.get("error") {
-                return Err(LlmError {
-                    message: format!("the model endpoint reported an error: {error}"),
-                });
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                partial.name.push_str(name);
             }
-            if let Some(usage) = usage_of(&event) {
-                reply.usage = usage;
-            }
-            let Some(delta) = event.pointer("/choices/0/delta") else {
-                continue;
-            };
-            if let Some(text) = delta.get("content").and_then(Value::as_str)
-                && !text.is_empty()
-            {
-                reply.content.push_str(text);
-                on_delta(text);
-            }
-            for call in delta
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let index = call["index"].as_u64().unwrap_or(0);
-                let partial = calls.entry(index).or_default();
-                if let Some(id) = call["id"].as_str() {
-                    partial.id = id.to_string();
-                }
-                if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
-                    partial.name.push_str(name);
-                }
-                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                    partial.arguments.push_str(args);
-                }
+            if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                partial.arguments.push_str(args);
             }
         }
     }
