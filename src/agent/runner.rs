@@ -176,6 +176,11 @@ impl AgentRunner {
             lock(shared).phase = RunPhase::Finished { answer };
             return self.save(shared);
         }
+        // A session's first need of its tool list starts the agent's MCP servers.
+        for problem in self.executor.prepare_tools(&self.agent).await {
+            tracing::warn!("{problem}");
+            self.event(&session.key, "mcp_problem", json!({"problem": problem}));
+        }
         let transcript = self
             .runs
             .transcript(&session.key)
@@ -185,7 +190,10 @@ impl AgentRunner {
         let request = LlmRequest {
             model: self.model.clone(),
             messages,
-            tools: self.executor.registry.definitions(&self.executor.toolset),
+            tools: {
+                let (registry, toolset) = self.executor.tools();
+                registry.definitions(&toolset)
+            },
             max_tokens: self.max_tokens,
         };
         let quiet = |_: &str| {};

@@ -20,6 +20,16 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// The tollgate binary that confines commands and MCP servers: this one, unless
+/// `TOLLGATE_SANDBOX_HELPER` names another (the tests, whose own binary is not tollgate).
+#[must_use]
+pub fn helper_binary() -> std::path::PathBuf {
+    std::env::var_os("TOLLGATE_SANDBOX_HELPER")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| std::path::PathBuf::from("tollgate"))
+}
+
 /// The model endpoint an agent's provider names.
 pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>, String> {
     let agent_config = config
@@ -135,7 +145,7 @@ pub fn assemble(
         registry: Arc::new(registry),
         toolset,
         support: SandboxSupport::probe(),
-        runner: ShellRunner::current().map_err(|e| e.to_string())?,
+        runner: ShellRunner::new(helper_binary()),
         approver,
         classifier,
         events: events.clone(),
@@ -148,6 +158,14 @@ pub fn assemble(
             provider: provider.clone(),
             events: events.clone(),
         })),
+        mcp: (!agent_config.mcp.is_empty()).then(|| {
+            Arc::new(crate::tools::mcp::client::McpServers::new(
+                config.clone(),
+                agent,
+                helper_binary(),
+            ))
+        }),
+        with_mcp: std::sync::RwLock::new(None),
         context: Some(Arc::new(Conversation {
             runs: RunStore::new(store_for_subagents),
             provider: provider.clone(),
@@ -240,7 +258,7 @@ impl crate::executor::SubagentHost for Subagents {
                 registry: Arc::new(ToolRegistry::builtin()),
                 toolset,
                 support: SandboxSupport::probe(),
-                runner: ShellRunner::current().map_err(|e| e.to_string())?,
+                runner: ShellRunner::new(helper_binary()),
                 approver: Arc::new(crate::executor::approval::NobodyApproves),
                 classifier: Arc::new(crate::executor::NoClassifier),
                 events: self.events.clone(),
@@ -249,6 +267,8 @@ impl crate::executor::SubagentHost for Subagents {
                 journal: Some(journal.clone()),
                 subagents: None,
                 context: None,
+                mcp: None,
+                with_mcp: std::sync::RwLock::new(None),
             });
             let runner = AgentRunner {
                 runs,

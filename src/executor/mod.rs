@@ -120,6 +120,10 @@ pub struct Executor {
     pub subagents: Option<Arc<dyn SubagentHost>>,
     /// The conversation, for `summarize_context` and `context_info`.
     pub context: Option<Arc<dyn ContextHost>>,
+    /// The agent's MCP servers, started when a session first needs their tools.
+    pub mcp: Option<Arc<crate::tools::mcp::client::McpServers>>,
+    /// The registry and toolset with the MCP servers' tools, once they were listed.
+    pub with_mcp: std::sync::RwLock<Option<(Arc<ToolRegistry>, Toolset)>>,
 }
 
 /// The conversation a call belongs to: `summarize_context` and `context_info` reach it here.
@@ -143,6 +147,58 @@ pub trait SubagentHost: Send + Sync {
 }
 
 impl Executor {
+    /// The tools offered now: the built-ins, plus the MCP servers' once they were listed.
+    #[must_use]
+    pub fn tools(&self) -> (Arc<ToolRegistry>, Toolset) {
+        let listed = self
+            .with_mcp
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        listed.unwrap_or_else(|| (self.registry.clone(), self.toolset.clone()))
+    }
+
+    /// Starts the agent's MCP servers the first time a session needs their tools, and adds
+    /// what they list. Returns the problems (a server that failed, a key naming no tool): those
+    /// servers' tools are left out, the rest go on.
+    pub async fn prepare_tools(&self, agent: &str) -> Vec<String> {
+        let Some(mcp) = &self.mcp else {
+            return Vec::new();
+        };
+        if self
+            .with_mcp
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+        {
+            return Vec::new();
+        }
+        let listing = mcp.tools().await;
+        let mut registry = (*self.registry).clone();
+        let mut names = Vec::new();
+        let mut problems = listing.problems;
+        for tool in listing.tools {
+            let name = tool.name.clone();
+            match registry.register(tool) {
+                Ok(()) => names.push(name),
+                Err(e) => problems.push(e),
+            }
+        }
+        let toolset = match self.config.agents.get(agent) {
+            Some(agent_config) => Toolset::for_agent(
+                agent_config,
+                self.toolset
+                    .iter()
+                    .chain(names.iter().map(String::as_str))
+                    .collect::<Vec<_>>(),
+            ),
+            None => self.toolset.clone(),
+        };
+        *self.with_mcp.write().unwrap_or_else(|p| p.into_inner()) =
+            Some((Arc::new(registry), toolset));
+        problems
+    }
+
     /// Runs one reply's calls concurrently (at most `max_concurrent`), returning results in
     /// the calls' order: every call gets exactly one result.
     pub async fn run_batch(
@@ -232,13 +288,9 @@ impl Executor {
             roots: roots.clone(),
             sandbox: snapshot.dials.sandbox,
         };
+        let (registry, toolset) = self.tools();
         Ok(evaluate(
-            &ctx,
-            &self.toolset,
-            &self.registry,
-            &propose,
-            &call.name,
-            args,
+            &ctx, &toolset, &registry, &propose, &call.name, args,
         ))
     }
 
@@ -503,7 +555,8 @@ impl Executor {
                 CallOutcome::Refused,
             );
         };
-        let Some(tool) = self.registry.get(&call.name) else {
+        let (registry, _) = self.tools();
+        let Some(tool) = registry.get(&call.name) else {
             return finish(ToolOutput::error("the tool is gone"), CallOutcome::Refused);
         };
         // A granted call runs under the sandbox current when it starts.

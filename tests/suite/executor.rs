@@ -199,6 +199,8 @@ EXTRA
         journal: None,
         subagents: None,
         context: None,
+        mcp: None,
+        with_mcp: std::sync::RwLock::new(None),
     });
     std::fs::create_dir_all(root.join("ws/console_tester")).unwrap();
     Bench {

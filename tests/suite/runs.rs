@@ -71,6 +71,8 @@ fn runner(
         journal: Some(journal.clone()),
         subagents: None,
         context: None,
+        mcp: None,
+        with_mcp: std::sync::RwLock::new(None),
     });
     let session = Arc::new(SessionPolicy::new(
         "console:op",
@@ -529,4 +531,72 @@ async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
         .await
         .unwrap();
     assert_eq!(resumed.answer, "Back again.");
+}
+
+/// An agent's MCP servers start on the first model call of a session and their tools are
+/// offered and callable through the gate.
+#[tokio::test]
+async fn mcp_tools_join_the_toolset_on_first_need() {
+    use tollgate::agent::classifier::Surface;
+    use tollgate::agent::setup::assemble;
+    // SAFETY: every test sets the same value; it names the sandbox helper binary.
+    unsafe { std::env::set_var("TOLLGATE_SANDBOX_HELPER", env!("CARGO_BIN_EXE_tollgate")) };
+    let llm = FakeLlm::start(vec![
+        tool_calls(&[("m1", "mcp_fx_add", r#"{"a":40,"b":2}"#)]),
+        text("The answer is 42."),
+    ])
+    .await;
+    let fixture = PathBuf::from(env!("CARGO_BIN_EXE_mcp-fixture"));
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let text_config = format!(
+        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"read_file\"]\nworkspace = \"ws\"\nreadable_roots = [{:?}]\n[agents.a.mcp.fx]\ncommand = {:?}\ntrusted = true\ntier = \"read-only\"\n",
+        llm.url,
+        fixture.parent().unwrap().display().to_string(),
+        fixture.display().to_string(),
+    );
+    let file = root.join("tollgate.toml");
+    std::fs::write(&file, &text_config).unwrap();
+    let config =
+        Arc::new(config::load_with_env(Some(file), Some(&text_config), HashMap::new()).unwrap());
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let assembled = assemble(
+        &config,
+        "a",
+        "console:op",
+        Surface::Console,
+        store.clone(),
+        Arc::new(Scripted::default()),
+    )
+    .unwrap();
+    let outcome = assembled
+        .runner
+        .start(
+            assembled.session.clone(),
+            "run-m",
+            "add",
+            CancelToken::never(),
+        )
+        .await
+        .unwrap();
+    let problems: Vec<String> = tollgate::events::StoreEvents::read(store.as_ref(), None, None)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "mcp_problem")
+        .map(|e| format!("{:?}", e.fields))
+        .collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(outcome.answer, "The answer is 42.");
+    let offered: Vec<String> = llm.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        offered.contains(&"mcp_fx_add".to_string()) && offered.contains(&"read_file".to_string()),
+        "{offered:?}"
+    );
+    let result = llm.requests()[1].body["messages"].to_string();
+    assert!(result.contains(r#""content":"42""#), "{result}");
 }
