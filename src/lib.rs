@@ -1,6 +1,7 @@
 //! tollgate runs AI agents inside Discord and Telegram behind one policy gate.
 
 pub mod agent;
+pub mod approvals;
 pub mod cli;
 pub mod clock;
 pub mod config;
@@ -8,6 +9,7 @@ pub mod events;
 pub mod executor;
 pub mod gate;
 pub mod policy;
+pub mod router;
 pub mod sandbox;
 pub mod store;
 pub mod tools;

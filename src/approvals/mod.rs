@@ -1,0 +1,10 @@
+//! Pending approvals for the chat bridges: each card's buttons carry a versioned, random,
+//! single-use token that only locates its pending record (it authorizes nothing: the presser is
+//! checked on every press). Records live in the store, so buttons keep working after a restart;
+//! the first valid press wins atomically; a record past its deadline resolves as a timeout.
+
+mod pending;
+mod token;
+
+pub use pending::{ApprovalChoice, PendingApproval, PendingApprovals, PendingState, PressOutcome};
+pub use token::{ApprovalToken, TOKEN_VERSION};

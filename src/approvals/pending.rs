@@ -1,0 +1,354 @@
+//! Pending approval records in the store, and what a press does to them.
+
+use super::token::ApprovalToken;
+use crate::store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+const APPROVALS_TREE: &str = "approvals";
+
+/// What a button says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalChoice {
+    Approve,
+    Deny,
+    AlwaysTool,
+    AlwaysCommand,
+}
+
+impl ApprovalChoice {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalChoice::Approve => "approve",
+            ApprovalChoice::Deny => "deny",
+            ApprovalChoice::AlwaysTool => "always-tool",
+            ApprovalChoice::AlwaysCommand => "always-command",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "approve" => ApprovalChoice::Approve,
+            "deny" => ApprovalChoice::Deny,
+            "always-tool" => ApprovalChoice::AlwaysTool,
+            "always-command" => ApprovalChoice::AlwaysCommand,
+            _ => return None,
+        })
+    }
+}
+
+/// Where a record stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum PendingState {
+    Waiting,
+    Answered {
+        choice: ApprovalChoice,
+        by: String,
+    },
+    TimedOut,
+    /// Settled without a press (decided again, or the run ended).
+    Withdrawn {
+        outcome: String,
+    },
+}
+
+/// One pending approval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    pub token: String,
+    pub session: String,
+    pub call_id: String,
+    pub agent: String,
+    pub tool: String,
+    /// Unix seconds when the card was posted, and when it expires.
+    pub posted: u64,
+    pub expires: u64,
+    /// The choices its buttons offer.
+    pub choices: Vec<ApprovalChoice>,
+    pub state: PendingState,
+}
+
+/// What a press did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PressOutcome {
+    /// This press answered the card.
+    Answered(PendingApproval),
+    /// The presser is not one of the bridge's admins: nothing happened (audited).
+    NotAnAdmin,
+    /// Someone answered first.
+    AlreadyAnswered { by: String },
+    /// Past its deadline, or settled otherwise.
+    Expired,
+    /// The token locates nothing (malformed, or from a card that is gone).
+    Unknown,
+}
+
+/// The pending approvals in a store.
+#[derive(Clone)]
+pub struct PendingApprovals {
+    store: Arc<dyn Store>,
+}
+
+fn encode(record: &PendingApproval) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(record).map_err(|e| StoreError {
+        context: "encoding a pending approval".into(),
+        message: e.to_string(),
+    })
+}
+
+fn decode(bytes: &[u8]) -> Option<PendingApproval> {
+    serde_json::from_slice(bytes).ok()
+}
+
+impl PendingApprovals {
+    #[must_use]
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        PendingApprovals { store }
+    }
+
+    /// Saves a new record, durably: the card may be sent only after this returns.
+    pub fn create(&self, record: &PendingApproval) -> Result<(), StoreError> {
+        self.store
+            .insert(APPROVALS_TREE, record.token.as_bytes(), &encode(record)?)?;
+        self.store.flush()
+    }
+
+    pub fn get(&self, token: &ApprovalToken) -> Result<Option<PendingApproval>, StoreError> {
+        Ok(self
+            .store
+            .get(APPROVALS_TREE, token.as_str().as_bytes())?
+            .and_then(|b| decode(&b)))
+    }
+
+    /// A press of button `data` (`<token>:<choice>`) by `presser`, who is an admin or not (the
+    /// bridge checks its own `admins`/`admin_roles`). The first valid press wins atomically.
+    pub fn press(
+        &self,
+        data: &str,
+        presser: &str,
+        is_admin: bool,
+        now: u64,
+    ) -> Result<PressOutcome, StoreError> {
+        let Some((token, choice)) = data.split_once(':') else {
+            return Ok(PressOutcome::Unknown);
+        };
+        let (Some(token), Some(choice)) =
+            (ApprovalToken::parse(token), ApprovalChoice::parse(choice))
+        else {
+            return Ok(PressOutcome::Unknown);
+        };
+        loop {
+            let Some(bytes) = self.store.get(APPROVALS_TREE, token.as_str().as_bytes())? else {
+                return Ok(PressOutcome::Unknown);
+            };
+            let Some(record) = decode(&bytes) else {
+                return Ok(PressOutcome::Unknown);
+            };
+            match &record.state {
+                PendingState::Answered { by, .. } => {
+                    return Ok(PressOutcome::AlreadyAnswered { by: by.clone() });
+                }
+                PendingState::TimedOut | PendingState::Withdrawn { .. } => {
+                    return Ok(PressOutcome::Expired);
+                }
+                PendingState::Waiting => {}
+            }
+            if !record.choices.contains(&choice) {
+                return Ok(PressOutcome::Unknown);
+            }
+            if !is_admin {
+                return Ok(PressOutcome::NotAnAdmin);
+            }
+            if now >= record.expires {
+                self.settle(&token, PendingState::TimedOut)?;
+                return Ok(PressOutcome::Expired);
+            }
+            let mut answered = record.clone();
+            answered.state = PendingState::Answered {
+                choice,
+                by: presser.to_string(),
+            };
+            let swapped = self.store.compare_and_swap(
+                APPROVALS_TREE,
+                token.as_str().as_bytes(),
+                Some(&bytes),
+                Some(&encode(&answered)?),
+            )?;
+            if swapped.is_ok() {
+                self.store.flush()?;
+                return Ok(PressOutcome::Answered(answered));
+            }
+            // Someone else changed it in between: look again (they probably answered).
+        }
+    }
+
+    /// Settles a waiting record without a press (timeout, withdrawal); false if it was not
+    /// waiting any more.
+    pub fn settle(&self, token: &ApprovalToken, state: PendingState) -> Result<bool, StoreError> {
+        loop {
+            let Some(bytes) = self.store.get(APPROVALS_TREE, token.as_str().as_bytes())? else {
+                return Ok(false);
+            };
+            let Some(mut record) = decode(&bytes) else {
+                return Ok(false);
+            };
+            if record.state != PendingState::Waiting {
+                return Ok(false);
+            }
+            record.state = state.clone();
+            let swapped = self.store.compare_and_swap(
+                APPROVALS_TREE,
+                token.as_str().as_bytes(),
+                Some(&bytes),
+                Some(&encode(&record)?),
+            )?;
+            if swapped.is_ok() {
+                self.store.flush()?;
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Records still waiting whose deadline passed (including while the process was down):
+    /// they are resolved as timeouts and returned, for their cards to be edited.
+    pub fn expire_due(&self, now: u64) -> Result<Vec<PendingApproval>, StoreError> {
+        let mut expired = Vec::new();
+        for (_, bytes) in self.store.scan_prefix(APPROVALS_TREE, b"")? {
+            let Some(record) = decode(&bytes) else {
+                continue;
+            };
+            if record.state == PendingState::Waiting && now >= record.expires {
+                let Some(token) = ApprovalToken::parse(&record.token) else {
+                    continue;
+                };
+                if self.settle(&token, PendingState::TimedOut)? {
+                    expired.push(record);
+                }
+            }
+        }
+        Ok(expired)
+    }
+
+    /// Every record still waiting (after a restart: their buttons must keep working).
+    pub fn waiting(&self) -> Result<Vec<PendingApproval>, StoreError> {
+        Ok(self
+            .store
+            .scan_prefix(APPROVALS_TREE, b"")?
+            .iter()
+            .filter_map(|(_, b)| decode(b))
+            .filter(|r| r.state == PendingState::Waiting)
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    fn record(token: &ApprovalToken) -> PendingApproval {
+        PendingApproval {
+            token: token.to_string(),
+            session: "telegram:-100".into(),
+            call_id: "c1".into(),
+            agent: "ops".into(),
+            tool: "write_file".into(),
+            posted: 1_000,
+            expires: 1_600,
+            choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
+            state: PendingState::Waiting,
+        }
+    }
+
+    #[test]
+    fn only_admins_answer_and_the_first_press_wins() {
+        let approvals = PendingApprovals::new(Arc::new(MemoryStore::new()));
+        let token = ApprovalToken::generate().unwrap();
+        approvals.create(&record(&token)).unwrap();
+        let approve = token.button("approve");
+        assert_eq!(
+            approvals
+                .press(&approve, "telegram:7", false, 1_100)
+                .unwrap(),
+            PressOutcome::NotAnAdmin
+        );
+        assert_eq!(
+            approvals
+                .press(&token.button("always-tool"), "telegram:1", true, 1_100)
+                .unwrap(),
+            PressOutcome::Unknown,
+            "a choice the card did not offer"
+        );
+        let PressOutcome::Answered(answered) = approvals
+            .press(&approve, "telegram:1", true, 1_100)
+            .unwrap()
+        else {
+            panic!("the admin's press should answer");
+        };
+        assert_eq!(
+            answered.state,
+            PendingState::Answered {
+                choice: ApprovalChoice::Approve,
+                by: "telegram:1".into()
+            }
+        );
+        assert_eq!(
+            approvals
+                .press(&token.button("deny"), "telegram:2", true, 1_101)
+                .unwrap(),
+            PressOutcome::AlreadyAnswered {
+                by: "telegram:1".into()
+            }
+        );
+        assert_eq!(
+            approvals
+                .press("t1forged:approve", "telegram:1", true, 1_100)
+                .unwrap(),
+            PressOutcome::Unknown
+        );
+        assert_eq!(
+            approvals
+                .press("garbage", "telegram:1", true, 1_100)
+                .unwrap(),
+            PressOutcome::Unknown
+        );
+    }
+
+    #[test]
+    fn deadlines_pass_even_while_down() {
+        let approvals = PendingApprovals::new(Arc::new(MemoryStore::new()));
+        let late = ApprovalToken::generate().unwrap();
+        let fresh = ApprovalToken::generate().unwrap();
+        approvals.create(&record(&late)).unwrap();
+        let mut later = record(&fresh);
+        later.expires = 9_999;
+        approvals.create(&later).unwrap();
+        let expired = approvals.expire_due(2_000).unwrap();
+        assert_eq!(expired.len(), 1);
+        assert_eq!(expired[0].token, late.to_string());
+        assert_eq!(
+            approvals
+                .press(&late.button("approve"), "telegram:1", true, 2_001)
+                .unwrap(),
+            PressOutcome::Expired
+        );
+        assert_eq!(approvals.waiting().unwrap().len(), 1);
+        assert!(
+            approvals
+                .settle(
+                    &fresh,
+                    PendingState::Withdrawn {
+                        outcome: "allowed".into()
+                    }
+                )
+                .unwrap()
+        );
+        assert!(
+            !approvals.settle(&fresh, PendingState::TimedOut).unwrap(),
+            "settled once"
+        );
+    }
+}
