@@ -134,18 +134,7 @@ impl Approver for ConsoleApprover {
 
 pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Failure> {
     let config = Arc::new(load_config(config_path)?);
-    let agent = match &args.agent {
-        Some(a) => a.clone(),
-        None if config.agents.len() == 1 => {
-            config.agents.keys().next().cloned().unwrap_or_default()
-        }
-        None => {
-            return Err(Failure::usage(
-                "several agents are configured: name one with --agent",
-            ));
-        }
-    };
-    super::agent(&config, &agent)?;
+    let agent = super::pick_agent(&config, args.agent.as_deref())?;
     let store = open_store(&config)?;
     let operator = std::env::var("USER").unwrap_or_else(|_| "operator".into());
     let session = format!("console:{operator}");

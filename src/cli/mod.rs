@@ -125,6 +125,23 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
         .map_err(|e| Failure::runtime(e.to_string()))
 }
 
+/// The agent named, or the only one configured.
+fn pick_agent(config: &Config, named: Option<&str>) -> Result<String, Failure> {
+    let name = match named {
+        Some(name) => name.to_string(),
+        None if config.agents.len() == 1 => {
+            config.agents.keys().next().cloned().unwrap_or_default()
+        }
+        None => {
+            return Err(Failure::usage(
+                "several agents are configured: name one with --agent",
+            ));
+        }
+    };
+    agent(config, &name)?;
+    Ok(name)
+}
+
 fn agent<'a>(config: &'a Config, name: &str) -> Result<&'a config::AgentConfig, Failure> {
     config.agents.get(name).ok_or_else(|| {
         let known: Vec<&str> = config.agents.keys().map(String::as_str).collect();

@@ -32,13 +32,7 @@ impl AnthropicProvider {
         attempts: u32,
         default_max_tokens: u32,
     ) -> Result<Self, LlmError> {
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| LlmError {
-                message: format!("could not make an HTTP client: {e}"),
-            })?;
+        let client = super::retry::http_client(timeout)?;
         let base = base_url.trim_end_matches('/');
         Ok(AnthropicProvider {
             client,

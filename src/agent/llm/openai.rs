@@ -27,13 +27,7 @@ impl OpenAiProvider {
         timeout: Duration,
         attempts: u32,
     ) -> Result<Self, LlmError> {
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| LlmError {
-                message: format!("could not make an HTTP client: {e}"),
-            })?;
+        let client = super::retry::http_client(timeout)?;
         Ok(OpenAiProvider {
             client,
             base_url: base_url.trim_end_matches('/').to_string(),

@@ -24,6 +24,17 @@ pub fn backoff(attempt: u32, retry_after: Option<&str>) -> Duration {
     Duration::from_millis(millis.min(8_000))
 }
 
+/// An HTTP client for a model endpoint: the request timeout, and a shorter connect timeout.
+pub fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| LlmError {
+            message: format!("could not make an HTTP client: {e}"),
+        })
+}
+
 /// Bytes of an error body quoted back to the user.
 const ERROR_BODY_QUOTE: usize = 500;
 
