@@ -7,3 +7,4 @@ mod llm;
 mod mcp;
 mod runs;
 mod sandbox;
+mod telegram;

@@ -2,4 +2,5 @@
 //! Telegram's HTML subset, split under the message limit measured on the rendered text, code
 //! fences kept balanced across messages. (The teloxide bridge that sends it comes next.)
 
+pub mod bot;
 pub mod render;
