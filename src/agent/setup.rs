@@ -158,6 +158,7 @@ pub fn assemble(
             provider: provider.clone(),
             events: events.clone(),
         })),
+        redactor: crate::policy::redact::Redactor::from_config(config),
         mcp: (!agent_config.mcp.is_empty()).then(|| {
             Arc::new(crate::tools::mcp::client::McpServers::new(
                 config.clone(),
@@ -267,6 +268,7 @@ impl crate::executor::SubagentHost for Subagents {
                 journal: Some(journal.clone()),
                 subagents: None,
                 context: None,
+                redactor: crate::policy::redact::Redactor::from_config(&self.config),
                 mcp: None,
                 with_mcp: std::sync::RwLock::new(None),
             });

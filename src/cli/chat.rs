@@ -159,6 +159,7 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
         )
         .map_err(Failure::usage)?;
         let runs = RunStore::new(store.clone());
+        let redactor = crate::policy::redact::Redactor::from_config(&config);
         stop_on_signals(runs.clone(), store.clone());
         for open in runs
             .open_runs()
@@ -171,7 +172,8 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
                 "(resuming run {} that was interrupted)\n",
                 open.id
             ));
-            report(
+            report_redacted(
+                &redactor,
                 assembled
                     .runner
                     .resume(assembled.session.clone(), open, CancelToken::never())
@@ -203,7 +205,10 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
                 .push(line.clone());
             turn += 1;
             let run_id = format!("{session}:{}:{turn}", crate::clock::now_rfc3339_millis());
-            report(
+            // One run at a time in the session: a reminder firing now waits its turn.
+            let guard = turn_lock.lock().await;
+            report_redacted(
+                &redactor,
                 assembled
                     .runner
                     .start(
@@ -214,6 +219,7 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
                     )
                     .await,
             );
+            drop(guard);
             let _ = store.flush();
         }
         let _ = store.flush();
@@ -310,6 +316,21 @@ fn report(outcome: Result<crate::agent::runner::TurnOutcome, String>) {
         Ok(done) => say(&format!("{}\n", done.answer)),
         Err(error) => say(&format!("error: {error}\n")),
     }
+}
+
+/// Says an outcome with the configured secrets taken out.
+fn report_redacted(
+    redactor: &crate::policy::redact::Redactor,
+    outcome: Result<crate::agent::runner::TurnOutcome, String>,
+) {
+    report(
+        outcome
+            .map(|mut done| {
+                done.answer = redactor.redact(&done.answer);
+                done
+            })
+            .map_err(|e| redactor.redact(&e)),
+    );
 }
 
 /// `! COMMAND`: run as the operator, under the denylist and the agent's sandbox; the output

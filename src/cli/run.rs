@@ -61,7 +61,9 @@ pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failu
         }
     }
     match outcome {
-        Ok(done) => {
+        Ok(mut done) => {
+            done.answer =
+                crate::policy::redact::Redactor::from_config(&config).redact(&done.answer);
             if args.json {
                 println!(
                     "{}",

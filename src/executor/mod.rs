@@ -120,6 +120,8 @@ pub struct Executor {
     pub subagents: Option<Arc<dyn SubagentHost>>,
     /// The conversation, for `summarize_context` and `context_info`.
     pub context: Option<Arc<dyn ContextHost>>,
+    /// Secrets taken out of every tool result before the model sees it.
+    pub redactor: crate::policy::redact::Redactor,
     /// The agent's MCP servers, started when a session first needs their tools.
     pub mcp: Option<Arc<crate::tools::mcp::client::McpServers>>,
     /// The registry and toolset with the MCP servers' tools, once they were listed.
@@ -647,6 +649,7 @@ impl Executor {
         let duration_ms = started.elapsed().as_millis() as u64;
         match outcome {
             Ok(mut output) => {
+                output.text = self.redactor.redact(&output.text);
                 if output.text.len() > STORE_RESULT_OVER {
                     output = self.store_large(session, call, output);
                 }

@@ -7,6 +7,7 @@ pub mod env;
 pub mod mode;
 pub mod paths;
 pub mod reason;
+pub mod redact;
 pub mod resolve;
 pub mod sandbox;
 pub mod shell;

@@ -723,3 +723,51 @@ async fn questions_are_answered_on_the_console_and_fail_unattended() {
             .contains("nobody can answer a question here")
     );
 }
+
+/// The leak guard: a configured secret's value never reaches the model in a tool result, nor
+/// the user in an answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn configured_secrets_are_redacted() {
+    use super::fakes::llm::{FakeLlm, text, tool_calls};
+    let fake = FakeLlm::start(vec![
+        tool_calls(&[(
+            "e1",
+            "execute_command",
+            r#"{"command":"echo the key is sk-canary-123456"}"#,
+        )]),
+        text("I found sk-canary-123456 somewhere."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\napi_key_env = \"TOLLGATE_TEST_KEY\"\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"execute_command\"]\n[agents.ops.tool_approval]\nexecute_command = \"allow\"\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .args(["run", "--config", "tollgate.toml", "find the key"])
+            .current_dir(&path)
+            .env("TOLLGATE_TEST_KEY", "sk-canary-123456")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "I found [redacted] somewhere.");
+    let messages = fake.requests()[1].body["messages"].clone();
+    let result = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .to_string();
+    assert!(result.contains("the key is [redacted]"), "{result}");
+    assert!(!result.contains("sk-canary-123456"), "{result}");
+}

@@ -199,6 +199,7 @@ EXTRA
         journal: None,
         subagents: None,
         context: None,
+        redactor: Default::default(),
         mcp: None,
         with_mcp: std::sync::RwLock::new(None),
     });

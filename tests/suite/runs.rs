@@ -71,6 +71,7 @@ fn runner(
         journal: Some(journal.clone()),
         subagents: None,
         context: None,
+        redactor: Default::default(),
         mcp: None,
         with_mcp: std::sync::RwLock::new(None),
     });
