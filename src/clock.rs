@@ -2,6 +2,15 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Nanoseconds since the Unix epoch: ids unique enough for one machine are made from it.
+#[must_use]
+pub fn now_nanos() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
 /// Now as RFC 3339 in UTC with milliseconds, for event records (sortable as text).
 #[must_use]
 pub fn now_rfc3339_millis() -> String {

@@ -138,6 +138,7 @@ pub fn assemble(
         Some(lists),
     ));
     let store_for_subagents = store.clone();
+    let redactor = crate::policy::redact::Redactor::from_config(config);
     let registry = ToolRegistry::builtin();
     let toolset = Toolset::for_agent(agent_config, std::iter::empty());
     let executor = Arc::new(Executor {
@@ -157,8 +158,9 @@ pub fn assemble(
             store: store_for_subagents.clone(),
             provider: provider.clone(),
             events: events.clone(),
+            redactor: redactor.clone(),
         })),
-        redactor: crate::policy::redact::Redactor::from_config(config),
+        redactor: redactor.clone(),
         mcp: (!agent_config.mcp.is_empty()).then(|| {
             Arc::new(crate::tools::mcp::client::McpServers::new(
                 config.clone(),
@@ -201,6 +203,7 @@ pub struct Subagents {
     pub store: Arc<dyn Store>,
     pub provider: Arc<dyn LlmProvider>,
     pub events: Arc<dyn EventSink>,
+    pub redactor: crate::policy::redact::Redactor,
 }
 
 impl crate::executor::SubagentHost for Subagents {
@@ -230,10 +233,7 @@ impl crate::executor::SubagentHost for Subagents {
             sub_config.tools.retain(|t| t != "spawn_subagent");
             let toolset = Toolset::for_agent(&sub_config, std::iter::empty());
             let snapshot = parent.snapshot();
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
+            let nanos = crate::clock::now_nanos();
             let key = format!("{}:sub:{nanos:x}", parent.key);
             let session = Arc::new(
                 SessionPolicy::new(
@@ -268,7 +268,7 @@ impl crate::executor::SubagentHost for Subagents {
                 journal: Some(journal.clone()),
                 subagents: None,
                 context: None,
-                redactor: crate::policy::redact::Redactor::from_config(&self.config),
+                redactor: self.redactor.clone(),
                 mcp: None,
                 with_mcp: std::sync::RwLock::new(None),
             });

@@ -159,7 +159,7 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
         )
         .map_err(Failure::usage)?;
         let runs = RunStore::new(store.clone());
-        let redactor = crate::policy::redact::Redactor::from_config(&config);
+        let redactor = assembled.runner.executor.redactor.clone();
         stop_on_signals(runs.clone(), store.clone());
         for open in runs
             .open_runs()
@@ -351,10 +351,7 @@ async fn operator_command(
         return;
     }
     let workspace = crate::gate::workspace_for(agent_config, Some(session));
-    let Ok(runner) = ShellRunner::current() else {
-        say("error: cannot locate the tollgate binary for the sandbox\n");
-        return;
-    };
+    let runner = ShellRunner::new(crate::agent::setup::helper_binary());
     let spec = SandboxSpec {
         sandbox: agent_config.sandbox,
         workspace: workspace.clone(),

@@ -62,8 +62,7 @@ pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failu
     }
     match outcome {
         Ok(mut done) => {
-            done.answer =
-                crate::policy::redact::Redactor::from_config(&config).redact(&done.answer);
+            done.answer = assembled.runner.executor.redactor.redact(&done.answer);
             if args.json {
                 println!(
                     "{}",
@@ -80,9 +79,6 @@ pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failu
 
 /// A run id unique enough for one machine: time and process.
 fn run_id() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let nanos = crate::clock::now_nanos();
     format!("{nanos:x}-{:x}", std::process::id())
 }

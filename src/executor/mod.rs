@@ -48,6 +48,19 @@ pub struct ToolCallRequest {
     pub arguments: String,
 }
 
+impl ToolCallRequest {
+    /// This call's result.
+    #[must_use]
+    pub fn result(&self, output: ToolOutput, outcome: CallOutcome) -> ToolCallResult {
+        ToolCallResult {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            output,
+            outcome,
+        }
+    }
+}
+
 /// How a call ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallOutcome {
@@ -232,11 +245,11 @@ impl Executor {
             .into_iter()
             .zip(calls)
             .map(|(result, call)| {
-                result.unwrap_or_else(|| ToolCallResult {
-                    id: call.id,
-                    name: call.name,
-                    output: ToolOutput::error("the tool failed unexpectedly; it may not have run"),
-                    outcome: CallOutcome::Refused,
+                result.unwrap_or_else(|| {
+                    call.result(
+                        ToolOutput::error("the tool failed unexpectedly; it may not have run"),
+                        CallOutcome::Refused,
+                    )
                 })
             })
             .collect()
@@ -329,12 +342,7 @@ impl Executor {
         call: ToolCallRequest,
         cancel: CancelToken,
     ) -> ToolCallResult {
-        let result = |output: ToolOutput, outcome: CallOutcome| ToolCallResult {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            output,
-            outcome,
-        };
+        let result = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         if call.arguments.len() > MAX_ARGUMENTS {
             let message = format!(
                 "the arguments are {} bytes; the limit is {MAX_ARGUMENTS}; nothing ran",
@@ -417,18 +425,16 @@ impl Executor {
         decision: &GateDecision,
     ) -> ToolCallResult {
         self.event(session, call, "permission_denied", json!({"source": decision.source, "reason_code": decision.reason_code, "reason": decision.reason}));
-        ToolCallResult {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            output: ToolOutput::error(format!(
+        call.result(
+            ToolOutput::error(format!(
                 "denied by {} ({}): {}; nothing ran",
                 decision.source, decision.reason_code, decision.reason
             )),
-            outcome: CallOutcome::Denied {
+            CallOutcome::Denied {
                 source: decision.source.to_string(),
                 reason_code: decision.reason_code.to_string(),
             },
-        }
+        )
     }
 
     /// Waits for a person's answer, deciding again whenever the session changes.
@@ -443,12 +449,7 @@ impl Executor {
         changes: &mut tokio::sync::watch::Receiver<session::Snapshot>,
         cancel: CancelToken,
     ) -> Result<(Approval, Proposal), ToolCallResult> {
-        let finish = |output: ToolOutput, outcome: CallOutcome| ToolCallResult {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            output,
-            outcome,
-        };
+        let finish = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         self.event(session, call, "permission_requested", json!({"reason_code": decision.reason_code, "reason": decision.reason, "tier": decision.tier}));
         // The card goes out only once its pending record is durable.
         if let Some(journal) = &self.journal
@@ -545,12 +546,7 @@ impl Executor {
         approved: ApprovedCall,
         cancel: CancelToken,
     ) -> ToolCallResult {
-        let finish = |output: ToolOutput, outcome: CallOutcome| ToolCallResult {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            output,
-            outcome,
-        };
+        let finish = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         let Some(agent) = self.agent(session) else {
             return finish(
                 ToolOutput::error("the agent is not configured"),

@@ -4,6 +4,7 @@ pub mod classifier;
 pub mod declaration;
 pub mod effect;
 pub mod env;
+pub mod glob;
 pub mod mode;
 pub mod paths;
 pub mod reason;

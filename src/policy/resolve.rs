@@ -15,7 +15,7 @@ use super::shell::approval_key::ApprovalKey;
 use super::tier::{Decision, Tier, ToolPolicy};
 use crate::config::AgentConfig;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// What the gate reads besides the call.
 #[derive(Clone, Copy, Debug)]
@@ -426,13 +426,4 @@ fn sandbox_step(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Option<(ReasonCod
         ctx.agent.network_access,
         ctx.agent_name,
     )
-}
-
-/// The config's `tool_approval` as a lookup (kept here so callers need not know its shape).
-#[must_use]
-pub fn config_policy(
-    tool_approval: &BTreeMap<String, ToolPolicy>,
-    key: &str,
-) -> Option<ToolPolicy> {
-    tool_approval.get(key).copied()
 }

@@ -67,13 +67,6 @@ impl ShellRunner {
         ShellRunner { helper }
     }
 
-    /// A runner whose helper is the running binary.
-    pub fn current() -> Result<Self, RunError> {
-        std::env::current_exe()
-            .map(ShellRunner::new)
-            .map_err(|e| RunError::Spawn(format!("locating the tollgate binary: {e}")))
-    }
-
     /// Runs `command` in `spec.workspace` with `env` (already sanitized), confined by `spec`
     /// with a fresh private temp dir (`TMPDIR`), killed after `timeout` or when `cancel`
     /// completes.

@@ -97,7 +97,9 @@ pub fn quote_argv(argv: &[String]) -> String {
         .join(" ")
 }
 
-fn quote_word(word: &str) -> String {
+/// One word, single-quoted where the shell would need it.
+#[must_use]
+pub fn quote_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()

@@ -165,12 +165,8 @@ pub(super) fn tools() -> Vec<Builtin> {
             tier: Tier::HighRisk,
             long_running: false,
             plan: |a, c| {
-                let from = path_arg(a, c, "from")?;
-                let to = path_arg(a, c, "to")?;
-                Ok(Plan {
-                    message: format!("move {} to {}", from.display(), to.display()),
-                    effects: vec![Effect::Write(from), Effect::Write(to)],
-                    ..Plan::default()
+                from_to(a, c, "move", |from, to| {
+                    vec![Effect::Write(from), Effect::Write(to)]
                 })
             },
         },
@@ -186,12 +182,8 @@ pub(super) fn tools() -> Vec<Builtin> {
             tier: Tier::HighRisk,
             long_running: false,
             plan: |a, c| {
-                let from = path_arg(a, c, "from")?;
-                let to = path_arg(a, c, "to")?;
-                Ok(Plan {
-                    message: format!("copy {} to {}", from.display(), to.display()),
-                    effects: vec![Effect::Read(from), Effect::Write(to)],
-                    ..Plan::default()
+                from_to(a, c, "copy", |from, to| {
+                    vec![Effect::Read(from), Effect::Write(to)]
                 })
             },
         },
@@ -253,6 +245,22 @@ fn reads(
     Ok(Plan {
         message: format!("{verb} {}", path.display()),
         effects: vec![Effect::Read(path)],
+        ..Plan::default()
+    })
+}
+
+/// `mv` and `cp`: both paths resolved; `effects` says what each does to them.
+fn from_to(
+    args: &Map<String, Value>,
+    ctx: &ProposeContext,
+    verb: &str,
+    effects: fn(PathBuf, PathBuf) -> Vec<Effect>,
+) -> Result<Plan, ToolError> {
+    let from = path_arg(args, ctx, "from")?;
+    let to = path_arg(args, ctx, "to")?;
+    Ok(Plan {
+        message: format!("{verb} {} to {}", from.display(), to.display()),
+        effects: effects(from, to),
         ..Plan::default()
     })
 }

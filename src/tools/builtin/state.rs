@@ -274,10 +274,7 @@ pub(super) fn reminders(
             if due - now > MAX_AHEAD_SECS {
                 return Err("reminders can be set at most a year ahead".into());
             }
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
+            let nanos = crate::clock::now_nanos();
             let reminder = Reminder {
                 id: format!("r{nanos:x}"),
                 session: ctx.session.clone(),

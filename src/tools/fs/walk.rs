@@ -2,6 +2,7 @@
 //! listed, never followed. Output is capped and marked `truncated`.
 
 use super::beneath::{Beneath, EntryKind};
+use crate::policy::glob::{LeadingDot, glob_match};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -89,7 +90,11 @@ pub fn find(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if name_matches(&pattern, &name.chars().collect::<Vec<_>>()) {
+        if glob_match(
+            &pattern,
+            &name.chars().collect::<Vec<_>>(),
+            LeadingDot::Matched,
+        ) {
             let mut line = shown(path, start, shown_start);
             if kind == EntryKind::Dir {
                 line.push('/');
@@ -155,55 +160,4 @@ pub fn grep(
     })?;
     out.truncated |= !complete;
     Ok(out)
-}
-
-fn name_matches(p: &[char], t: &[char]) -> bool {
-    match (p.first(), t.first()) {
-        (None, None) => true,
-        (Some('*'), _) => name_matches(&p[1..], t) || (!t.is_empty() && name_matches(p, &t[1..])),
-        (Some('?'), Some(_)) => name_matches(&p[1..], &t[1..]),
-        (Some('['), Some(c)) => match p.iter().position(|&x| x == ']') {
-            Some(close) if close > 1 => {
-                let class = &p[1..close];
-                let (negate, class) = match class.first() {
-                    Some('!' | '^') => (true, &class[1..]),
-                    _ => (false, class),
-                };
-                let mut hit = false;
-                let mut i = 0;
-                while i < class.len() {
-                    if i + 2 < class.len() && class[i + 1] == '-' {
-                        hit |= class[i] <= *c && *c <= class[i + 2];
-                        i += 3;
-                    } else {
-                        hit |= class[i] == *c;
-                        i += 1;
-                    }
-                }
-                hit != negate && name_matches(&p[close + 1..], &t[1..])
-            }
-            _ => *c == '[' && name_matches(&p[1..], &t[1..]),
-        },
-        (Some(a), Some(b)) => a == b && name_matches(&p[1..], &t[1..]),
-        _ => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::name_matches;
-
-    #[test]
-    fn globs() {
-        let m = |p: &str, t: &str| {
-            name_matches(
-                &p.chars().collect::<Vec<_>>(),
-                &t.chars().collect::<Vec<_>>(),
-            )
-        };
-        assert!(m("*.rs", "main.rs"));
-        assert!(!m("*.rs", "main.rsx"));
-        assert!(m("ma?n.[a-z]s", "main.rs"));
-        assert!(m("*", ""));
-    }
 }

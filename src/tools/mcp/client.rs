@@ -8,6 +8,7 @@ use crate::config::{AgentConfig, Config, McpServerConfig};
 use crate::policy::env::{child_environment, configured_secret_names};
 use crate::policy::mode::SandboxPolicy;
 use crate::policy::paths::canonical_root;
+use crate::policy::shell::approval_key::quote_word;
 use crate::sandbox::{HELPER_ARG, SandboxSpec};
 use crate::tools::approved::ToolOutput;
 use rmcp::model::CallToolRequestParams;
@@ -258,12 +259,12 @@ impl McpServers {
                 network: agent.network_access,
             };
             let spec_json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-            let mut line = vec![shell_quote(&server.command)];
-            line.extend(server.args.iter().map(|a| shell_quote(a)));
+            let mut line = vec![quote_word(&server.command)];
+            line.extend(server.args.iter().map(|a| quote_word(a)));
             // `exec` so the server itself is PID 1 of its namespace.
             let script = format!(
                 "cd {} && exec {}",
-                shell_quote(&cwd.display().to_string()),
+                quote_word(&cwd.display().to_string()),
                 line.join(" ")
             );
             let mut c = tokio::process::Command::new(&self.helper);
@@ -294,15 +295,4 @@ impl McpServers {
             }
         }
     }
-}
-
-fn shell_quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
-    {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', "'\\''"))
 }

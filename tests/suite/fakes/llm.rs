@@ -2,11 +2,11 @@
 //! script (SSE streams, plain JSON, error statuses, garbage, delays) and records every request,
 //! so tests assert what the model was sent.
 
+use super::http::read_request;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// One scripted answer.
@@ -112,45 +112,17 @@ async fn serve(
     script: Arc<Mutex<VecDeque<Reply>>>,
     requests: Arc<Mutex<Vec<Recorded>>>,
 ) {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let (head_end, content_length) = loop {
-        let Ok(n) = socket.read(&mut chunk).await else {
-            return;
-        };
-        if n == 0 {
-            return;
-        }
-        buffer.extend_from_slice(&chunk[..n]);
-        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buffer[..at]).to_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| {
-                    l.strip_prefix("content-length:")
-                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                })
-                .unwrap_or(0);
-            break (at + 4, length);
-        }
+    let Some(request) = read_request(&mut socket).await else {
+        return;
     };
-    while buffer.len() < head_end + content_length {
-        let Ok(n) = socket.read(&mut chunk).await else {
-            return;
-        };
-        if n == 0 {
-            break;
-        }
-        buffer.extend_from_slice(&chunk[..n]);
-    }
-    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
-    let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+    let head = request.head.clone();
+    let path = request.path();
     let authorization = head.lines().find_map(|l| {
         l.to_lowercase()
             .starts_with("authorization:")
             .then(|| l[14..].trim().to_string())
     });
-    let body = serde_json::from_slice(&buffer[head_end..]).unwrap_or(Value::Null);
+    let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
     requests.lock().unwrap().push(Recorded {
         path,
         authorization,
@@ -161,10 +133,10 @@ async fn serve(
         code: 500,
         retry_after: None,
     });
-    respond(&mut socket, reply).await;
+    reply_with(&mut socket, reply).await;
 }
 
-async fn respond(socket: &mut tokio::net::TcpStream, reply: Reply) {
+async fn reply_with(socket: &mut tokio::net::TcpStream, reply: Reply) {
     let mut reply = reply;
     while let Reply::Delayed(wait, inner) = reply {
         tokio::time::sleep(wait).await;
@@ -204,11 +176,5 @@ async fn respond(socket: &mut tokio::net::TcpStream, reply: Reply) {
         }
         Reply::Delayed(..) => unreachable!(),
     };
-    let head = format!(
-        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = socket.write_all(head.as_bytes()).await;
-    let _ = socket.write_all(body.as_bytes()).await;
-    let _ = socket.shutdown().await;
+    super::http::respond(socket, status, content_type, &extra, &body).await;
 }

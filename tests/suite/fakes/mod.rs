@@ -1,2 +1,3 @@
+pub mod http;
 pub mod llm;
 pub mod telegram;

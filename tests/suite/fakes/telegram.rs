@@ -2,11 +2,11 @@
 //! methods the bridge calls, records every call (method and JSON body), queues updates for
 //! `getUpdates`, and injects faults (429 with `retry_after`, 400 for bad markup).
 
+use super::http::{read_request, respond};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 #[derive(Default)]
@@ -107,49 +107,14 @@ pub fn user_message(chat: i64, chat_type: &str, from: i64, text: &str) -> Value 
 }
 
 async fn serve(mut socket: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let (head_end, length) = loop {
-        let Ok(n) = socket.read(&mut chunk).await else {
-            return;
-        };
-        if n == 0 {
-            return;
-        }
-        buffer.extend_from_slice(&chunk[..n]);
-        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buffer[..at]).to_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| {
-                    l.strip_prefix("content-length:")
-                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                })
-                .unwrap_or(0);
-            break (at + 4, length);
-        }
+    let Some(request) = read_request(&mut socket).await else {
+        return;
     };
-    while buffer.len() < head_end + length {
-        let Ok(n) = socket.read(&mut chunk).await else {
-            return;
-        };
-        if n == 0 {
-            break;
-        }
-        buffer.extend_from_slice(&chunk[..n]);
-    }
-    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
-    let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+    let path = request.path();
     let method = path.rsplit('/').next().unwrap_or("").to_string();
-    let body: Value = serde_json::from_slice(&buffer[head_end..]).unwrap_or(Value::Null);
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
     let reply = answer(&state, &method, &body).await;
-    let text = reply.to_string();
-    let response = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-        text.len()
-    );
-    let _ = socket.write_all(response.as_bytes()).await;
-    let _ = socket.shutdown().await;
+    respond(&mut socket, 200, "application/json", "", &reply.to_string()).await;
 }
 
 async fn answer(state: &Arc<Mutex<State>>, method: &str, body: &Value) -> Value {

@@ -213,7 +213,7 @@ fn remote_code(
     if !runs_code(name) && !runs_download {
         return None;
     }
-    if is_shell_or_interpreter(name) || matches!(name, "eval" | "source" | ".") {
+    if runs_code(name) {
         let mut k = index;
         while k > 0 && script.segments[k].connector == super::ast::Connector::Pipe {
             k -= 1;

@@ -2,6 +2,7 @@
 //! `${HOME}` read as home, absolute paths normalized (`/etc//shadow` and `/etc/../etc/shadow`
 //! are `/etc/shadow`), and globs matched against the secrets they could reach.
 
+use crate::policy::glob::{LeadingDot, glob_match};
 use crate::policy::shell::ast::{Word, WordPart};
 
 /// The word as a path: home references written `~`, lexically normalized.
@@ -218,70 +219,14 @@ pub fn expand_braces(text: &str, limit: usize) -> Vec<String> {
 /// glob like `.ssh/id*` reaches `~/.ssh/id_rsa` from home).
 fn glob_reaches(pattern: &str, sample: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
-    if glob_match(&p, &sample.chars().collect::<Vec<_>>()) {
+    if glob_match(&p, &sample.chars().collect::<Vec<_>>(), LeadingDot::Hidden) {
         return true;
     }
     let slashes: Vec<usize> = sample.match_indices('/').map(|(i, _)| i).collect();
     slashes.iter().rev().skip(1).any(|&i| {
         let tail: Vec<char> = sample[i + 1..].chars().collect();
-        glob_match(&p, &tail)
+        glob_match(&p, &tail, LeadingDot::Hidden)
     })
-}
-
-/// Shell glob matching: `*` and `?` never cross `/` and never match a leading `.`.
-fn glob_match(pattern: &[char], text: &[char]) -> bool {
-    fn at_component_start(text: &[char], i: usize) -> bool {
-        i == 0 || text[i - 1] == '/'
-    }
-    fn go(p: &[char], t: &[char], pi: usize, ti: usize) -> bool {
-        if pi == p.len() {
-            return ti == t.len();
-        }
-        match p[pi] {
-            '*' => {
-                if go(p, t, pi + 1, ti) {
-                    return true;
-                }
-                ti < t.len()
-                    && t[ti] != '/'
-                    && !(t[ti] == '.' && at_component_start(t, ti))
-                    && go(p, t, pi, ti + 1)
-            }
-            '?' => {
-                ti < t.len()
-                    && t[ti] != '/'
-                    && !(t[ti] == '.' && at_component_start(t, ti))
-                    && go(p, t, pi + 1, ti + 1)
-            }
-            '[' => {
-                let Some(close) = p[pi + 1..].iter().position(|&c| c == ']') else {
-                    return ti < t.len() && t[ti] == '[' && go(p, t, pi + 1, ti + 1);
-                };
-                let class = &p[pi + 1..pi + 1 + close];
-                if ti >= t.len() {
-                    return false;
-                }
-                let (negate, class) = match class.first() {
-                    Some('!' | '^') => (true, &class[1..]),
-                    _ => (false, class),
-                };
-                let mut hit = false;
-                let mut k = 0;
-                while k < class.len() {
-                    if k + 2 < class.len() && class[k + 1] == '-' {
-                        hit |= class[k] <= t[ti] && t[ti] <= class[k + 2];
-                        k += 3;
-                    } else {
-                        hit |= class[k] == t[ti];
-                        k += 1;
-                    }
-                }
-                hit != negate && go(p, t, pi + 2 + close, ti + 1)
-            }
-            c => ti < t.len() && t[ti] == c && go(p, t, pi + 1, ti + 1),
-        }
-    }
-    go(pattern, text, 0, 0)
 }
 
 /// Block devices whose overwrite destroys a disk.
