@@ -53,6 +53,19 @@ impl EventSink for MemoryEvents {
     }
 }
 
+/// Every event to two sinks: the audit log, and a watcher (a chat's progress message).
+pub struct TeeEvents {
+    pub audit: std::sync::Arc<dyn EventSink>,
+    pub watcher: std::sync::Arc<dyn EventSink>,
+}
+
+impl EventSink for TeeEvents {
+    fn record(&self, event: Event) {
+        self.watcher.record(event.clone());
+        self.audit.record(event);
+    }
+}
+
 /// Events appended to the store, per session, in order: the audit log.
 pub struct StoreEvents {
     store: std::sync::Arc<dyn crate::store::Store>,

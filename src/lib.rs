@@ -11,5 +11,6 @@ pub mod gate;
 pub mod policy;
 pub mod router;
 pub mod sandbox;
+pub mod serve;
 pub mod store;
 pub mod tools;

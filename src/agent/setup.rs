@@ -96,6 +96,19 @@ pub fn assemble(
     store: Arc<dyn Store>,
     approver: Arc<dyn Approver>,
 ) -> Result<Assembled, String> {
+    assemble_watched(config, agent, session, surface, store, approver, None)
+}
+
+/// [`assemble`], with every event also shown to `watcher` (a chat's progress message).
+pub fn assemble_watched(
+    config: &Arc<Config>,
+    agent: &str,
+    session: &str,
+    surface: Surface,
+    store: Arc<dyn Store>,
+    approver: Arc<dyn Approver>,
+    watcher: Option<Arc<dyn EventSink>>,
+) -> Result<Assembled, String> {
     let agent_config = config
         .agents
         .get(agent)
@@ -103,8 +116,12 @@ pub fn assemble(
     let provider = provider_for(config, agent)?;
     let runs = RunStore::new(store.clone());
     let journal = Arc::new(RunJournal::new(runs.clone()));
-    let events: Arc<dyn EventSink> =
+    let audit: Arc<dyn EventSink> =
         Arc::new(StoreEvents::new(store.clone(), Some(journal.clone())));
+    let events: Arc<dyn EventSink> = match watcher {
+        Some(watcher) => Arc::new(crate::events::TeeEvents { audit, watcher }),
+        None => audit,
+    };
     let classifier_usage = Arc::new(Mutex::new(Usage::default()));
     let user_messages: Arc<Mutex<Vec<String>>> = Arc::default();
     let classifier: Arc<dyn Classifier> = Arc::new(ModelClassifier {

@@ -3,8 +3,10 @@
 //! checked on every press). Records live in the store, so buttons keep working after a restart;
 //! the first valid press wins atomically; a record past its deadline resolves as a timeout.
 
+mod bulk;
 mod pending;
 mod token;
 
+pub use bulk::{BulkApproval, BulkApprovals};
 pub use pending::{ApprovalChoice, PendingApproval, PendingApprovals, PendingState, PressOutcome};
 pub use token::{ApprovalToken, TOKEN_VERSION};

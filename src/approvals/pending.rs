@@ -4,6 +4,7 @@ use super::token::ApprovalToken;
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+use tollgate_surface::{ApprovalCard, CardRef, ChatRef};
 
 const APPROVALS_TREE: &str = "approvals";
 
@@ -28,7 +29,8 @@ impl ApprovalChoice {
         }
     }
 
-    fn parse(text: &str) -> Option<Self> {
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
         Some(match text {
             "approve" => ApprovalChoice::Approve,
             "deny" => ApprovalChoice::Deny,
@@ -69,6 +71,18 @@ pub struct PendingApproval {
     /// The choices its buttons offer.
     pub choices: Vec<ApprovalChoice>,
     pub state: PendingState,
+    /// The run the call belongs to: a press on a card whose run is gone finds it expired.
+    #[serde(default)]
+    pub run: String,
+    /// The chat the request came from (cards go there, or to admins' DMs).
+    #[serde(default)]
+    pub chat: Option<ChatRef>,
+    /// The card as shown, to send it again if it never went out, and to edit it.
+    #[serde(default)]
+    pub card: Option<ApprovalCard>,
+    /// Where the card was posted (empty: not sent yet).
+    #[serde(default)]
+    pub posted_to: Vec<CardRef>,
 }
 
 /// What a press did.
@@ -185,6 +199,46 @@ impl PendingApprovals {
         }
     }
 
+    /// Notes where the card was posted (after sending it: a kill before this line means the
+    /// card is sent again on the next start, never that a sent card is forgotten).
+    pub fn set_posted(&self, token: &ApprovalToken, posted: &[CardRef]) -> Result<(), StoreError> {
+        loop {
+            let Some(bytes) = self.store.get(APPROVALS_TREE, token.as_str().as_bytes())? else {
+                return Ok(());
+            };
+            let Some(mut record) = decode(&bytes) else {
+                return Ok(());
+            };
+            record.posted_to = posted.to_vec();
+            let swapped = self.store.compare_and_swap(
+                APPROVALS_TREE,
+                token.as_str().as_bytes(),
+                Some(&bytes),
+                Some(&encode(&record)?),
+            )?;
+            if swapped.is_ok() {
+                return self.store.flush();
+            }
+        }
+    }
+
+    /// The record of a call of a run, if one was made (a resumed run asks again: its card is
+    /// the one already shown).
+    pub fn for_call(
+        &self,
+        session: &str,
+        run: &str,
+        call_id: &str,
+    ) -> Result<Option<PendingApproval>, StoreError> {
+        Ok(self
+            .store
+            .scan_prefix(APPROVALS_TREE, b"")?
+            .iter()
+            .filter_map(|(_, b)| decode(b))
+            .filter(|r| r.session == session && r.run == run && r.call_id == call_id)
+            .max_by_key(|r| r.posted))
+    }
+
     /// Settles a waiting record without a press (timeout, withdrawal); false if it was not
     /// waiting any more.
     pub fn settle(&self, token: &ApprovalToken, state: PendingState) -> Result<bool, StoreError> {
@@ -260,6 +314,10 @@ mod tests {
             expires: 1_600,
             choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
             state: PendingState::Waiting,
+            run: "r1".into(),
+            chat: None,
+            card: None,
+            posted_to: Vec::new(),
         }
     }
 

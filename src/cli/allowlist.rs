@@ -1,7 +1,7 @@
 //! `tollgate allowlist`: list, add and revoke saved approvals. Adding is how an operator lets an
 //! unattended agent run a command nobody can approve at run time.
 
-use super::{Failure, agent, existing_store, load_config, open_store};
+use super::{Failure, Io, agent, load_config};
 use crate::clock::now_rfc3339;
 use crate::policy::shell::ShellAnalysis;
 use crate::policy::shell::approval_key::ApprovalKey;
@@ -41,7 +41,11 @@ pub enum AllowlistCommand {
     },
 }
 
-pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<ExitCode, Failure> {
+pub fn run(
+    config_path: Option<&Path>,
+    command: &AllowlistCommand,
+    io: &mut Io,
+) -> Result<ExitCode, Failure> {
     let config = load_config(config_path)?;
     let runtime = |e: crate::store::StoreError| Failure::runtime(e.to_string());
     match command {
@@ -49,8 +53,8 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
             agent: agent_name,
             session,
         } => {
-            let Some(store) = existing_store(&config)? else {
-                println!(
+            let Some(store) = io.existing_store(&config)? else {
+                io_say!(io, 
                     "(no store yet at {}: nothing saved)",
                     config.store.path.display()
                 );
@@ -61,7 +65,7 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
                 .command_entries(agent_name.as_deref())
                 .map_err(runtime)?
             {
-                println!(
+                io_say!(io, 
                     "agent {}\tcommand {}\tcovers {}\tby {} at {}",
                     entry.agent,
                     entry.key,
@@ -71,7 +75,7 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
                 );
             }
             for entry in lists.tool_entries(session.as_deref()).map_err(runtime)? {
-                println!(
+                io_say!(io, 
                     "session {}\ttool {}\tby {} at {}",
                     entry.session, entry.tool, entry.by, entry.at
                 );
@@ -98,7 +102,7 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
                         .unwrap_or_default()
                 )));
             };
-            let lists = Allowlists::new(open_store(&config)?);
+            let lists = Allowlists::new(io.open_store(&config)?);
             lists
                 .add_command(&CommandEntry {
                     agent: agent_name.clone(),
@@ -107,7 +111,7 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
                     at: now_rfc3339(),
                 })
                 .map_err(runtime)?;
-            println!(
+            io_say!(io, 
                 "saved for agent {agent_name}: {key} (covers {})",
                 key.describe()
             );
@@ -119,7 +123,7 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
             session,
             tool,
         } => {
-            let store = existing_store(&config)?
+            let store = io.existing_store(&config)?
                 .ok_or_else(|| Failure::usage("nothing is saved yet (no store)"))?;
             let lists = Allowlists::new(store);
             let removed = match (agent_name, key, session, tool) {
@@ -135,7 +139,7 @@ pub fn run(config_path: Option<&Path>, command: &AllowlistCommand) -> Result<Exi
                 }
             };
             if removed {
-                println!("revoked");
+                io_say!(io, "revoked");
                 Ok(ExitCode::SUCCESS)
             } else {
                 Err(Failure::runtime("no such entry"))

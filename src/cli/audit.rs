@@ -1,6 +1,6 @@
 //! `tollgate audit`: the recorded events, oldest first — every decision with its source.
 
-use super::{Failure, existing_store, load_config};
+use super::{Failure, Io, load_config};
 use crate::events::StoreEvents;
 use clap::Args;
 use std::path::Path;
@@ -19,10 +19,10 @@ pub struct AuditArgs {
     pub json: bool,
 }
 
-pub fn run(config_path: Option<&Path>, args: &AuditArgs) -> Result<ExitCode, Failure> {
+pub fn run(config_path: Option<&Path>, args: &AuditArgs, io: &mut Io) -> Result<ExitCode, Failure> {
     let config = load_config(config_path)?;
-    let Some(store) = existing_store(&config)? else {
-        println!(
+    let Some(store) = io.existing_store(&config)? else {
+        io_say!(io, 
             "(no store yet at {}: nothing recorded)",
             config.store.path.display()
         );
@@ -43,7 +43,7 @@ pub fn run(config_path: Option<&Path>, args: &AuditArgs) -> Result<ExitCode, Fai
     .map_err(|e| Failure::runtime(e.to_string()))?;
     for event in events {
         if args.json {
-            println!("{}", serde_json::to_string(&event).unwrap_or_default());
+            io_say!(io, "{}", serde_json::to_string(&event).unwrap_or_default());
             continue;
         }
         let mut line = format!("{} {} {}", event.ts, event.session, event.kind);
@@ -56,7 +56,7 @@ pub fn run(config_path: Option<&Path>, args: &AuditArgs) -> Result<ExitCode, Fai
         for (key, value) in &event.fields {
             line.push_str(&format!(" {key}={value}"));
         }
-        println!("{line}");
+        io_say!(io, "{line}");
     }
     Ok(ExitCode::SUCCESS)
 }

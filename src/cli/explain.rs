@@ -1,7 +1,7 @@
 //! `tollgate explain`: the gate's decision for one hypothetical call, as one JSON object.
 //! Nothing runs and nothing is written.
 
-use super::{Failure, agent, existing_store, load_config};
+use super::{Failure, Io, agent, load_config};
 use crate::gate::{Evaluation, evaluate, roots_for, workspace_for};
 use crate::policy::classifier::ClassifierReport;
 use crate::policy::mode::{ApprovalMode, Dials, SandboxPolicy};
@@ -60,13 +60,13 @@ fn parse_sandbox(s: &str) -> Result<SandboxPolicy, String> {
     s.parse()
 }
 
-pub fn run(config_path: Option<&Path>, args: &ExplainArgs) -> Result<ExitCode, Failure> {
+pub fn run(config_path: Option<&Path>, args: &ExplainArgs, io: &mut Io) -> Result<ExitCode, Failure> {
     let config = load_config(config_path)?;
     let agent_config = agent(&config, &args.agent)?;
     let call_args: Value = serde_json::from_str(&args.args)
         .map_err(|e| Failure::usage(format!("--args is not valid JSON: {e}")))?;
 
-    let (tool_allowlist, command_allowlist) = match existing_store(&config)? {
+    let (tool_allowlist, command_allowlist) = match io.existing_store(&config)? {
         Some(store) => {
             let lists = Allowlists::new(store);
             let tools = match &args.session {
@@ -151,7 +151,7 @@ pub fn run(config_path: Option<&Path>, args: &ExplainArgs) -> Result<ExitCode, F
             decision_json(&deferred.finish(report))
         }
     };
-    println!("{output}");
+    io_say!(io, "{output}");
     Ok(ExitCode::SUCCESS)
 }
 

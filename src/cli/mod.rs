@@ -1,13 +1,23 @@
-//! The command line: `check`, `explain`, `allowlist`, `chat`, `run`, `audit`. (`serve`
-//! arrives with the Telegram bridge.) Exit codes: 0 success, 2 invalid config or
-//! usage, 1 any other failure.
+//! The command line: `check`, `explain`, `allowlist`, `chat`, `run`, `audit`, `serve`. Exit
+//! codes: 0 success, 2 invalid config or usage, 1 any other failure. While `serve` runs it holds
+//! the store (sled locks its directory): `audit`, `allowlist` and `explain` then reach it over
+//! the control socket (see [`control`]).
+
+/// A line of a command's output, into its [`Io`].
+macro_rules! io_say {
+    ($io:expr, $($arg:tt)*) => {
+        $io.say(&format!($($arg)*))
+    };
+}
 
 mod allowlist;
 mod audit;
 mod chat;
 mod check;
+mod control;
 mod explain;
 mod run;
+mod serve;
 
 use crate::config::{self, Config};
 use crate::store::{SledStore, Store};
@@ -45,6 +55,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Print the recorded events (every decision with its source).
     Audit(audit::AuditArgs),
+    /// Run the chat bridges whose token variables are set (Telegram), until SIGINT/SIGTERM.
+    Serve(serve::ServeArgs),
 }
 
 /// Parses the arguments and runs the command.
@@ -53,7 +65,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args_vec: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(args_vec.clone()) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -61,19 +74,59 @@ where
             return ExitCode::from(code);
         }
     };
+    if matches!(
+        cli.command,
+        Command::Explain(_) | Command::Allowlist(_) | Command::Audit(_)
+    ) && let Some(code) = control::forward_if_serving(cli.config.as_deref(), args_vec)
+    {
+        return code;
+    }
+    let mut io = Io::default();
     let outcome = match &cli.command {
         Command::Check(args) => check::run(cli.config.as_deref(), args),
-        Command::Explain(args) => explain::run(cli.config.as_deref(), args),
-        Command::Allowlist(command) => allowlist::run(cli.config.as_deref(), command),
+        Command::Explain(args) => explain::run(cli.config.as_deref(), args, &mut io),
+        Command::Allowlist(command) => allowlist::run(cli.config.as_deref(), command, &mut io),
         Command::Run(args) => run::run(cli.config.as_deref(), args),
         Command::Chat(args) => chat::run(cli.config.as_deref(), args),
-        Command::Audit(args) => audit::run(cli.config.as_deref(), args),
+        Command::Audit(args) => audit::run(cli.config.as_deref(), args, &mut io),
+        Command::Serve(args) => serve::run(cli.config.as_deref(), args),
     };
+    print!("{}", io.out);
     match outcome {
         Ok(code) => code,
         Err(failure) => {
             eprintln!("tollgate: {}", failure.message);
             ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// Where a command's output goes and which store it reads: its own store and stdout, or —
+/// run for a client of the control socket — the serving process's store and a buffer sent back.
+#[derive(Default)]
+pub struct Io {
+    pub out: String,
+    /// The store of the `serve` process this command runs in.
+    pub store: Option<Arc<dyn Store>>,
+}
+
+impl Io {
+    fn say(&mut self, line: &str) {
+        self.out.push_str(line);
+        self.out.push('\n');
+    }
+
+    fn existing_store(&self, config: &Config) -> Result<Option<Arc<dyn Store>>, Failure> {
+        match &self.store {
+            Some(store) => Ok(Some(store.clone())),
+            None => existing_store(config),
+        }
+    }
+
+    fn open_store(&self, config: &Config) -> Result<Arc<dyn Store>, Failure> {
+        match &self.store {
+            Some(store) => Ok(store.clone()),
+            None => open_store(config),
         }
     }
 }

@@ -211,8 +211,12 @@ pub struct TelegramConfig {
     pub rate_limit_per_minute: u32,
     #[serde(default = "defaults::queue_cap")]
     pub queue_cap: usize,
+    /// Seconds between edits of the progress message; 0 turns the progress message off.
     #[serde(default = "defaults::progress_interval_secs")]
     pub progress_interval_secs: u64,
+    /// Show "typing…" while a run works.
+    #[serde(default = "defaults::yes")]
+    pub typing: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

@@ -98,6 +98,29 @@ impl SessionPolicy {
         Ok(())
     }
 
+    /// Takes a tool's "always" back (saved first); false if it was not allowed.
+    pub fn revoke_tool(&self, tool: &str) -> Result<bool, StoreError> {
+        let saved = match &self.allowlists {
+            Some(lists) => lists.revoke_tool(&self.key, tool)?,
+            None => false,
+        };
+        let mut held = false;
+        self.state.send_modify(|s| held = s.tool_allowlist.remove(tool));
+        Ok(saved || held)
+    }
+
+    /// Takes a command key's "always" back for the agent (saved first).
+    pub fn revoke_command(&self, key: &ApprovalKey) -> Result<bool, StoreError> {
+        let saved = match &self.allowlists {
+            Some(lists) => lists.revoke_command(&self.agent, key)?,
+            None => false,
+        };
+        let mut held = false;
+        self.state
+            .send_modify(|s| held = s.command_allowlist.remove(key));
+        Ok(saved || held)
+    }
+
     /// "Always: this command (agent)" — saved before it takes effect.
     pub fn allow_command(&self, key: &ApprovalKey, by: &str, at: &str) -> Result<(), StoreError> {
         if let Some(lists) = &self.allowlists {

@@ -7,4 +7,5 @@ mod llm;
 mod mcp;
 mod runs;
 mod sandbox;
+mod serve;
 mod telegram;

@@ -5,13 +5,25 @@
 use super::fakes::telegram::{FakeTelegram, user_message};
 use serde_json::json;
 use std::time::Duration;
-use tollgate_surface::ChatKind;
+use tollgate_surface::{ChatKind, ChatRef, Platform};
 use tollgate_telegram::bot::TelegramBot;
+use tollgate_telegram::updates::TelegramUpdate;
+
+fn private_chat(id: i64) -> ChatRef {
+    ChatRef {
+        platform: Platform::Telegram,
+        id,
+        kind: ChatKind::Private,
+        thread: None,
+        guild: None,
+        parent: None,
+    }
+}
 
 #[tokio::test]
 async fn connects_polls_and_translates() {
     let fake = FakeTelegram::start().await;
-    let mut bot = TelegramBot::connect("123:SECRET", &fake.url).await.unwrap();
+    let bot = TelegramBot::connect("123:SECRET", &fake.url).await.unwrap();
     assert_eq!((bot.id, bot.username.as_str()), (999, "toll_bot"));
     assert_eq!(
         fake.methods()[..2],
@@ -22,7 +34,16 @@ async fn connects_polls_and_translates() {
     let mut reply = user_message(-100, "supergroup", 11, "and this?");
     reply["reply_to_message"] = json!({"message_id": 5, "date": 1_700_000_000, "chat": {"id": -100, "type": "supergroup", "title": "Team"}, "from": {"id": 999, "is_bot": true, "first_name": "Toll"}, "text": "earlier"});
     fake.push_message(reply);
-    let got = bot.poll(Duration::from_secs(1)).await.unwrap();
+    let got: Vec<_> = bot
+        .poll(Duration::from_secs(1))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|u| match u {
+            TelegramUpdate::Message(m) => m.inbound,
+            TelegramUpdate::Press(p) => panic!("unexpected press {p:?}"),
+        })
+        .collect();
     assert_eq!(got.len(), 2);
     assert_eq!(got[0].chat.kind, ChatKind::Private);
     assert_eq!(got[0].sender.id, 10);
@@ -49,7 +70,7 @@ async fn long_answers_split_rate_limits_waited_and_bad_markup_resent_plain() {
     }
     assert!(answer.len() > 7_000);
     fake.fail_next("SendMessage", json!({"ok": false, "error_code": 429, "description": "Too Many Requests: retry after 1", "parameters": {"retry_after": 1}}));
-    bot.send_answer(10, &answer).await.unwrap();
+    bot.send_answer(&private_chat(10), &answer).await.unwrap();
     let sent = fake.calls("SendMessage");
     let delivered: Vec<&serde_json::Value> = sent.iter().skip(1).collect();
     assert!(delivered.len() >= 2, "{}", delivered.len());
@@ -71,7 +92,7 @@ async fn long_answers_split_rate_limits_waited_and_bad_markup_resent_plain() {
         "SendMessage",
         json!({"ok": false, "error_code": 400, "description": "Bad Request: can't parse entities"}),
     );
-    bot.send_answer(10, "a *broken* answer").await.unwrap();
+    bot.send_answer(&private_chat(10), "a *broken* answer").await.unwrap();
     let last = fake.calls("SendMessage").last().unwrap().clone();
     assert_eq!(last["text"], "a *broken* answer");
     assert!(last.get("parse_mode").is_none());

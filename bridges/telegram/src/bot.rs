@@ -1,27 +1,40 @@
-//! The Telegram Bot API through teloxide: connect (`getMe`, drop any webhook), long-poll
-//! updates and translate messages into [`Inbound`], send answers as HTML with a plain-text
-//! retry when Telegram rejects the markup, and honour `retry_after` on 429. Translation and
-//! rendering only: who may talk, and what runs, is the runtime's business.
+//! The Bot API through teloxide: connect (`getMe`, drop any webhook), long-poll updates, and
+//! every call the runtime makes — answers (HTML, with a plain-text retry when Telegram rejects
+//! the markup), cards and their edits, press answers, typing, progress, documents, downloads,
+//! the command menu. `retry_after` on 429 is waited out for what must arrive (answers, cards,
+//! their edits); droppable calls (typing, progress) report it and are skipped by the caller.
 
+use crate::card::keyboard;
 use crate::render::{answer_messages, plain_messages};
+use crate::updates::{TelegramUpdate, translate_message, translate_press};
+use std::future::{Future, IntoFuture};
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
-use teloxide::payloads::{GetUpdatesSetters, SendMessageSetters};
+use teloxide::net::Download;
+use teloxide::payloads::{
+    AnswerCallbackQuerySetters, EditMessageTextSetters, GetUpdatesSetters, SendChatActionSetters,
+    SendDocumentSetters, SendMessageSetters,
+};
 use teloxide::prelude::Requester;
-use teloxide::types::{ChatId, ParseMode, UpdateKind};
+use teloxide::types::{
+    BotCommand, ChatAction, ChatId, FileId, InlineKeyboardMarkup, InputFile, MessageId, ParseMode,
+    ThreadId, UpdateKind,
+};
 use teloxide::{Bot, RequestError};
 use tollgate_surface::limits::TELEGRAM_MESSAGE;
-use tollgate_surface::{BridgeError, ChatKind, ChatRef, Inbound, Platform, UserRef};
+use tollgate_surface::{BridgeError, Button, ChatRef};
 
 /// Sends given up on after this many rate-limit waits in a row.
 const MAX_RATE_LIMIT_WAITS: u32 = 5;
 
-/// A connected bot.
+/// A connected bot. Every method takes `&self`: one bot serves the poller and every session.
 pub struct TelegramBot {
     bot: Bot,
     /// The bot's own user id and username (for mentions and replies).
     pub id: i64,
     pub username: String,
-    offset: i32,
+    offset: AtomicI32,
 }
 
 fn bridge_error(e: &RequestError) -> BridgeError {
@@ -31,6 +44,43 @@ fn bridge_error(e: &RequestError) -> BridgeError {
             RequestError::RetryAfter(s) => Some(u64::from(s.seconds())),
             _ => None,
         },
+    }
+}
+
+/// Whether Telegram refused because the user never opened a chat with the bot (or blocked
+/// it): a card meant for their DM must go elsewhere.
+#[must_use]
+pub fn is_unreachable_user(error: &BridgeError) -> bool {
+    let message = error.message.to_ascii_lowercase();
+    message.contains("forbidden") || message.contains("chat not found")
+}
+
+fn thread(chat: &ChatRef) -> Option<ThreadId> {
+    chat.thread
+        .and_then(|t| i32::try_from(t).ok())
+        .map(|t| ThreadId(MessageId(t)))
+}
+
+fn message_id(id: i64) -> MessageId {
+    MessageId(i32::try_from(id).unwrap_or(i32::MAX))
+}
+
+/// Runs a request, waiting out up to [`MAX_RATE_LIMIT_WAITS`] 429s.
+async fn with_waits<T, F, Fut>(mut request: F) -> Result<T, BridgeError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, RequestError>>,
+{
+    let mut waits = 0;
+    loop {
+        match request().await {
+            Ok(value) => return Ok(value),
+            Err(RequestError::RetryAfter(seconds)) if waits < MAX_RATE_LIMIT_WAITS => {
+                waits += 1;
+                tokio::time::sleep(Duration::from_secs(u64::from(seconds.seconds()))).await;
+            }
+            Err(e) => return Err(bridge_error(&e)),
+        }
     }
 }
 
@@ -48,86 +98,53 @@ impl TelegramBot {
             id: i64::try_from(me.user.id.0).unwrap_or(i64::MAX),
             username: me.user.username.clone().unwrap_or_default(),
             bot,
-            offset: 0,
+            offset: AtomicI32::new(0),
         })
     }
 
-    /// The next messages (long-polling up to `wait`).
-    pub async fn poll(&mut self, wait: Duration) -> Result<Vec<Inbound>, BridgeError> {
+    /// The next messages and presses (long-polling up to `wait`).
+    pub async fn poll(&self, wait: Duration) -> Result<Vec<TelegramUpdate>, BridgeError> {
         let updates = self
             .bot
             .get_updates()
-            .offset(self.offset)
+            .offset(self.offset.load(Ordering::SeqCst))
             .timeout(u32::try_from(wait.as_secs()).unwrap_or(30))
             .await
             .map_err(|e| bridge_error(&e))?;
-        let mut inbound = Vec::new();
+        let mut translated = Vec::new();
         for update in updates {
-            self.offset = i32::try_from(update.id.0)
+            let next = i32::try_from(update.id.0)
                 .unwrap_or(i32::MAX)
                 .saturating_add(1);
-            if let UpdateKind::Message(message) = update.kind
-                && let Some(translated) = self.translate(&message)
-            {
-                inbound.push(translated);
+            self.offset.fetch_max(next, Ordering::SeqCst);
+            match &update.kind {
+                UpdateKind::Message(message) => {
+                    if let Some(m) = translate_message(message, self.id, &self.username) {
+                        translated.push(TelegramUpdate::Message(m));
+                    }
+                }
+                UpdateKind::CallbackQuery(query) => {
+                    if let Some(p) = translate_press(query) {
+                        translated.push(TelegramUpdate::Press(p));
+                    }
+                }
+                _ => {}
             }
         }
-        Ok(inbound)
-    }
-
-    fn translate(&self, message: &teloxide::types::Message) -> Option<Inbound> {
-        let text = message.text().or_else(|| message.caption())?.to_string();
-        let from = message.from.as_ref()?;
-        let kind = if message.chat.is_private() {
-            ChatKind::Private
-        } else {
-            ChatKind::Group
-        };
-        let mention = format!("@{}", self.username);
-        let reply_to_bot = message
-            .reply_to_message()
-            .and_then(|r| r.from.as_ref())
-            .is_some_and(|u| i64::try_from(u.id.0).ok() == Some(self.id));
-        Some(Inbound {
-            chat: ChatRef {
-                platform: Platform::Telegram,
-                id: message.chat.id.0,
-                kind,
-                thread: message
-                    .is_topic_message
-                    .then(|| message.thread_id.map(|t| i64::from(t.0.0)))
-                    .flatten(),
-                guild: None,
-                parent: None,
-            },
-            sender: UserRef {
-                id: i64::try_from(from.id.0).unwrap_or(i64::MAX),
-                display: from.full_name(),
-                is_bot: from.is_bot,
-            },
-            roles: Vec::new(),
-            message_id: i64::from(message.id.0),
-            mentioned: !self.username.is_empty() && text.contains(&mention),
-            text,
-            reply_to_bot,
-            attachments: Vec::new(),
-        })
+        Ok(translated)
     }
 
     /// Sends an answer: Telegram HTML split under the limit; if Telegram rejects the markup,
     /// the same text again as plain text. Rate limits are waited out (`retry_after`).
-    pub async fn send_answer(&self, chat: i64, markdown: &str) -> Result<(), BridgeError> {
+    pub async fn send_answer(&self, chat: &ChatRef, markdown: &str) -> Result<(), BridgeError> {
         for html in answer_messages(markdown) {
-            let sent = self
-                .send_with_waits(chat, &html, Some(ParseMode::Html))
-                .await;
-            if let Err(e) = sent {
+            if let Err(e) = self.send_text(chat, &html, Some(ParseMode::Html), None).await {
                 if e.retry_after_secs.is_some() {
                     return Err(e);
                 }
                 // Telegram refused the HTML: send the original text plainly instead.
                 for plain in plain_messages(markdown, TELEGRAM_MESSAGE) {
-                    self.send_with_waits(chat, &plain, None).await?;
+                    self.send_text(chat, &plain, None, None).await?;
                 }
                 return Ok(());
             }
@@ -135,26 +152,204 @@ impl TelegramBot {
         Ok(())
     }
 
-    async fn send_with_waits(
+    /// Sends a short notice as plain text (never split: notices are short).
+    pub async fn send_notice(&self, chat: &ChatRef, text: &str) -> Result<i64, BridgeError> {
+        self.send_text(chat, text, None, None).await
+    }
+
+    /// Sends a card (HTML) with its buttons; returns its message id, to edit it later.
+    pub async fn send_card(
         &self,
-        chat: i64,
+        chat: &ChatRef,
+        html: &str,
+        rows: &[Vec<Button>],
+    ) -> Result<i64, BridgeError> {
+        let markup = keyboard(rows).map_err(|message| BridgeError {
+            message,
+            retry_after_secs: None,
+        })?;
+        self.send_text(chat, html, Some(ParseMode::Html), Some(markup))
+            .await
+    }
+
+    async fn send_text(
+        &self,
+        chat: &ChatRef,
         text: &str,
         mode: Option<ParseMode>,
-    ) -> Result<(), BridgeError> {
-        let mut waits = 0;
-        loop {
-            let mut request = self.bot.send_message(ChatId(chat), text);
+        markup: Option<InlineKeyboardMarkup>,
+    ) -> Result<i64, BridgeError> {
+        let sent = with_waits(|| {
+            let mut request = self.bot.send_message(ChatId(chat.id), text);
             if let Some(mode) = mode {
                 request = request.parse_mode(mode);
             }
-            match request.await {
-                Ok(_) => return Ok(()),
-                Err(RequestError::RetryAfter(seconds)) if waits < MAX_RATE_LIMIT_WAITS => {
-                    waits += 1;
-                    tokio::time::sleep(Duration::from_secs(u64::from(seconds.seconds()))).await;
-                }
-                Err(e) => return Err(bridge_error(&e)),
+            if let Some(thread) = thread(chat) {
+                request = request.message_thread_id(thread);
             }
+            if let Some(markup) = markup.clone() {
+                request = request.reply_markup(markup);
+            }
+            request.into_future()
+        })
+        .await?;
+        Ok(i64::from(sent.id.0))
+    }
+
+    /// Replaces a card's (or any message's) HTML and its buttons (none: the buttons go away).
+    pub async fn edit_card(
+        &self,
+        chat_id: i64,
+        message: i64,
+        html: &str,
+        rows: &[Vec<Button>],
+    ) -> Result<(), BridgeError> {
+        let markup = keyboard(rows).map_err(|message| BridgeError {
+            message,
+            retry_after_secs: None,
+        })?;
+        let edited = with_waits(|| {
+            self.bot
+                .edit_message_text(ChatId(chat_id), message_id(message), html)
+                .parse_mode(ParseMode::Html)
+                .reply_markup(markup.clone())
+                .into_future()
+        })
+        .await;
+        match edited {
+            Ok(_) => Ok(()),
+            // The card already says this (an edit repeated after a restart).
+            Err(e) if e.message.contains("message is not modified") => Ok(()),
+            Err(e) => Err(e),
         }
+    }
+
+    /// The whole text of something cut on a card, as a file beside it.
+    pub async fn send_document(
+        &self,
+        chat: &ChatRef,
+        name: &str,
+        text: &str,
+    ) -> Result<(), BridgeError> {
+        with_waits(|| {
+            let file = InputFile::memory(text.as_bytes().to_vec()).file_name(name.to_string());
+            let mut request = self.bot.send_document(ChatId(chat.id), file);
+            if let Some(thread) = thread(chat) {
+                request = request.message_thread_id(thread);
+            }
+            request.into_future()
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// Answers a press: the presser sees `text` (as an alert when `alert`).
+    pub async fn answer_press(
+        &self,
+        callback_id: &str,
+        text: &str,
+        alert: bool,
+    ) -> Result<(), BridgeError> {
+        with_waits(|| {
+            self.bot
+                .answer_callback_query(teloxide::types::CallbackQueryId(callback_id.to_string()))
+                .text(text)
+                .show_alert(alert)
+                .into_future()
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// "typing…" (droppable: a 429 is returned, not waited out).
+    pub async fn typing(&self, chat: &ChatRef) -> Result<(), BridgeError> {
+        let mut request = self.bot.send_chat_action(ChatId(chat.id), ChatAction::Typing);
+        if let Some(thread) = thread(chat) {
+            request = request.message_thread_id(thread);
+        }
+        request.await.map(|_| ()).map_err(|e| bridge_error(&e))
+    }
+
+    /// Posts the progress message (droppable).
+    pub async fn send_progress(&self, chat: &ChatRef, text: &str) -> Result<i64, BridgeError> {
+        let mut request = self.bot.send_message(ChatId(chat.id), text);
+        if let Some(thread) = thread(chat) {
+            request = request.message_thread_id(thread);
+        }
+        request
+            .await
+            .map(|m| i64::from(m.id.0))
+            .map_err(|e| bridge_error(&e))
+    }
+
+    /// Edits the progress message (droppable).
+    pub async fn edit_progress(
+        &self,
+        chat_id: i64,
+        message: i64,
+        text: &str,
+    ) -> Result<(), BridgeError> {
+        self.bot
+            .edit_message_text(ChatId(chat_id), message_id(message), text)
+            .await
+            .map(|_| ())
+            .map_err(|e| bridge_error(&e))
+    }
+
+    /// Registers the command menu.
+    pub async fn set_commands(&self, commands: &[(&str, &str)]) -> Result<(), BridgeError> {
+        let commands: Vec<BotCommand> = commands
+            .iter()
+            .map(|(name, description)| BotCommand::new(*name, *description))
+            .collect();
+        with_waits(|| self.bot.set_my_commands(commands.clone()).into_future())
+            .await
+            .map(|_| ())
+    }
+
+    /// Downloads a file to `dest`, refusing more than `cap` bytes (Telegram's report of the
+    /// size is checked first; the count of bytes received is checked again while streaming).
+    pub async fn download(&self, file_id: &str, dest: &Path, cap: u64) -> Result<u64, BridgeError> {
+        use tokio::io::AsyncWriteExt;
+        let fail = |message: String| BridgeError {
+            message,
+            retry_after_secs: None,
+        };
+        let file = with_waits(|| self.bot.get_file(FileId(file_id.to_string())).into_future())
+            .await?;
+        if u64::from(file.meta.size) > cap {
+            return Err(fail(format!(
+                "the file is {} bytes; the limit is {cap}",
+                file.meta.size
+            )));
+        }
+        let mut out = tokio::fs::File::create(dest)
+            .await
+            .map_err(|e| fail(format!("creating {}: {e}", dest.display())))?;
+        let mut stream = self.bot.download_file_stream(&file.path);
+        let mut received: u64 = 0;
+        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                Err(e) => {
+                    drop(out);
+                    let _ = tokio::fs::remove_file(dest).await;
+                    return Err(fail(format!("Telegram: downloading a file: {e}")));
+                }
+            };
+            received += chunk.len() as u64;
+            if received > cap {
+                drop(out);
+                let _ = tokio::fs::remove_file(dest).await;
+                return Err(fail(format!("the file is over the limit of {cap} bytes")));
+            }
+            out.write_all(&chunk)
+                .await
+                .map_err(|e| fail(format!("writing {}: {e}", dest.display())))?;
+        }
+        out.flush()
+            .await
+            .map_err(|e| fail(format!("writing {}: {e}", dest.display())))?;
+        Ok(received)
     }
 }

@@ -1,26 +1,34 @@
-//! A fake Telegram Bot API on loopback that the real teloxide client talks to: it serves the
-//! methods the bridge calls, records every call (method and JSON body), queues updates for
-//! `getUpdates`, and injects faults (429 with `retry_after`, 400 for bad markup).
+//! A fake Telegram Bot API on loopback that the real teloxide client talks to. It serves the
+//! methods tollgate calls (`GetMe`, `GetWebhookInfo`, `DeleteWebhook`, `GetUpdates` long-poll,
+//! `SendMessage`, `EditMessageText`, `EditMessageReplyMarkup`, `AnswerCallbackQuery`,
+//! `SendChatAction`, `SetMyCommands`, `SendDocument`, `GetFile` and file downloads), records
+//! every call (method and JSON body; multipart bodies as text), queues updates (messages,
+//! button presses), and injects faults (Bot API errors such as 429 with `retry_after`, slow
+//! answers).
 
 use super::http::{read_request, respond};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 
 #[derive(Default)]
 struct State {
     updates: Vec<Value>,
     next_update: i64,
     next_message: i64,
-    calls: Vec<(String, Value)>,
+    calls: Vec<(String, Value, Instant)>,
     faults: HashMap<String, VecDeque<Value>>,
+    delays: HashMap<String, VecDeque<Duration>>,
+    files: HashMap<String, Vec<u8>>,
 }
 
 pub struct FakeTelegram {
     pub url: String,
     state: Arc<Mutex<State>>,
+    arrived: Arc<Notify>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -39,27 +47,67 @@ impl FakeTelegram {
             next_message: 100,
             ..State::default()
         }));
-        let shared = state.clone();
+        let arrived = Arc::new(Notify::new());
+        let (shared, notify) = (state.clone(), arrived.clone());
         let task = tokio::spawn(async move {
             loop {
                 let Ok((socket, _)) = listener.accept().await else {
                     return;
                 };
-                let shared = shared.clone();
-                tokio::spawn(async move { serve(socket, shared).await });
+                let (shared, notify) = (shared.clone(), notify.clone());
+                tokio::spawn(async move { serve(socket, shared, notify).await });
             }
         });
-        FakeTelegram { url, state, task }
+        FakeTelegram {
+            url,
+            state,
+            arrived,
+            task,
+        }
     }
 
-    /// Queues a message update (`message` is the Bot API's Message object).
-    pub fn push_message(&self, message: Value) {
+    fn push_update(&self, key: &str, value: Value) -> i64 {
         let mut state = self.state.lock().unwrap();
         let id = state.next_update;
         state.next_update += 1;
-        state
-            .updates
-            .push(json!({"update_id": id, "message": message}));
+        state.updates.push(json!({"update_id": id, key: value}));
+        drop(state);
+        self.arrived.notify_waiters();
+        id
+    }
+
+    /// Queues a message update (`message` is the Bot API's Message object).
+    pub fn push_message(&self, message: Value) -> i64 {
+        self.push_update("message", message)
+    }
+
+    /// Queues a press of an inline button on message `message_id` in `chat`.
+    pub fn push_press(&self, chat: i64, from: i64, message_id: i64, data: &str) -> i64 {
+        let id = format!("cb{}", self.state.lock().unwrap().next_update);
+        self.push_update(
+            "callback_query",
+            json!({
+                "id": id,
+                "from": {"id": from, "is_bot": false, "first_name": format!("User{from}")},
+                "chat_instance": "ci",
+                "data": data,
+                "message": {
+                    "message_id": message_id, "date": 1_700_000_000,
+                    "chat": chat_json(chat),
+                    "from": {"id": 999, "is_bot": true, "first_name": "Toll"},
+                    "text": "card",
+                },
+            }),
+        )
+    }
+
+    /// A file `GetFile` and the download URL serve.
+    pub fn add_file(&self, file_id: &str, bytes: Vec<u8>) {
+        self.state
+            .lock()
+            .unwrap()
+            .files
+            .insert(file_id.to_string(), bytes);
     }
 
     /// The next call of `method` fails with this Bot API error body.
@@ -73,14 +121,37 @@ impl FakeTelegram {
             .push_back(error);
     }
 
+    /// The next call of `method` is answered only after `delay`.
+    pub fn delay_next(&self, method: &str, delay: Duration) {
+        self.state
+            .lock()
+            .unwrap()
+            .delays
+            .entry(method.to_string())
+            .or_default()
+            .push_back(delay);
+    }
+
     pub fn calls(&self, method: &str) -> Vec<Value> {
         self.state
             .lock()
             .unwrap()
             .calls
             .iter()
-            .filter(|(m, _)| m == method)
-            .map(|(_, b)| b.clone())
+            .filter(|(m, _, _)| m == method)
+            .map(|(_, b, _)| b.clone())
+            .collect()
+    }
+
+    /// Calls of `method` with when they arrived.
+    pub fn timed_calls(&self, method: &str) -> Vec<(Value, Instant)> {
+        self.state
+            .lock()
+            .unwrap()
+            .calls
+            .iter()
+            .filter(|(m, _, _)| m == method)
+            .map(|(_, b, t)| (b.clone(), *t))
             .collect()
     }
 
@@ -90,8 +161,39 @@ impl FakeTelegram {
             .unwrap()
             .calls
             .iter()
-            .map(|(m, _)| m.clone())
+            .map(|(m, _, _)| m.clone())
             .collect()
+    }
+
+    /// Texts of every `SendMessage` to `chat`.
+    pub fn texts_to(&self, chat: i64) -> Vec<String> {
+        self.calls("SendMessage")
+            .iter()
+            .filter(|b| b["chat_id"].as_i64() == Some(chat) && b.get("_refused").is_none())
+            .map(|b| b["text"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+
+    /// Waits until `check` holds (polling the record), or panics after `limit`.
+    pub async fn wait_for<T>(&self, limit: Duration, what: &str, check: impl Fn(&FakeTelegram) -> Option<T>) -> T {
+        let start = Instant::now();
+        loop {
+            if let Some(value) = check(self) {
+                return value;
+            }
+            if start.elapsed() > limit {
+                panic!("timed out waiting for {what}; calls: {:?}", self.methods());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn chat_json(chat: i64) -> Value {
+    if chat > 0 {
+        json!({"id": chat, "type": "private", "first_name": "Ann"})
+    } else {
+        json!({"id": chat, "type": "supergroup", "title": "Team"})
     }
 }
 
@@ -106,24 +208,60 @@ pub fn user_message(chat: i64, chat_type: &str, from: i64, text: &str) -> Value 
     })
 }
 
-async fn serve(mut socket: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
+async fn serve(mut socket: tokio::net::TcpStream, state: Arc<Mutex<State>>, arrived: Arc<Notify>) {
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
     let path = request.path();
+    if let Some(file) = path.strip_prefix("/file/") {
+        // teloxide sends the file path as one segment (`documents%2FF1`).
+        let file = file.replace("%2F", "/");
+        let id = file.rsplit('/').next().unwrap_or("").to_string();
+        let bytes = state.lock().unwrap().files.get(&id).cloned();
+        let _ = match bytes {
+            Some(bytes) => {
+                use tokio::io::AsyncWriteExt;
+                let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", bytes.len());
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(&bytes).await;
+                socket.shutdown().await
+            }
+            None => {
+                respond(&mut socket, 404, "text/plain", "", "no such file").await;
+                Ok(())
+            }
+        };
+        return;
+    }
     let method = path.rsplit('/').next().unwrap_or("").to_string();
-    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-    let reply = answer(&state, &method, &body).await;
+    let body: Value = serde_json::from_slice(&request.body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into_owned()));
+    let reply = answer(&state, &arrived, &method, &body).await;
     respond(&mut socket, 200, "application/json", "", &reply.to_string()).await;
 }
 
-async fn answer(state: &Arc<Mutex<State>>, method: &str, body: &Value) -> Value {
-    {
+fn sent_message(id: i64, chat: &Value, text: &Value) -> Value {
+    json!({
+        "message_id": id, "date": 1_700_000_000,
+        "chat": chat_json(chat.as_i64().unwrap_or(1)),
+        "from": {"id": 999, "is_bot": true, "first_name": "Toll"},
+        "text": text,
+    })
+}
+
+async fn answer(state: &Arc<Mutex<State>>, arrived: &Notify, method: &str, body: &Value) -> Value {
+    let (index, delay) = {
         let mut s = state.lock().unwrap();
-        s.calls.push((method.to_string(), body.clone()));
+        s.calls.push((method.to_string(), body.clone(), Instant::now()));
+        let index = s.calls.len() - 1;
         if let Some(error) = s.faults.get_mut(method).and_then(VecDeque::pop_front) {
+            s.calls[index].1["_refused"] = json!(true);
             return error;
         }
+        (index, s.delays.get_mut(method).and_then(VecDeque::pop_front))
+    };
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
     }
     let ok = |result: Value| json!({"ok": true, "result": result});
     match method {
@@ -138,7 +276,16 @@ async fn answer(state: &Arc<Mutex<State>>, method: &str, body: &Value) -> Value 
         }
         "GetUpdates" => {
             let offset = body["offset"].as_i64().unwrap_or(0);
-            for _ in 0..10 {
+            // As Telegram does: asking from an offset confirms (forgets) what came before it.
+            state
+                .lock()
+                .unwrap()
+                .updates
+                .retain(|u| u["update_id"].as_i64().unwrap_or(0) >= offset);
+            let wait = Duration::from_secs(body["timeout"].as_u64().unwrap_or(0).min(2));
+            let deadline = tokio::time::Instant::now() + wait;
+            loop {
+                let notified = arrived.notified();
                 let ready: Vec<Value> = {
                     let s = state.lock().unwrap();
                     s.updates
@@ -150,20 +297,28 @@ async fn answer(state: &Arc<Mutex<State>>, method: &str, body: &Value) -> Value 
                 if !ready.is_empty() {
                     return ok(Value::Array(ready));
                 }
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                    return ok(json!([]));
+                }
             }
-            ok(json!([]))
         }
-        "SendMessage" => {
+        "SendMessage" | "SendDocument" => {
             let mut s = state.lock().unwrap();
             s.next_message += 1;
             let id = s.next_message;
-            ok(json!({
-                "message_id": id, "date": 1_700_000_000,
-                "chat": {"id": body["chat_id"], "type": "private", "first_name": "Ann"},
-                "from": {"id": 999, "is_bot": true, "first_name": "Toll"},
-                "text": body["text"],
-            }))
+            // Recorded with the call, so tests can press a card's buttons by its id.
+            if let Value::Object(fields) = &mut s.calls[index].1 {
+                fields.insert("_id".into(), json!(id));
+            }
+            ok(sent_message(id, &body["chat_id"], &body["text"]))
+        }
+        "EditMessageText" | "EditMessageReplyMarkup" => {
+            ok(sent_message(body["message_id"].as_i64().unwrap_or(1), &body["chat_id"], &body["text"]))
+        }
+        "GetFile" => {
+            let id = body["file_id"].as_str().unwrap_or("");
+            let size = state.lock().unwrap().files.get(id).map_or(0, Vec::len);
+            ok(json!({"file_id": id, "file_unique_id": id, "file_size": size, "file_path": format!("documents/{id}")}))
         }
         _ => ok(json!(true)),
     }

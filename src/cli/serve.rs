@@ -1,0 +1,99 @@
+//! `tollgate serve`: starts every bridge whose token variable is set (Telegram so far) and runs
+//! until SIGINT/SIGTERM. On a stop, calls that are running are recorded as interrupted (the
+//! process exit kills them and their sandboxes); calls waiting for approval stay pending and
+//! their buttons keep working after the next start.
+
+use super::{Failure, load_config, open_store};
+use crate::agent::runs::RunStore;
+use crate::policy::redact::Redactor;
+use clap::Args;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use tollgate_telegram::bot::TelegramBot;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {}
+
+pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Failure> {
+    let config = Arc::new(load_config(config_path)?);
+    let file = config
+        .source
+        .as_ref()
+        .map_or_else(|| "the config".to_string(), |p| p.display().to_string());
+    let Some(telegram) = config.telegram.clone() else {
+        return Err(Failure::usage(format!(
+            "no bridge is configured: add a [telegram] section to {file} and set TELEGRAM_BOT_TOKEN to the bot's token"
+        )));
+    };
+    let token = std::env::var(&telegram.token_env).unwrap_or_default();
+    if token.trim().is_empty() {
+        return Err(Failure::usage(format!(
+            "no bridge can start: set {} to the Telegram bot's token (telegram.token_env in {file})",
+            telegram.token_env
+        )));
+    }
+    crate::serve::telegram_agent(&config).map_err(Failure::usage)?;
+    let store = open_store(&config)?;
+    let redactor = Redactor::from_config(&config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
+    let code = runtime.block_on(async {
+        let bot = TelegramBot::connect(&token, &telegram.api_url)
+            .await
+            .map_err(|e| {
+                Failure::runtime(redactor.redact(&format!(
+                    "connecting to the Telegram Bot API at {}: {e}",
+                    telegram.api_url
+                )))
+            })?;
+        eprintln!(
+            "tollgate serve: Telegram bot @{} connected; serving (stop with Ctrl-C or SIGTERM)",
+            bot.username
+        );
+        let control = super::control::listen(&config, store.clone())
+            .map_err(|e| Failure::runtime(format!("opening the control socket: {e}")))?;
+        let (signal, code) = stop_signal();
+        crate::serve::run_telegram(config.clone(), store.clone(), bot, signal)
+            .await
+            .map_err(Failure::runtime)?;
+        drop(control);
+        let marked = RunStore::new(store.clone())
+            .interrupt_running(crate::agent::runner::INTERRUPTED)
+            .unwrap_or(0);
+        let _ = store.flush();
+        eprintln!(
+            "tollgate serve: stopped; {marked} running call(s) recorded as interrupted; approvals still waiting stay answerable after the next start"
+        );
+        let code = code.load(std::sync::atomic::Ordering::SeqCst);
+        Ok::<u8, Failure>(code)
+    })?;
+    // Exit now: tasks still running (and the sandboxes under them) end with the process.
+    std::process::exit(i32::from(code));
+}
+
+/// Completes on SIGTERM or SIGINT, noting the conventional exit code.
+fn stop_signal() -> (
+    impl std::future::Future<Output = ()>,
+    Arc<std::sync::atomic::AtomicU8>,
+) {
+    let code = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let noted = code.clone();
+    let future = async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return std::future::pending().await;
+        };
+        let value = tokio::select! {
+            _ = term.recv() => 143,
+            _ = int.recv() => 130,
+        };
+        noted.store(value, std::sync::atomic::Ordering::SeqCst);
+    };
+    (future, code)
+}

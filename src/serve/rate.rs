@@ -1,0 +1,77 @@
+//! The per-user rate limit: at most N messages in any 60 seconds. The first message over the
+//! limit gets one notice; later ones are dropped silently until the window has room again.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+const WINDOW: Duration = Duration::from_secs(60);
+
+/// What to do with a message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RateVerdict {
+    Accept,
+    /// Over the limit: tell the user once.
+    RefuseWithNotice,
+    RefuseSilently,
+}
+
+#[derive(Default)]
+struct UserWindow {
+    seen: VecDeque<Instant>,
+    noticed: bool,
+}
+
+/// Counts messages per user.
+pub struct RateLimiter {
+    per_minute: u32,
+    users: HashMap<i64, UserWindow>,
+}
+
+impl RateLimiter {
+    #[must_use]
+    pub fn new(per_minute: u32) -> Self {
+        RateLimiter {
+            per_minute,
+            users: HashMap::new(),
+        }
+    }
+
+    pub fn check(&mut self, user: i64, now: Instant) -> RateVerdict {
+        let window = self.users.entry(user).or_default();
+        while window
+            .seen
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= WINDOW)
+        {
+            window.seen.pop_front();
+        }
+        if window.seen.len() < self.per_minute as usize {
+            window.seen.push_back(now);
+            window.noticed = false;
+            return RateVerdict::Accept;
+        }
+        if window.noticed {
+            RateVerdict::RefuseSilently
+        } else {
+            window.noticed = true;
+            RateVerdict::RefuseWithNotice
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_notice_then_silence_then_room_again() {
+        let mut limiter = RateLimiter::new(2);
+        let t0 = Instant::now();
+        assert_eq!(limiter.check(1, t0), RateVerdict::Accept);
+        assert_eq!(limiter.check(1, t0), RateVerdict::Accept);
+        assert_eq!(limiter.check(1, t0), RateVerdict::RefuseWithNotice);
+        assert_eq!(limiter.check(1, t0), RateVerdict::RefuseSilently);
+        assert_eq!(limiter.check(2, t0), RateVerdict::Accept, "per user");
+        assert_eq!(limiter.check(1, t0 + WINDOW), RateVerdict::Accept);
+    }
+}

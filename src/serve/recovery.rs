@@ -1,0 +1,81 @@
+//! What a start does with what the last process left (design.md section 4, "Durable"): records
+//! that expired while it was down are resolved as timeouts and their cards edited; records
+//! whose card was never sent are sent; open runs continue in their sessions, where their calls
+//! ask again and find the cards already shown.
+
+use super::Service;
+use super::cards::post_card;
+use super::shared::Shared;
+use crate::agent::reminders::now_secs;
+use crate::approvals::ApprovalToken;
+use crate::executor::approval::Answer;
+use std::sync::Arc;
+use std::time::Duration;
+use tollgate_surface::CardOutcome;
+
+/// How often deadlines are checked apart from the calls waiting on them.
+const EXPIRY_SWEEP: Duration = Duration::from_secs(5);
+
+/// Settles what expired, sends what was never sent, and resumes open runs.
+pub async fn recover(service: &Arc<Service>) {
+    let shared = &service.shared;
+    expire(shared).await;
+    for record in shared.approvals.waiting().unwrap_or_default() {
+        if !record.posted_to.is_empty() {
+            continue;
+        }
+        let posted = post_card(shared, &record).await;
+        if let Some(token) = ApprovalToken::parse(&record.token)
+            && let Err(e) = shared.approvals.set_posted(&token, &posted)
+        {
+            shared.log(&format!("recording where card {} went: {e}", record.token));
+        }
+    }
+    let open = match shared.runs.open_runs() {
+        Ok(open) => open,
+        Err(e) => {
+            shared.log(&format!("reading open runs: {e}"));
+            return;
+        }
+    };
+    for run in open {
+        if !run.session.starts_with("telegram:") || run.agent != shared.agent {
+            continue;
+        }
+        let Some(chat) = service.remembered_chat(&run.session) else {
+            shared.log(&format!(
+                "run {} of session {} cannot resume: its chat is unknown",
+                run.id, run.session
+            ));
+            continue;
+        };
+        match service.session(&run.session, &chat) {
+            Ok(worker) => {
+                shared.log(&format!("resuming run {} of session {}", run.id, run.session));
+                worker.resume(run).await;
+            }
+            Err(e) => shared.log(&format!("session {} could not start: {e}", run.session)),
+        }
+    }
+}
+
+/// Resolves records past their deadline as timeouts and edits their cards.
+async fn expire(shared: &Shared) {
+    match shared.approvals.expire_due(now_secs()) {
+        Ok(expired) => {
+            for record in expired {
+                shared.show_outcome(&record, &CardOutcome::TimedOut).await;
+                shared.deliver(&record.token, Answer::TimedOut);
+            }
+        }
+        Err(e) => shared.log(&format!("expiring approvals: {e}")),
+    }
+}
+
+/// Checks deadlines every few seconds.
+pub async fn expire_periodically(shared: Arc<Shared>) {
+    loop {
+        tokio::time::sleep(EXPIRY_SWEEP).await;
+        expire(&shared).await;
+    }
+}
