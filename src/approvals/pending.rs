@@ -89,7 +89,7 @@ pub struct PendingApproval {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PressOutcome {
     /// This press answered the card.
-    Answered(PendingApproval),
+    Answered(Box<PendingApproval>),
     /// The presser is not one of the bridge's admins: nothing happened (audited).
     NotAnAdmin,
     /// Someone answered first.
@@ -193,7 +193,7 @@ impl PendingApprovals {
             )?;
             if swapped.is_ok() {
                 self.store.flush()?;
-                return Ok(PressOutcome::Answered(answered));
+                return Ok(PressOutcome::Answered(Box::new(answered)));
             }
             // Someone else changed it in between: look again (they probably answered).
         }

@@ -54,7 +54,8 @@ pub fn run(
             session,
         } => {
             let Some(store) = io.existing_store(&config)? else {
-                io_say!(io, 
+                io_say!(
+                    io,
                     "(no store yet at {}: nothing saved)",
                     config.store.path.display()
                 );
@@ -65,7 +66,8 @@ pub fn run(
                 .command_entries(agent_name.as_deref())
                 .map_err(runtime)?
             {
-                io_say!(io, 
+                io_say!(
+                    io,
                     "agent {}\tcommand {}\tcovers {}\tby {} at {}",
                     entry.agent,
                     entry.key,
@@ -75,9 +77,13 @@ pub fn run(
                 );
             }
             for entry in lists.tool_entries(session.as_deref()).map_err(runtime)? {
-                io_say!(io, 
+                io_say!(
+                    io,
                     "session {}\ttool {}\tby {} at {}",
-                    entry.session, entry.tool, entry.by, entry.at
+                    entry.session,
+                    entry.tool,
+                    entry.by,
+                    entry.at
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -111,7 +117,8 @@ pub fn run(
                     at: now_rfc3339(),
                 })
                 .map_err(runtime)?;
-            io_say!(io, 
+            io_say!(
+                io,
                 "saved for agent {agent_name}: {key} (covers {})",
                 key.describe()
             );
@@ -123,7 +130,8 @@ pub fn run(
             session,
             tool,
         } => {
-            let store = io.existing_store(&config)?
+            let store = io
+                .existing_store(&config)?
                 .ok_or_else(|| Failure::usage("nothing is saved yet (no store)"))?;
             let lists = Allowlists::new(store);
             let removed = match (agent_name, key, session, tool) {

@@ -22,7 +22,8 @@ pub struct AuditArgs {
 pub fn run(config_path: Option<&Path>, args: &AuditArgs, io: &mut Io) -> Result<ExitCode, Failure> {
     let config = load_config(config_path)?;
     let Some(store) = io.existing_store(&config)? else {
-        io_say!(io, 
+        io_say!(
+            io,
             "(no store yet at {}: nothing recorded)",
             config.store.path.display()
         );

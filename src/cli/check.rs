@@ -120,6 +120,12 @@ pub fn describe(
                     .into(),
             );
         }
+        if t.approvals_to == crate::config::ApprovalsTo::Admins {
+            warnings.push(
+                "telegram: approvals_to = \"admins\": Telegram lets a bot message only admins who have started a chat with it; each admin should send the bot /start, or their cards go to the requesting chat instead (the log names them)"
+                    .into(),
+            );
+        }
     }
     if let Some(d) = &config.discord {
         let agent = d.agent.as_deref().unwrap_or("?");

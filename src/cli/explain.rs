@@ -60,7 +60,11 @@ fn parse_sandbox(s: &str) -> Result<SandboxPolicy, String> {
     s.parse()
 }
 
-pub fn run(config_path: Option<&Path>, args: &ExplainArgs, io: &mut Io) -> Result<ExitCode, Failure> {
+pub fn run(
+    config_path: Option<&Path>,
+    args: &ExplainArgs,
+    io: &mut Io,
+) -> Result<ExitCode, Failure> {
     let config = load_config(config_path)?;
     let agent_config = agent(&config, &args.agent)?;
     let call_args: Value = serde_json::from_str(&args.args)

@@ -105,7 +105,8 @@ impl SessionPolicy {
             None => false,
         };
         let mut held = false;
-        self.state.send_modify(|s| held = s.tool_allowlist.remove(tool));
+        self.state
+            .send_modify(|s| held = s.tool_allowlist.remove(tool));
         Ok(saved || held)
     }
 

@@ -48,7 +48,11 @@ fn free_path(dir: &Path, name: &str) -> PathBuf {
 
 /// Downloads the files into `<workspace>/attachments/`; returns the lines that tell the agent
 /// (and, for refused files, the user) what happened.
-pub async fn receive(shared: &Shared, workspace: &Path, files: &[RemoteFile]) -> (Vec<String>, Vec<String>) {
+pub async fn receive(
+    shared: &Shared,
+    workspace: &Path,
+    files: &[RemoteFile],
+) -> (Vec<String>, Vec<String>) {
     let mut for_agent = Vec::new();
     let mut refused = Vec::new();
     if files.is_empty() {
@@ -69,7 +73,11 @@ pub async fn receive(shared: &Shared, workspace: &Path, files: &[RemoteFile]) ->
             continue;
         }
         let path = free_path(&dir, &name);
-        match shared.bot.download(&file.file_id, &path, MAX_ATTACHMENT_BYTES).await {
+        match shared
+            .bot
+            .download(&file.file_id, &path, MAX_ATTACHMENT_BYTES)
+            .await
+        {
             Ok(bytes) => {
                 let relative = path.strip_prefix(workspace).unwrap_or(&path);
                 for_agent.push(format!(

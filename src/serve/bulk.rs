@@ -60,7 +60,12 @@ pub async fn refresh_bulk_row(shared: &Shared, chat: &ChatRef) {
     let n = tokens.len();
     let listed: Vec<String> = waiting
         .iter()
-        .map(|r| format!("• <code>{}</code>", tollgate_telegram::render::escape(&r.tool)))
+        .map(|r| {
+            format!(
+                "• <code>{}</code>",
+                tollgate_telegram::render::escape(&r.tool)
+            )
+        })
         .collect();
     let html = format!(
         "{n} approvals are waiting here (admins only):\n{}",

@@ -7,9 +7,7 @@ use super::bulk::refresh_bulk_row;
 use super::shared::{Shared, WaitingQuestion, lock};
 use crate::approvals::{ApprovalChoice, ApprovalToken, PendingApproval, PendingState};
 use crate::config::ApprovalsTo;
-use crate::executor::approval::{
-    Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture,
-};
+use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture};
 use crate::policy::resolve::AlwaysOffer;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -167,14 +165,11 @@ pub async fn post_card(shared: &Shared, record: &PendingApproval) -> Vec<CardRef
             }),
             Err(e) => shared.log(&format!("sending a card to chat {}: {e}", chat.id)),
         }
-    } else {
+    } else if !posted.iter().any(|p| p.chat.id == chat.id) {
         shared
             .notice(
                 chat,
-                &format!(
-                    "⏳ `{}` is waiting for an admin's approval.",
-                    record.tool
-                ),
+                &format!("⏳ `{}` is waiting for an admin's approval.", record.tool),
             )
             .await;
     }
@@ -278,7 +273,11 @@ impl CardApprover {
         }
     }
 
-    fn create_record(&self, request: &ApprovalRequest, run: &str) -> Result<PendingApproval, String> {
+    fn create_record(
+        &self,
+        request: &ApprovalRequest,
+        run: &str,
+    ) -> Result<PendingApproval, String> {
         let token = ApprovalToken::generate()
             .map_err(|e| format!("no randomness for an approval token ({e}); nothing ran"))?;
         let requester = lock(&self.requester).1.clone();

@@ -67,13 +67,17 @@ pub fn run_command(
         "mode" => match args.parse::<ApprovalMode>() {
             Ok(mode) => {
                 policy.set_mode(mode);
-                format!("Approval mode of this chat is now `{mode}`; waiting approvals were decided again.")
+                format!(
+                    "Approval mode of this chat is now `{mode}`; waiting approvals were decided again."
+                )
             }
             Err(e) => format!("{e}. Usage: /mode MODE"),
         },
         "sandbox" => match args.parse::<SandboxPolicy>() {
             Ok(sandbox) => match policy.set_sandbox(sandbox) {
-                Ok(()) => format!("Sandbox of this chat is now `{sandbox}`; waiting approvals were decided again."),
+                Ok(()) => format!(
+                    "Sandbox of this chat is now `{sandbox}`; waiting approvals were decided again."
+                ),
                 Err(e) => e,
             },
             Err(e) => format!("{e}. Usage: /sandbox POLICY"),
@@ -120,18 +124,28 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
         None | Some("list") => {
             let lists = Allowlists::new(shared.store.clone());
             let tools = lists.tool_entries(Some(&worker.key)).unwrap_or_default();
-            let commands = lists.command_entries(Some(&shared.agent)).unwrap_or_default();
+            let commands = lists
+                .command_entries(Some(&shared.agent))
+                .unwrap_or_default();
             if tools.is_empty() && commands.is_empty() {
                 return "Nothing is allowed always here.".into();
             }
             let mut text = String::new();
             for t in tools {
-                text.push_str(&format!("tool `{}` (this chat) — by {} at {}\n", t.tool, t.by, t.at));
+                text.push_str(&format!(
+                    "tool `{}` (this chat) — by {} at {}\n",
+                    t.tool, t.by, t.at
+                ));
             }
             for c in commands {
-                text.push_str(&format!("command `{}` (agent {}) — by {} at {}\n", c.key, c.agent, c.by, c.at));
+                text.push_str(&format!(
+                    "command `{}` (agent {}) — by {} at {}\n",
+                    c.key, c.agent, c.by, c.at
+                ));
             }
-            text.push_str("Revoke with /allowlist revoke tool NAME, or /allowlist revoke command KEY");
+            text.push_str(
+                "Revoke with /allowlist revoke tool NAME, or /allowlist revoke command KEY",
+            );
             text
         }
         Some("revoke") => {
@@ -144,7 +158,10 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
                     Ok(key) => policy.revoke_command(&key),
                     Err(e) => return format!("`{target}` is not a command key: {e}"),
                 },
-                _ => return "Usage: /allowlist revoke tool NAME | /allowlist revoke command KEY".into(),
+                _ => {
+                    return "Usage: /allowlist revoke tool NAME | /allowlist revoke command KEY"
+                        .into();
+                }
             };
             match revoked {
                 Ok(true) => format!("Revoked `{target}`."),
@@ -163,7 +180,10 @@ mod tests {
     #[test]
     fn commands_are_parsed_for_this_bot_only() {
         assert_eq!(parse_command("/stop", "toll_bot"), Some(("stop", "")));
-        assert_eq!(parse_command("/mode@toll_bot  high-risk ", "toll_bot"), Some(("mode", "high-risk")));
+        assert_eq!(
+            parse_command("/mode@toll_bot  high-risk ", "toll_bot"),
+            Some(("mode", "high-risk"))
+        );
         assert_eq!(parse_command("/stop@other_bot", "toll_bot"), None);
         assert_eq!(parse_command("/unknown", "toll_bot"), None);
         assert_eq!(parse_command("stop", "toll_bot"), None);

@@ -72,7 +72,10 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
         Err(e) => {
             shared.log(&format!("session {key} could not start: {e}"));
             shared
-                .notice(&inbound.chat, &format!("⚠ This chat's agent could not start: {e}"))
+                .notice(
+                    &inbound.chat,
+                    &format!("⚠ This chat's agent could not start: {e}"),
+                )
                 .await;
             return;
         }
@@ -92,7 +95,10 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
     lines.insert(0, text);
     let requester = (
         inbound.sender.id,
-        format!("{} (telegram:{})", inbound.sender.display, inbound.sender.id),
+        format!(
+            "{} (telegram:{})",
+            inbound.sender.display, inbound.sender.id
+        ),
     );
     if let Queued::Full { announce: true } = worker.enqueue(lines.join("\n"), requester) {
         shared

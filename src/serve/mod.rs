@@ -111,7 +111,9 @@ pub fn telegram_agent(config: &Config) -> Result<String, String> {
     match &telegram.agent {
         Some(name) if config.agents.contains_key(name) => Ok(name.clone()),
         Some(name) => Err(format!("[telegram] agent `{name}` is not configured")),
-        None if config.agents.len() == 1 => Ok(config.agents.keys().next().cloned().unwrap_or_default()),
+        None if config.agents.len() == 1 => {
+            Ok(config.agents.keys().next().cloned().unwrap_or_default())
+        }
         None => Err("several agents are configured: set `agent` under [telegram]".into()),
     }
 }
@@ -152,9 +154,7 @@ pub async fn run_telegram(
                     Err(e) => {
                         failures = failures.saturating_add(1);
                         service.shared.log(&format!("polling Telegram: {e}"));
-                        let wait = e
-                            .retry_after_secs
-                            .unwrap_or(u64::from(failures.min(30)));
+                        let wait = e.retry_after_secs.unwrap_or(u64::from(failures.min(30)));
                         tokio::time::sleep(Duration::from_secs(wait)).await;
                     }
                 }

@@ -5,7 +5,9 @@
 use super::bulk::refresh_bulk_row;
 use super::cards::answer_of;
 use super::shared::{Shared, lock};
-use crate::approvals::{ApprovalChoice, ApprovalToken, PendingApproval, PendingState, PressOutcome};
+use crate::approvals::{
+    ApprovalChoice, ApprovalToken, PendingApproval, PendingState, PressOutcome,
+};
 use serde_json::json;
 use tollgate_surface::CardOutcome;
 use tollgate_telegram::updates::TelegramPress;
@@ -29,8 +31,7 @@ fn run_waits(shared: &Shared, record: &PendingApproval) -> bool {
         Ok(Some(run)) => {
             run.is_open()
                 && run.calls.iter().any(|c| {
-                    c.call.id == record.call_id
-                        && c.state == crate::agent::runs::CallState::Pending
+                    c.call.id == record.call_id && c.state == crate::agent::runs::CallState::Pending
                 })
         }
         Ok(None) => false,
@@ -40,7 +41,11 @@ fn run_waits(shared: &Shared, record: &PendingApproval) -> bool {
 }
 
 async fn reply(shared: &Shared, press: &TelegramPress, text: &str, alert: bool) {
-    if let Err(e) = shared.bot.answer_press(&press.callback_id, text, alert).await {
+    if let Err(e) = shared
+        .bot
+        .answer_press(&press.callback_id, text, alert)
+        .await
+    {
         shared.log(&format!("answering a press: {e}"));
     }
 }
@@ -74,18 +79,23 @@ pub async fn handle_press(shared: &Shared, press: TelegramPress) {
         if matches!(shared.approvals.settle(token, expired), Ok(true)) {
             shared.show_outcome(record, &CardOutcome::Expired).await;
         }
-        reply(shared, &press, "This approval expired: its run is gone.", true).await;
+        reply(
+            shared,
+            &press,
+            "This approval expired: its run is gone.",
+            true,
+        )
+        .await;
         return;
     }
-    let outcome = shared.approvals.press(
-        &data,
-        &by,
-        is_admin,
-        crate::agent::reminders::now_secs(),
-    );
+    let outcome = shared
+        .approvals
+        .press(&data, &by, is_admin, crate::agent::reminders::now_secs());
     match outcome {
         Ok(PressOutcome::Answered(answered)) => {
-            let Some(outcome) = outcome_of(&answered) else { return };
+            let Some(outcome) = outcome_of(&answered) else {
+                return;
+            };
             let text = match &outcome {
                 CardOutcome::Denied { .. } => "Denied.",
                 _ => "Approved.",
@@ -129,7 +139,13 @@ pub async fn handle_press(shared: &Shared, press: TelegramPress) {
         }
         Err(e) => {
             shared.log(&format!("recording a press: {e}"));
-            reply(shared, &press, "The answer could not be saved; try again.", true).await;
+            reply(
+                shared,
+                &press,
+                "The answer could not be saved; try again.",
+                true,
+            )
+            .await;
         }
     }
 }
@@ -155,7 +171,13 @@ async fn answer_all(
         return reply(shared, press, "Only admins can answer this.", true).await;
     }
     let Ok(Some(bulk)) = shared.bulks.take(&token) else {
-        return reply(shared, press, "This row was already used or replaced.", true).await;
+        return reply(
+            shared,
+            press,
+            "This row was already used or replaced.",
+            true,
+        )
+        .await;
     };
     let single = if choice == "approve-all" {
         ApprovalChoice::Approve
@@ -242,7 +264,11 @@ async fn answer_question(shared: &Shared, press: &TelegramPress) {
 }
 
 /// Sends a question's answer and shows it on the card.
-pub async fn finish_question(shared: &Shared, question: super::shared::WaitingQuestion, answer: &str) {
+pub async fn finish_question(
+    shared: &Shared,
+    question: super::shared::WaitingQuestion,
+    answer: &str,
+) {
     if let Some(card) = &question.card {
         let html = format!(
             "{}\n\n<b>Answered:</b> {}",

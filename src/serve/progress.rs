@@ -70,7 +70,11 @@ pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatc
             if text != shown {
                 let sent = match message {
                     None => shared.bot.send_progress(chat, &text).await.map(Some),
-                    Some(id) => shared.bot.edit_progress(chat.id, id, &text).await.map(|()| Some(id)),
+                    Some(id) => shared
+                        .bot
+                        .edit_progress(chat.id, id, &text)
+                        .await
+                        .map(|()| Some(id)),
                 };
                 match sent {
                     Ok(id) => {
@@ -80,8 +84,8 @@ pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatc
                     }
                     // Rate-limited: skip this edit and wait as long as Telegram asks.
                     Err(e) => {
-                        next_progress =
-                            now + interval.max(Duration::from_secs(e.retry_after_secs.unwrap_or(0)));
+                        next_progress = now
+                            + interval.max(Duration::from_secs(e.retry_after_secs.unwrap_or(0)));
                     }
                 }
             } else {

@@ -51,7 +51,10 @@ pub async fn recover(service: &Arc<Service>) {
         };
         match service.session(&run.session, &chat) {
             Ok(worker) => {
-                shared.log(&format!("resuming run {} of session {}", run.id, run.session));
+                shared.log(&format!(
+                    "resuming run {} of session {}",
+                    run.id, run.session
+                ));
                 worker.resume(run).await;
             }
             Err(e) => shared.log(&format!("session {} could not start: {e}", run.session)),

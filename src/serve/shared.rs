@@ -126,10 +126,7 @@ impl Shared {
     /// Edits every copy of a card to show how it ended, buttons removed.
     pub async fn show_outcome(&self, record: &PendingApproval, outcome: &CardOutcome) {
         let Some(card) = &record.card else { return };
-        let html = resolved_html(
-            &tollgate_telegram::card::render_card(card).html,
-            outcome,
-        );
+        let html = resolved_html(&tollgate_telegram::card::render_card(card).html, outcome);
         for posted in &record.posted_to {
             if let Err(e) = self
                 .bot

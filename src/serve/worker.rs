@@ -31,7 +31,9 @@ pub enum Work {
 pub enum Queued {
     Yes,
     /// The queue is full: the first drop is announced, later ones are silent.
-    Full { announce: bool },
+    Full {
+        announce: bool,
+    },
 }
 
 /// A session and its worker task.
@@ -173,7 +175,10 @@ async fn work(shared: Arc<Shared>, worker: Arc<SessionWorker>, mut queue: mpsc::
             Ok(done) => {
                 let answer = shared.redactor.redact(&done.answer);
                 if let Err(e) = shared.bot.send_answer(&worker.chat, &answer).await {
-                    shared.log(&format!("sending an answer to chat {}: {e}", worker.chat.id));
+                    shared.log(&format!(
+                        "sending an answer to chat {}: {e}",
+                        worker.chat.id
+                    ));
                 }
             }
             Err(error) => {
@@ -185,7 +190,10 @@ async fn work(shared: Arc<Shared>, worker: Arc<SessionWorker>, mut queue: mpsc::
     }
 }
 
-fn spawn_progress(shared: &Arc<Shared>, worker: &Arc<SessionWorker>) -> tokio::task::JoinHandle<()> {
+fn spawn_progress(
+    shared: &Arc<Shared>,
+    worker: &Arc<SessionWorker>,
+) -> tokio::task::JoinHandle<()> {
     let (shared, worker) = (shared.clone(), worker.clone());
     tokio::spawn(async move { show_progress(&shared, &worker.chat, &worker.progress).await })
 }

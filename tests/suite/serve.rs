@@ -21,7 +21,6 @@ pub struct Served {
     pub child: Option<Child>,
     pub telegram: FakeTelegram,
     pub llm: FakeLlm,
-    config: String,
 }
 
 impl Drop for Served {
@@ -34,31 +33,53 @@ impl Drop for Served {
 }
 
 impl Served {
-    /// Starts `tollgate serve` with `extra` appended to the agent section's config.
+    /// Starts `tollgate serve` with extra lines in the agent's and the bridge's sections.
     pub async fn start(script: Vec<Reply>, agent_extra: &str, telegram_extra: &str) -> Served {
+        let mut served = Served::new(script, agent_extra, telegram_extra).await;
+        served.spawn();
+        served.ready(1).await;
+        served
+    }
+
+    /// Waits for the `n`th start to be polling.
+    pub async fn ready(&self, n: usize) {
+        self.telegram
+            .wait_for(WAIT, "polling", |t| {
+                let methods = t.methods();
+                let starts = methods.iter().filter(|m| *m == "GetMe").count();
+                let polling = methods
+                    .iter()
+                    .rev()
+                    .take_while(|m| *m != "GetMe")
+                    .any(|m| m == "GetUpdates");
+                (starts >= n && polling).then_some(())
+            })
+            .await;
+    }
+
+    /// The fakes and the config, not started yet.
+    pub async fn new(script: Vec<Reply>, agent_extra: &str, telegram_extra: &str) -> Served {
         let telegram = FakeTelegram::start().await;
         let llm = FakeLlm::start(script).await;
         let dir = tempfile::tempdir().unwrap();
+        // Typing and progress off unless a test turns them on: they would interleave with the
+        // messages the tests look for.
+        let quiet = if telegram_extra.contains("progress_interval_secs") {
+            ""
+        } else {
+            "progress_interval_secs = 0\ntyping = false\n"
+        };
         let config = format!(
-            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"read_file\", \"write_file\", \"ask_user_question\"]\nworkspace = \"ws\"\n{agent_extra}\n[telegram]\napi_url = \"{}\"\nallowed_users = [{USER}, 11]\nallowed_chats = [{GROUP}]\nadmins = [{ADMIN}]\nprogress_interval_secs = 0\ntyping = false\n{telegram_extra}\n",
+            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"read_file\", \"write_file\", \"ask_user_question\"]\nworkspace = \"ws\"\n{agent_extra}\n[telegram]\napi_url = \"{}\"\nallowed_users = [{USER}, 11]\nallowed_chats = [{GROUP}]\nadmins = [{ADMIN}]\n{quiet}{telegram_extra}\n",
             llm.url, telegram.url
         );
         std::fs::write(dir.path().join("tollgate.toml"), &config).unwrap();
-        let mut served = Served {
+        Served {
             dir,
             child: None,
             telegram,
             llm,
-            config,
-        };
-        served.spawn();
-        served
-            .telegram
-            .wait_for(WAIT, "the first GetUpdates", |t| {
-                t.methods().contains(&"GetUpdates".to_string()).then_some(())
-            })
-            .await;
-        served
+        }
     }
 
     pub fn spawn(&mut self) {
@@ -138,10 +159,6 @@ impl Served {
             .output()
             .unwrap()
     }
-
-    pub fn config(&self) -> &str {
-        &self.config
-    }
 }
 
 /// The callback data of the button whose label starts with `label`.
@@ -176,27 +193,59 @@ async fn strangers_are_ignored_and_users_answered() {
         .iter()
         .map(|c| c["command"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["help", "new", "stop", "status", "mode", "sandbox", "allowlist"]);
+    assert_eq!(
+        names,
+        [
+            "help",
+            "new",
+            "stop",
+            "status",
+            "mode",
+            "sandbox",
+            "allowlist"
+        ]
+    );
 
     served.say(77, "hello?");
     served.say(USER, "hello");
     served.wait_text(USER, "Hello, Ann.").await;
-    assert!(served.telegram.texts_to(77).is_empty(), "a stranger gets nothing");
-    assert_eq!(served.llm.requests().len(), 1, "the stranger's message never reached the model");
+    assert!(
+        served.telegram.texts_to(77).is_empty(),
+        "a stranger gets nothing"
+    );
+    assert_eq!(
+        served.llm.requests().len(),
+        1,
+        "the stranger's message never reached the model"
+    );
 
     // While serve holds the store, `audit` reaches it over the control socket.
     let audit = served.tollgate(&["audit"]);
     let out = String::from_utf8_lossy(&audit.stdout);
-    assert!(audit.status.success(), "{out}{}", String::from_utf8_lossy(&audit.stderr));
-    assert!(out.contains("access_denied") && out.contains("telegram:77"), "{out}");
+    assert!(
+        audit.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&audit.stderr)
+    );
+    assert!(
+        out.contains("access_denied") && out.contains("telegram:77"),
+        "{out}"
+    );
     assert!(out.contains("run_completed"), "{out}");
-    assert!(!served.log().contains("SECRET-bot-token"), "{}", served.log());
+    assert!(
+        !served.log().contains("SECRET-bot-token"),
+        "{}",
+        served.log()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn only_an_admin_press_runs_the_call_and_only_once() {
     let served = Served::start(
-        vec![write_call("w1", "out.txt", "approved once"), text("Written.")],
+        vec![
+            write_call("w1", "out.txt", "approved once"),
+            text("Written."),
+        ],
         "",
         "",
     )
@@ -204,10 +253,16 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
     served.say(USER, "write out.txt");
     let (card_id, card) = served.card(USER, 0).await;
     let html = card["text"].as_str().unwrap();
-    assert!(html.contains("write_file") && html.contains("approved once"), "{html}");
+    assert!(
+        html.contains("write_file") && html.contains("approved once"),
+        "{html}"
+    );
     let approve = button(&card, "Approve");
     let deny = button(&card, "Deny");
-    assert!(approve.len() <= 64 && approve.starts_with("t1"), "{approve}");
+    assert!(
+        approve.len() <= 64 && approve.starts_with("t1"),
+        "{approve}"
+    );
     let written = served.path("ws/telegram_10/out.txt");
 
     // A non-admin's press: an alert, an audit entry, nothing runs.
@@ -231,24 +286,37 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
         .iter()
         .find(|e| e["message_id"].as_i64() == Some(card_id))
         .expect("the card was edited");
-    assert!(edit["text"].as_str().unwrap().contains("Approved by User1"), "{edit}");
-    assert_eq!(edit["reply_markup"]["inline_keyboard"], json!([]), "buttons removed");
+    assert!(
+        edit["text"].as_str().unwrap().contains("Approved by User1"),
+        "{edit}"
+    );
+    assert_eq!(
+        edit["reply_markup"]["inline_keyboard"],
+        json!([]),
+        "buttons removed"
+    );
 
     // A later press (even an admin's, even another button) is told who answered.
     served.telegram.push_press(USER, ADMIN, card_id, &deny);
     served
         .telegram
         .wait_for(WAIT, "already answered", |t| {
-            t.calls("AnswerCallbackQuery")
-                .into_iter()
-                .find(|b| b["text"].as_str().unwrap_or("").contains("Already answered by User1"))
+            t.calls("AnswerCallbackQuery").into_iter().find(|b| {
+                b["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("Already answered by User1")
+            })
         })
         .await;
     assert_eq!(std::fs::read_to_string(&written).unwrap(), "approved once");
     assert_eq!(served.llm.requests().len(), 2);
     let audit = served.tollgate(&["audit", "--json"]);
     let out = String::from_utf8_lossy(&audit.stdout);
-    assert!(out.contains("press_rejected") && out.contains("telegram:10"), "{out}");
+    assert!(
+        out.contains("press_rejected") && out.contains("telegram:10"),
+        "{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -268,9 +336,18 @@ async fn a_card_nobody_answers_times_out_as_a_runtime_deny() {
         .into_iter()
         .find(|e| e["message_id"].as_i64() == Some(card_id))
         .expect("the card was edited");
-    assert!(edit["text"].as_str().unwrap().contains("Nobody answered in time"), "{edit}");
+    assert!(
+        edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("Nobody answered in time"),
+        "{edit}"
+    );
     let told = served.llm.requests()[1].body["messages"].to_string();
-    assert!(told.contains("nobody answered the approval request in time"), "{told}");
+    assert!(
+        told.contains("nobody answered the approval request in time"),
+        "{told}"
+    );
     assert!(!served.path("ws/telegram_10/late.txt").exists());
 }
 
@@ -290,7 +367,9 @@ async fn stop_cancels_a_run_waiting_for_approval() {
         })
         .await;
     // A press after the stop runs nothing.
-    served.telegram.push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
     served
         .telegram
         .wait_for(WAIT, "the press answer", |t| {
@@ -299,13 +378,20 @@ async fn stop_cancels_a_run_waiting_for_approval() {
         .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!served.path("ws/telegram_10/never.txt").exists());
-    assert_eq!(served.llm.requests().len(), 1, "the model was not asked again");
+    assert_eq!(
+        served.llm.requests().len(),
+        1,
+        "the model was not asked again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
     let mut served = Served::start(
-        vec![write_call("w1", "after.txt", "restart-proof"), text("Done after restart.")],
+        vec![
+            write_call("w1", "after.txt", "restart-proof"),
+            text("Done after restart."),
+        ],
         "",
         "",
     )
@@ -315,14 +401,10 @@ async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
     served.kill();
     let cards_before = served.telegram.calls("SendMessage").len();
     served.spawn();
+    served.ready(2).await;
     served
         .telegram
-        .wait_for(WAIT, "the second GetMe", |t| {
-            (t.calls("GetMe").len() == 2).then_some(())
-        })
-        .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    served.telegram.push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
     served.wait_text(USER, "Done after restart.").await;
     let written = served.path("ws/telegram_10/after.txt");
     assert_eq!(std::fs::read_to_string(written).unwrap(), "restart-proof");
@@ -349,6 +431,10 @@ async fn a_long_answer_is_split_and_a_429_storm_loses_nothing() {
             json!({"ok": false, "error_code": 429, "description": "Too Many Requests: retry after 1", "parameters": {"retry_after": 1}}),
         );
     }
+    // And a slow Bot API: the first delivered message takes 1.5 s to be answered.
+    served
+        .telegram
+        .delay_next("SendMessage", Duration::from_millis(1_500));
     served.say(USER, "tell me a lot");
     let last = format!("line {}", i - 1);
     served.wait_text(USER, &last).await;
@@ -377,8 +463,16 @@ async fn groups_answer_mentions_only_and_two_cards_get_an_approve_all_row() {
     let served = Served::start(
         vec![
             tool_calls(&[
-                ("w1", "write_file", &json!({"path": "a.txt", "content": "A"}).to_string()),
-                ("w2", "write_file", &json!({"path": "b.txt", "content": "B"}).to_string()),
+                (
+                    "w1",
+                    "write_file",
+                    &json!({"path": "a.txt", "content": "A"}).to_string(),
+                ),
+                (
+                    "w2",
+                    "write_file",
+                    &json!({"path": "b.txt", "content": "B"}).to_string(),
+                ),
             ]),
             text("Both written."),
         ],
@@ -389,9 +483,12 @@ async fn groups_answer_mentions_only_and_two_cards_get_an_approve_all_row() {
     served
         .telegram
         .push_message(user_message(GROUP, "supergroup", USER, "no mention here"));
-    served
-        .telegram
-        .push_message(user_message(GROUP, "supergroup", USER, "@toll_bot write both"));
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        USER,
+        "@toll_bot write both",
+    ));
     let (_, first) = served.card(GROUP, 0).await;
     let (_, second) = served.card(GROUP, 1).await;
     assert_ne!(button(&first, "Approve"), button(&second, "Approve"));
@@ -399,9 +496,19 @@ async fn groups_answer_mentions_only_and_two_cards_get_an_approve_all_row() {
     let all = button(&row, "Approve all 2");
     served.telegram.push_press(GROUP, ADMIN, row_id, &all);
     served.wait_text(GROUP, "Both written.").await;
-    assert_eq!(std::fs::read_to_string(served.path("ws/telegram_-100/a.txt")).unwrap(), "A");
-    assert_eq!(std::fs::read_to_string(served.path("ws/telegram_-100/b.txt")).unwrap(), "B");
-    assert_eq!(served.llm.requests().len(), 2, "the unmentioned message was not answered");
+    assert_eq!(
+        std::fs::read_to_string(served.path("ws/telegram_-100/a.txt")).unwrap(),
+        "A"
+    );
+    assert_eq!(
+        std::fs::read_to_string(served.path("ws/telegram_-100/b.txt")).unwrap(),
+        "B"
+    );
+    assert_eq!(
+        served.llm.requests().len(),
+        2,
+        "the unmentioned message was not answered"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -424,8 +531,12 @@ async fn questions_files_commands_and_the_leak_guard() {
     let (card_id, card) = served.card(USER, 0).await;
     assert!(card["text"].as_str().unwrap().contains("Which colour?"));
     // Only the requester answers a question.
-    served.telegram.push_press(USER, ADMIN, card_id, &button(&card, "blue"));
-    served.telegram.push_press(USER, USER, card_id, &button(&card, "blue"));
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "blue"));
+    served
+        .telegram
+        .push_press(USER, USER, card_id, &button(&card, "blue"));
     let answer = served.wait_text(USER, "You chose it.").await;
     assert!(!answer.contains("SECRET-bot-token"), "{answer}");
     let told = served.llm.requests()[1].body["messages"].to_string();
@@ -452,10 +563,15 @@ async fn questions_files_commands_and_the_leak_guard() {
 
     // Admin-only commands refuse others; /status answers anyone admitted.
     served.say(USER, "/mode high-risk");
-    served.wait_text(USER, "Only this bot's admins can use /mode").await;
+    served
+        .wait_text(USER, "Only this bot's admins can use /mode")
+        .await;
     served.say(USER, "/status");
     let status = served.wait_text(USER, "Mode `").await;
-    assert!(status.contains("idle") && status.contains("sandbox"), "{status}");
+    assert!(
+        status.contains("idle") && status.contains("sandbox"),
+        "{status}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -469,7 +585,9 @@ async fn cards_go_to_admins_or_fall_back_to_the_chat() {
     served.say(USER, "write dm.txt");
     let (card_id, card) = served.card(ADMIN, 0).await;
     served.wait_text(USER, "waiting for an admin").await;
-    served.telegram.push_press(ADMIN, ADMIN, card_id, &button(&card, "Approve"));
+    served
+        .telegram
+        .push_press(ADMIN, ADMIN, card_id, &button(&card, "Approve"));
     served.wait_text(USER, "Done.").await;
     assert!(served.path("ws/telegram_10/dm.txt").exists());
 }
@@ -491,4 +609,287 @@ async fn serve_without_a_token_exits_2_and_names_the_variable() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("TELEGRAM_BOT_TOKEN"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_always_answer_redecides_the_other_card_and_can_be_revoked() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[
+                (
+                    "w1",
+                    "write_file",
+                    &json!({"path": "one.txt", "content": "1"}).to_string(),
+                ),
+                (
+                    "w2",
+                    "write_file",
+                    &json!({"path": "two.txt", "content": "2"}).to_string(),
+                ),
+            ]),
+            text("Both done."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        USER,
+        "@toll_bot write two files",
+    ));
+    let (first_id, first) = served.card(GROUP, 0).await;
+    let (second_id, _) = served.card(GROUP, 1).await;
+    let always = button(&first, "Always: this tool");
+    served.telegram.push_press(GROUP, ADMIN, first_id, &always);
+    served.wait_text(GROUP, "Both done.").await;
+    assert!(served.path("ws/telegram_-100/one.txt").exists());
+    assert!(served.path("ws/telegram_-100/two.txt").exists());
+    let second_edit = served
+        .telegram
+        .calls("EditMessageText")
+        .into_iter()
+        .find(|e| e["message_id"].as_i64() == Some(second_id))
+        .expect("the other card was edited");
+    assert!(
+        second_edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("Decided again without an answer: allowed"),
+        "{second_edit}"
+    );
+
+    let listed = served.tollgate(&["allowlist", "list"]);
+    let out = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        out.contains("tool write_file") && out.contains("User1"),
+        "{out}"
+    );
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        ADMIN,
+        "/allowlist@toll_bot revoke tool write_file",
+    ));
+    served.wait_text(GROUP, "Revoked `write_file`").await;
+    let listed = served.tollgate(&["allowlist", "list"]);
+    assert!(!String::from_utf8_lossy(&listed.stdout).contains("write_file"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_keeps_a_card_pending_and_a_deadline_passed_while_down_is_a_timeout() {
+    let mut served = Served::start(
+        vec![
+            write_call("w1", "never.txt", "x"),
+            text("Nobody approved, so I stopped."),
+        ],
+        "approval_timeout_secs = 2",
+        "",
+    )
+    .await;
+    served.say(USER, "write never.txt");
+    let (card_id, _) = served.card(USER, 0).await;
+    let mut child = served.child.take().unwrap();
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert!(
+        served
+            .log()
+            .contains("approvals still waiting stay answerable"),
+        "{}",
+        served.log()
+    );
+    assert!(
+        !served
+            .telegram
+            .calls("EditMessageText")
+            .iter()
+            .any(|e| e["message_id"].as_i64() == Some(card_id)),
+        "the card is still open when the process stops"
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    served.spawn();
+    served
+        .wait_text(USER, "Nobody approved, so I stopped.")
+        .await;
+    let edit = served
+        .telegram
+        .calls("EditMessageText")
+        .into_iter()
+        .find(|e| e["message_id"].as_i64() == Some(card_id))
+        .expect("the expired card was edited");
+    assert!(
+        edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("Nobody answered in time"),
+        "{edit}"
+    );
+    assert!(!served.path("ws/telegram_10/never.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
+    use std::sync::Arc;
+    use tollgate::approvals::{
+        ApprovalChoice, ApprovalToken, PendingApproval, PendingApprovals, PendingState,
+    };
+    use tollgate::store::SledStore;
+    use tollgate_surface::{ApprovalCard, Button, ChatKind, ChatRef, Platform};
+    let mut served = Served::new(vec![], "", "").await;
+    let token = ApprovalToken::generate().unwrap();
+    {
+        let store = Arc::new(SledStore::open(&served.path("store"), 8).unwrap());
+        let approvals = PendingApprovals::new(store.clone());
+        let now = tollgate::agent::reminders::now_secs();
+        approvals
+            .create(&PendingApproval {
+                token: token.to_string(),
+                session: "telegram:10".into(),
+                call_id: "c9".into(),
+                agent: "a".into(),
+                tool: "write_file".into(),
+                posted: now,
+                expires: now + 600,
+                choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
+                state: PendingState::Waiting,
+                run: "a-run-that-is-gone".into(),
+                chat: Some(ChatRef {
+                    platform: Platform::Telegram,
+                    id: USER,
+                    kind: ChatKind::Private,
+                    thread: None,
+                    guild: None,
+                    parent: None,
+                }),
+                card: Some(ApprovalCard {
+                    agent: "a".into(),
+                    requester: "Ann".into(),
+                    tool: "write_file".into(),
+                    tier: "write".into(),
+                    reason: "writes".into(),
+                    details: "write x.txt".into(),
+                    rows: vec![vec![Button {
+                        label: "Approve".into(),
+                        token: token.button("approve"),
+                    }]],
+                }),
+                posted_to: Vec::new(),
+            })
+            .unwrap();
+    }
+    served.spawn();
+    served.ready(1).await;
+    let (card_id, card) = served.card(USER, 0).await;
+    assert!(card["text"].as_str().unwrap().contains("write x.txt"));
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served
+        .telegram
+        .wait_for(WAIT, "the expired alert", |t| {
+            t.calls("AnswerCallbackQuery")
+                .into_iter()
+                .find(|b| b["text"].as_str().unwrap_or("").contains("expired"))
+        })
+        .await;
+    let edit = served
+        .telegram
+        .wait_for(WAIT, "the expired card", |t| {
+            t.calls("EditMessageText")
+                .into_iter()
+                .find(|e| e["message_id"].as_i64() == Some(card_id))
+        })
+        .await;
+    assert!(edit["text"].as_str().unwrap().contains("Expired"), "{edit}");
+    assert_eq!(served.llm.requests().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_and_a_progress_message_edited_at_most_every_interval() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[("r1", "read_file", r#"{"path":"missing.txt"}"#)]),
+            Reply::Delayed(Duration::from_millis(3_500), Box::new(text("Slow answer."))),
+        ],
+        "",
+        "progress_interval_secs = 1\ntyping = true",
+    )
+    .await;
+    served.say(USER, "take your time");
+    served.wait_text(USER, "Slow answer.").await;
+    let typing = served.telegram.calls("SendChatAction");
+    assert!(
+        !typing.is_empty() && typing.iter().all(|b| b["action"] == "typing"),
+        "{typing:?}"
+    );
+    let progress = served.wait_text(USER, "Working…").await;
+    assert!(progress.contains("read_file"), "{progress}");
+    let edits = served.telegram.timed_calls("EditMessageText");
+    let mut shown = vec![progress];
+    for pair in edits.windows(2) {
+        assert!(
+            pair[1].1 - pair[0].1 >= Duration::from_millis(900),
+            "edits closer than the interval"
+        );
+    }
+    for (edit, _) in &edits {
+        let text = edit["text"].as_str().unwrap().to_string();
+        assert_ne!(shown.last(), Some(&text), "an identical edit");
+        shown.push(text);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_admin_who_never_started_the_bot_gets_the_card_in_the_chat() {
+    let served = Served::start(
+        vec![write_call("w1", "x.txt", "x"), text("Ok.")],
+        "",
+        "approvals_to = \"admins\"",
+    )
+    .await;
+    served.telegram.fail_next(
+        "SendMessage",
+        json!({"ok": false, "error_code": 403, "description": "Forbidden: bot can't initiate conversation with a user"}),
+    );
+    served.say(USER, "write x.txt");
+    let (card_id, card) = served.card(USER, 0).await;
+    assert!(
+        served.log().contains("has not started a chat with the bot"),
+        "{}",
+        served.log()
+    );
+    assert!(
+        served
+            .telegram
+            .texts_to(USER)
+            .iter()
+            .all(|t| !t.contains("waiting for an admin"))
+    );
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served.wait_text(USER, "Ok.").await;
+}
+
+#[tokio::test]
+async fn a_failed_connection_is_reported_without_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        "[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n[telegram]\napi_url = \"http://127.0.0.1:9\"\nadmins = [1]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["serve", "--config", "tollgate.toml"])
+        .current_dir(dir.path())
+        .env("TELEGRAM_BOT_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("connecting to the Telegram Bot API"), "{err}");
+    assert!(!err.contains("SECRET-bot-token"), "{err}");
 }

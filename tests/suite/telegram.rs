@@ -92,7 +92,9 @@ async fn long_answers_split_rate_limits_waited_and_bad_markup_resent_plain() {
         "SendMessage",
         json!({"ok": false, "error_code": 400, "description": "Bad Request: can't parse entities"}),
     );
-    bot.send_answer(&private_chat(10), "a *broken* answer").await.unwrap();
+    bot.send_answer(&private_chat(10), "a *broken* answer")
+        .await
+        .unwrap();
     let last = fake.calls("SendMessage").last().unwrap().clone();
     assert_eq!(last["text"], "a *broken* answer");
     assert!(last.get("parse_mode").is_none());

@@ -138,7 +138,10 @@ impl TelegramBot {
     /// the same text again as plain text. Rate limits are waited out (`retry_after`).
     pub async fn send_answer(&self, chat: &ChatRef, markdown: &str) -> Result<(), BridgeError> {
         for html in answer_messages(markdown) {
-            if let Err(e) = self.send_text(chat, &html, Some(ParseMode::Html), None).await {
+            if let Err(e) = self
+                .send_text(chat, &html, Some(ParseMode::Html), None)
+                .await
+            {
                 if e.retry_after_secs.is_some() {
                     return Err(e);
                 }
@@ -263,7 +266,9 @@ impl TelegramBot {
 
     /// "typing…" (droppable: a 429 is returned, not waited out).
     pub async fn typing(&self, chat: &ChatRef) -> Result<(), BridgeError> {
-        let mut request = self.bot.send_chat_action(ChatId(chat.id), ChatAction::Typing);
+        let mut request = self
+            .bot
+            .send_chat_action(ChatId(chat.id), ChatAction::Typing);
         if let Some(thread) = thread(chat) {
             request = request.message_thread_id(thread);
         }
@@ -315,8 +320,8 @@ impl TelegramBot {
             message,
             retry_after_secs: None,
         };
-        let file = with_waits(|| self.bot.get_file(FileId(file_id.to_string())).into_future())
-            .await?;
+        let file =
+            with_waits(|| self.bot.get_file(FileId(file_id.to_string())).into_future()).await?;
         if u64::from(file.meta.size) > cap {
             return Err(fail(format!(
                 "the file is {} bytes; the limit is {cap}",

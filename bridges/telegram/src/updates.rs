@@ -97,7 +97,11 @@ fn files(message: &Message) -> Vec<RemoteFile> {
 /// A message as the runtime sees it; `None` for what carries neither text nor files (joins,
 /// pins) or has no sender.
 #[must_use]
-pub fn translate_message(message: &Message, bot_id: i64, bot_username: &str) -> Option<TelegramMessage> {
+pub fn translate_message(
+    message: &Message,
+    bot_id: i64,
+    bot_username: &str,
+) -> Option<TelegramMessage> {
     let files = files(message);
     let text = message
         .text()

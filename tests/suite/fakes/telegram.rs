@@ -175,7 +175,12 @@ impl FakeTelegram {
     }
 
     /// Waits until `check` holds (polling the record), or panics after `limit`.
-    pub async fn wait_for<T>(&self, limit: Duration, what: &str, check: impl Fn(&FakeTelegram) -> Option<T>) -> T {
+    pub async fn wait_for<T>(
+        &self,
+        limit: Duration,
+        what: &str,
+        check: impl Fn(&FakeTelegram) -> Option<T>,
+    ) -> T {
         let start = Instant::now();
         loop {
             if let Some(value) = check(self) {
@@ -221,7 +226,10 @@ async fn serve(mut socket: tokio::net::TcpStream, state: Arc<Mutex<State>>, arri
         let _ = match bytes {
             Some(bytes) => {
                 use tokio::io::AsyncWriteExt;
-                let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", bytes.len());
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    bytes.len()
+                );
                 let _ = socket.write_all(head.as_bytes()).await;
                 let _ = socket.write_all(&bytes).await;
                 socket.shutdown().await
@@ -252,13 +260,17 @@ fn sent_message(id: i64, chat: &Value, text: &Value) -> Value {
 async fn answer(state: &Arc<Mutex<State>>, arrived: &Notify, method: &str, body: &Value) -> Value {
     let (index, delay) = {
         let mut s = state.lock().unwrap();
-        s.calls.push((method.to_string(), body.clone(), Instant::now()));
+        s.calls
+            .push((method.to_string(), body.clone(), Instant::now()));
         let index = s.calls.len() - 1;
         if let Some(error) = s.faults.get_mut(method).and_then(VecDeque::pop_front) {
             s.calls[index].1["_refused"] = json!(true);
             return error;
         }
-        (index, s.delays.get_mut(method).and_then(VecDeque::pop_front))
+        (
+            index,
+            s.delays.get_mut(method).and_then(VecDeque::pop_front),
+        )
     };
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
@@ -312,13 +324,17 @@ async fn answer(state: &Arc<Mutex<State>>, arrived: &Notify, method: &str, body:
             }
             ok(sent_message(id, &body["chat_id"], &body["text"]))
         }
-        "EditMessageText" | "EditMessageReplyMarkup" => {
-            ok(sent_message(body["message_id"].as_i64().unwrap_or(1), &body["chat_id"], &body["text"]))
-        }
+        "EditMessageText" | "EditMessageReplyMarkup" => ok(sent_message(
+            body["message_id"].as_i64().unwrap_or(1),
+            &body["chat_id"],
+            &body["text"],
+        )),
         "GetFile" => {
             let id = body["file_id"].as_str().unwrap_or("");
             let size = state.lock().unwrap().files.get(id).map_or(0, Vec::len);
-            ok(json!({"file_id": id, "file_unique_id": id, "file_size": size, "file_path": format!("documents/{id}")}))
+            ok(
+                json!({"file_id": id, "file_unique_id": id, "file_size": size, "file_path": format!("documents/{id}")}),
+            )
         }
         _ => ok(json!(true)),
     }

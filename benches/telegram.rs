@@ -1,0 +1,246 @@
+//! End to end over a fake Telegram Bot API: `tollgate serve` (the release binary) answering
+//! through a zero-latency scripted model, against a bare teloxide echo bot on the same kind of
+//! fake in the same run — the floor the Telegram client library sets. Reported: messages per
+//! second for a burst, p50/p99 latency one message at a time (from the update being available
+//! to the answer's `sendMessage` reaching the fake), and tollgate's RSS with 10,000 idle
+//! sessions. Run with `cargo bench --bench telegram`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/suite/fakes/mod.rs"]
+#[allow(dead_code)]
+mod fakes;
+
+use fakes::llm::{FakeLlm, text};
+use fakes::telegram::{FakeTelegram, user_message};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use teloxide::payloads::GetUpdatesSetters;
+use teloxide::prelude::Requester;
+use teloxide::types::{ChatId, UpdateKind};
+
+const SEQUENTIAL: usize = 300;
+const BURST_CHATS: i64 = 100;
+const BURST_PER_CHAT: i64 = 5;
+const IDLE_SESSIONS: i64 = 10_000;
+
+/// A bare teloxide echo bot: long-poll, answer each text with itself.
+async fn echo_bot(url: String) {
+    let bot = teloxide::Bot::new("1:ECHO").set_api_url(reqwest::Url::parse(&url).unwrap());
+    let mut offset = 0;
+    loop {
+        let Ok(updates) = bot.get_updates().offset(offset).timeout(25).await else {
+            continue;
+        };
+        for update in updates {
+            offset = update.id.0 as i32 + 1;
+            if let UpdateKind::Message(m) = update.kind
+                && let Some(text) = m.text()
+            {
+                let _ = bot.send_message(ChatId(m.chat.id.0), text).await;
+            }
+        }
+    }
+}
+
+struct Tollgate {
+    _dir: tempfile::TempDir,
+    child: Child,
+    _llm: FakeLlm,
+}
+
+impl Drop for Tollgate {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Tollgate {
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool) -> Tollgate {
+    let llm = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = if quiet {
+        "progress_interval_secs = 0\ntyping = false\n"
+    } else {
+        ""
+    };
+    let config = format!(
+        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[telegram]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}",
+        llm.url, fake.url
+    );
+    std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["serve", "--config", "tollgate.toml"])
+        .current_dir(dir.path())
+        .env("TELEGRAM_BOT_TOKEN", "1:BENCH-token-value")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Tollgate {
+        _dir: dir,
+        child,
+        _llm: llm,
+    }
+}
+
+async fn wait_polling(fake: &FakeTelegram) {
+    fake.wait_for(Duration::from_secs(30), "polling", |t| {
+        t.methods().iter().any(|m| m == "GetUpdates").then_some(())
+    })
+    .await;
+}
+
+/// When the answer to `chat` reached the fake.
+fn answered_at(fake: &FakeTelegram, chat: i64) -> Option<Instant> {
+    fake.timed_calls("SendMessage")
+        .into_iter()
+        .find(|(b, _)| b["chat_id"].as_i64() == Some(chat) && b["text"] != "Working…")
+        .map(|(_, at)| at)
+}
+
+/// One message at a time, each from a new chat: latencies.
+async fn sequential(fake: &FakeTelegram, first_chat: i64) -> Vec<Duration> {
+    let mut latencies = Vec::new();
+    for i in 0..SEQUENTIAL as i64 {
+        let chat = first_chat + i;
+        let pushed = Instant::now();
+        fake.push_message(user_message(chat, "private", chat, "ping"));
+        let at = fake
+            .wait_for(Duration::from_secs(30), "an answer", |t| {
+                answered_at(t, chat)
+            })
+            .await;
+        latencies.push(at - pushed);
+    }
+    latencies.sort();
+    latencies
+}
+
+/// A burst of messages over several chats: messages per second.
+async fn burst(fake: &FakeTelegram, first_chat: i64) -> f64 {
+    let start = Instant::now();
+    for round in 0..BURST_PER_CHAT {
+        for c in 0..BURST_CHATS {
+            let chat = first_chat + c;
+            fake.push_message(user_message(
+                chat,
+                "private",
+                chat,
+                &format!("ping {round}"),
+            ));
+        }
+    }
+    let total = (BURST_CHATS * BURST_PER_CHAT) as usize;
+    let last = fake
+        .wait_for(Duration::from_secs(300), "the burst's answers", |t| {
+            let answers: Vec<Instant> = t
+                .timed_calls("SendMessage")
+                .into_iter()
+                .filter(|(b, _)| {
+                    b["chat_id"]
+                        .as_i64()
+                        .is_some_and(|c| c >= first_chat && c < first_chat + BURST_CHATS)
+                        && b["text"] != "Working…"
+                })
+                .map(|(_, at)| at)
+                .collect();
+            (answers.len() >= total).then(|| answers.into_iter().max().unwrap())
+        })
+        .await;
+    total as f64 / (last - start).as_secs_f64()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing useful: run only
+    // when benchmarking.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let echo_fake = FakeTelegram::start().await;
+        tokio::spawn(echo_bot(echo_fake.url.clone()));
+        wait_polling(&echo_fake).await;
+        let echo_seq = sequential(&echo_fake, 100_000).await;
+        let echo_rate = burst(&echo_fake, 200_000).await;
+
+        let mut rows = Vec::new();
+        for (label, quiet) in [("tollgate, typing and progress off", true), ("tollgate, default config", false)] {
+            let fake = FakeTelegram::start().await;
+            let tollgate = start_tollgate(&fake, SEQUENTIAL + 600, quiet).await;
+            wait_polling(&fake).await;
+            let seq = sequential(&fake, 100_000).await;
+            let rate = burst(&fake, 200_000).await;
+            rows.push((label, seq, rate));
+            drop(tollgate);
+        }
+
+        println!("| run | msgs/s (burst of {}) | ratio to echo | p50 latency | p99 latency | p50 added | p99 added |", BURST_CHATS * BURST_PER_CHAT);
+        println!("|---|---|---|---|---|---|---|");
+        println!(
+            "| teloxide echo bot | {echo_rate:.0} | 1.00 | {:.2} ms | {:.2} ms | — | — |",
+            ms(percentile(&echo_seq, 0.5)),
+            ms(percentile(&echo_seq, 0.99))
+        );
+        for (label, seq, rate) in &rows {
+            let p50 = percentile(seq, 0.5);
+            let p99 = percentile(seq, 0.99);
+            println!(
+                "| {label} | {rate:.0} | {:.2} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms |",
+                rate / echo_rate,
+                ms(p50),
+                ms(p99),
+                ms(p50) - ms(percentile(&echo_seq, 0.5)),
+                ms(p99) - ms(percentile(&echo_seq, 0.99)),
+            );
+        }
+
+        // Memory: 10,000 sessions that each answered one message, then sit idle.
+        let fake = FakeTelegram::start().await;
+        let tollgate = start_tollgate(&fake, IDLE_SESSIONS as usize, true).await;
+        wait_polling(&fake).await;
+        let before = tollgate.rss_kib();
+        let start = Instant::now();
+        for chat in 0..IDLE_SESSIONS {
+            fake.push_message(user_message(1_000_000 + chat, "private", 1_000_000 + chat, "hello"));
+            if chat % 500 == 499 {
+                // Let the poller drain in batches, as a real update stream would arrive.
+                let expect = chat as usize + 1;
+                fake.wait_for(Duration::from_secs(600), "answers", |t| {
+                    (t.calls("SendMessage").len() >= expect).then_some(())
+                })
+                .await;
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        println!(
+            "\nRSS with {IDLE_SESSIONS} idle sessions: {:.1} MiB (at start: {:.1} MiB; {} s to create them)",
+            tollgate.rss_kib() as f64 / 1024.0,
+            before as f64 / 1024.0,
+            start.elapsed().as_secs()
+        );
+    });
+}
