@@ -66,7 +66,7 @@ impl Tollgate {
     }
 }
 
-async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool) -> Tollgate {
+async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool, extra: &str) -> Tollgate {
     let llm = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
     let dir = tempfile::tempdir().unwrap();
     let quiet = if quiet {
@@ -75,7 +75,7 @@ async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool) -> Tol
         ""
     };
     let config = format!(
-        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[telegram]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}",
+        "[store]\npath = \"store\"\ncache_capacity_mb = 16\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[telegram]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}{extra}\n",
         llm.url, fake.url
     );
     std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();
@@ -83,6 +83,11 @@ async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool) -> Tol
         .args(["serve", "--config", "tollgate.toml"])
         .current_dir(dir.path())
         .env("TELEGRAM_BOT_TOKEN", "1:BENCH-token-value")
+        .envs(
+            std::env::var("BENCH_CHILD_MALLOC")
+                .ok()
+                .map(|v| ("MALLOC_ARENA_MAX", v)),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -181,6 +186,8 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
+        let only_memory = std::env::var("TOLLGATE_BENCH_PHASE").as_deref() == Ok("memory");
+        if !only_memory {
         let echo_fake = FakeTelegram::start().await;
         tokio::spawn(echo_bot(echo_fake.url.clone()));
         wait_polling(&echo_fake).await;
@@ -190,7 +197,7 @@ fn main() {
         let mut rows = Vec::new();
         for (label, quiet) in [("tollgate, typing and progress off", true), ("tollgate, default config", false)] {
             let fake = FakeTelegram::start().await;
-            let tollgate = start_tollgate(&fake, SEQUENTIAL + 600, quiet).await;
+            let tollgate = start_tollgate(&fake, SEQUENTIAL + 600, quiet, "").await;
             wait_polling(&fake).await;
             let seq = sequential(&fake, 100_000).await;
             let rate = burst(&fake, 200_000).await;
@@ -218,29 +225,38 @@ fn main() {
             );
         }
 
-        // Memory: 10,000 sessions that each answered one message, then sit idle.
-        let fake = FakeTelegram::start().await;
-        let tollgate = start_tollgate(&fake, IDLE_SESSIONS as usize, true).await;
-        wait_polling(&fake).await;
-        let before = tollgate.rss_kib();
-        let start = Instant::now();
-        for chat in 0..IDLE_SESSIONS {
-            fake.push_message(user_message(1_000_000 + chat, "private", 1_000_000 + chat, "hello"));
-            if chat % 500 == 499 {
-                // Let the poller drain in batches, as a real update stream would arrive.
-                let expect = chat as usize + 1;
-                fake.wait_for(Duration::from_secs(600), "answers", |t| {
-                    (t.calls("SendMessage").len() >= expect).then_some(())
-                })
-                .await;
-            }
         }
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        println!(
-            "\nRSS with {IDLE_SESSIONS} idle sessions: {:.1} MiB (at start: {:.1} MiB; {} s to create them)",
-            tollgate.rss_kib() as f64 / 1024.0,
-            before as f64 / 1024.0,
-            start.elapsed().as_secs()
-        );
+        // Memory: 10,000 sessions that each answered one message, then sit idle — first with
+        // their workers kept (the default keeps an idle worker 10 minutes), then let go after
+        // 5 idle seconds.
+        println!();
+        for (label, extra) in [
+            ("workers kept in memory", "idle_session_secs = 100000"),
+            ("workers let go after 5 s idle", "idle_session_secs = 5"),
+        ] {
+            let fake = FakeTelegram::start().await;
+            let tollgate = start_tollgate(&fake, IDLE_SESSIONS as usize, true, extra).await;
+            wait_polling(&fake).await;
+            let before = tollgate.rss_kib();
+            let start = Instant::now();
+            for chat in 0..IDLE_SESSIONS {
+                fake.push_message(user_message(1_000_000 + chat, "private", 1_000_000 + chat, "hello"));
+                if chat % 500 == 499 {
+                    // Let the poller drain in batches, as a real update stream would arrive.
+                    let expect = chat as usize + 1;
+                    fake.wait_for(Duration::from_secs(600), "answers", |t| {
+                        (t.calls("SendMessage").len() >= expect).then_some(())
+                    })
+                    .await;
+                }
+            }
+            let created = start.elapsed().as_secs();
+            tokio::time::sleep(Duration::from_secs(12)).await;
+            println!(
+                "RSS with {IDLE_SESSIONS} idle sessions, {label}: {:.1} MiB (at start {:.1} MiB; {created} s to create them)",
+                tollgate.rss_kib() as f64 / 1024.0,
+                before as f64 / 1024.0,
+            );
+        }
     });
 }

@@ -66,8 +66,9 @@ impl AgentRunner {
             .transcript(&session.key)
             .map_err(|e| e.to_string())?;
         transcript.push(ChatMessage::new(Role::User, text));
+        // Flushed with the run record just below.
         self.runs
-            .save_transcript(&session.key, &transcript)
+            .stage_transcript(&session.key, &transcript)
             .map_err(|e| e.to_string())?;
         let run = RunRecord {
             id: run_id.to_string(),
@@ -219,8 +220,9 @@ impl AgentRunner {
             tool_calls: reply.tool_calls.clone(),
             tool_call_id: None,
         });
+        // Flushed with the run record at the end of this step.
         self.runs
-            .save_transcript(&session.key, &transcript)
+            .stage_transcript(&session.key, &transcript)
             .map_err(|e| e.to_string())?;
         {
             let mut run = lock(shared);

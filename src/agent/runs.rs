@@ -157,6 +157,19 @@ impl RunStore {
             .unwrap_or_default())
     }
 
+    /// Writes a transcript without flushing: for a write followed at once by a flushed
+    /// [`RunStore::save`]. sled recovers a prefix of its log, so once that save is durable, so
+    /// is this write; one flush instead of two on every turn.
+    pub fn stage_transcript(
+        &self,
+        session: &str,
+        transcript: &[ChatMessage],
+    ) -> Result<(), StoreError> {
+        self.store
+            .insert(TRANSCRIPT_TREE, session.as_bytes(), &encode(&transcript)?)
+            .map(|_| ())
+    }
+
     /// Saves a transcript, durably.
     pub fn save_transcript(
         &self,

@@ -99,8 +99,56 @@ pub fn assemble(
     assemble_watched(config, agent, session, surface, store, approver, None)
 }
 
+/// What every session of one agent can share: the model client (its connection pool and TLS
+/// roots are the bulk of a session's memory otherwise), the built-in tools, the kernel's
+/// sandbox support and the leak guard.
+#[derive(Clone)]
+pub struct AgentParts {
+    pub provider: Arc<dyn LlmProvider>,
+    pub registry: Arc<ToolRegistry>,
+    pub toolset: Toolset,
+    pub support: SandboxSupport,
+    pub redactor: crate::policy::redact::Redactor,
+}
+
+impl AgentParts {
+    pub fn new(config: &Config, agent: &str) -> Result<Self, String> {
+        Ok(AgentParts {
+            provider: provider_for(config, agent)?,
+            registry: Arc::new(ToolRegistry::builtin()),
+            toolset: Toolset::for_agent(
+                config
+                    .agents
+                    .get(agent)
+                    .ok_or_else(|| format!("no agent `{agent}`"))?,
+                std::iter::empty(),
+            ),
+            support: SandboxSupport::probe(),
+            redactor: crate::policy::redact::Redactor::from_config(config),
+        })
+    }
+}
+
 /// [`assemble`], with every event also shown to `watcher` (a chat's progress message).
 pub fn assemble_watched(
+    config: &Arc<Config>,
+    agent: &str,
+    session: &str,
+    surface: Surface,
+    store: Arc<dyn Store>,
+    approver: Arc<dyn Approver>,
+    watcher: Option<Arc<dyn EventSink>>,
+) -> Result<Assembled, String> {
+    let parts = AgentParts::new(config, agent)?;
+    assemble_with(
+        &parts, config, agent, session, surface, store, approver, watcher,
+    )
+}
+
+/// Assembles a session from an agent's shared parts.
+#[allow(clippy::too_many_arguments)]
+pub fn assemble_with(
+    parts: &AgentParts,
     config: &Arc<Config>,
     agent: &str,
     session: &str,
@@ -113,7 +161,7 @@ pub fn assemble_watched(
         .agents
         .get(agent)
         .ok_or_else(|| format!("no agent `{agent}`"))?;
-    let provider = provider_for(config, agent)?;
+    let provider = parts.provider.clone();
     let runs = RunStore::new(store.clone());
     let journal = Arc::new(RunJournal::new(runs.clone()));
     let audit: Arc<dyn EventSink> =
@@ -155,14 +203,13 @@ pub fn assemble_watched(
         Some(lists),
     ));
     let store_for_subagents = store.clone();
-    let redactor = crate::policy::redact::Redactor::from_config(config);
-    let registry = ToolRegistry::builtin();
-    let toolset = Toolset::for_agent(agent_config, std::iter::empty());
+    let redactor = parts.redactor.clone();
+    let toolset = parts.toolset.clone();
     let executor = Arc::new(Executor {
         config: config.clone(),
-        registry: Arc::new(registry),
+        registry: parts.registry.clone(),
         toolset,
-        support: SandboxSupport::probe(),
+        support: parts.support,
         runner: ShellRunner::new(helper_binary()),
         approver,
         classifier,

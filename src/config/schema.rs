@@ -217,6 +217,10 @@ pub struct TelegramConfig {
     /// Show "typing…" while a run works.
     #[serde(default = "defaults::yes")]
     pub typing: bool,
+    /// Seconds a session's worker stays in memory with nothing to do; its state is stored, so
+    /// its next message starts it again.
+    #[serde(default = "defaults::idle_session_secs")]
+    pub idle_session_secs: u64,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -255,6 +259,9 @@ pub struct DiscordConfig {
 /// Per-agent and per-bridge defaults live in code: the compiled-in TOML holds scalars only,
 /// because a config overlay cannot delete a table it brings.
 pub mod defaults {
+    pub fn idle_session_secs() -> u64 {
+        600
+    }
     pub fn system_prompt() -> String {
         "You are a helpful assistant. Use tools when they help; say plainly when a tool call was refused.".into()
     }

@@ -67,6 +67,9 @@ pub fn run_command(
         "mode" => match args.parse::<ApprovalMode>() {
             Ok(mode) => {
                 policy.set_mode(mode);
+                if let Err(e) = super::dials::save(shared, policy) {
+                    return format!("Mode set to `{mode}` for now, but it could not be saved: {e}");
+                }
                 format!(
                     "Approval mode of this chat is now `{mode}`; waiting approvals were decided again."
                 )
@@ -75,6 +78,9 @@ pub fn run_command(
         },
         "sandbox" => match args.parse::<SandboxPolicy>() {
             Ok(sandbox) => match policy.set_sandbox(sandbox) {
+                Ok(()) if super::dials::save(shared, policy).is_err() => {
+                    format!("Sandbox set to `{sandbox}` for now, but it could not be saved.")
+                }
                 Ok(()) => format!(
                     "Sandbox of this chat is now `{sandbox}`; waiting approvals were decided again."
                 ),

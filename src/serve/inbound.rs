@@ -67,18 +67,8 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
         finish_question(shared, question, &text).await;
         return;
     }
-    let worker = match service.session(&key, &inbound.chat) {
-        Ok(worker) => worker,
-        Err(e) => {
-            shared.log(&format!("session {key} could not start: {e}"));
-            shared
-                .notice(
-                    &inbound.chat,
-                    &format!("⚠ This chat's agent could not start: {e}"),
-                )
-                .await;
-            return;
-        }
+    let Some(worker) = session_or_notice(service, &key, inbound).await else {
+        return;
     };
     if let Some((name, args)) = parse_command(&text, &shared.bot.username) {
         let reply = run_command(shared, &worker, name, args, admin);
@@ -100,7 +90,17 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
             inbound.sender.display, inbound.sender.id
         ),
     );
-    if let Queued::Full { announce: true } = worker.enqueue(lines.join("\n"), requester) {
+    let text = lines.join("\n");
+    let mut queued = worker.enqueue(text.clone(), requester.clone());
+    if queued == Queued::Evicted {
+        // Let go as idle between the lookup and now: a fresh worker takes it.
+        service.forget(&key, &worker);
+        let Some(fresh) = session_or_notice(service, &key, inbound).await else {
+            return;
+        };
+        queued = fresh.enqueue(text, requester);
+    }
+    if let Queued::Full { announce: true } = queued {
         shared
             .notice(
                 &inbound.chat,
@@ -110,6 +110,30 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
                 ),
             )
             .await;
+    }
+}
+
+/// The session's worker, or a notice to the chat that it could not start.
+async fn session_or_notice(
+    service: &Service,
+    key: &str,
+    inbound: &tollgate_surface::Inbound,
+) -> Option<std::sync::Arc<super::worker::SessionWorker>> {
+    match service.session(key, &inbound.chat) {
+        Ok(worker) => Some(worker),
+        Err(e) => {
+            service
+                .shared
+                .log(&format!("session {key} could not start: {e}"));
+            service
+                .shared
+                .notice(
+                    &inbound.chat,
+                    &format!("⚠ This chat's agent could not start: {e}"),
+                )
+                .await;
+            None
+        }
     }
 }
 

@@ -14,6 +14,7 @@ pub mod attachments;
 pub mod bulk;
 pub mod cards;
 pub mod commands;
+pub mod dials;
 pub mod inbound;
 pub mod presses;
 pub mod progress;
@@ -37,6 +38,9 @@ use worker::SessionWorker;
 
 /// How long one `getUpdates` long-poll waits.
 const POLL_WAIT: Duration = Duration::from_secs(25);
+
+/// How often (at most) idle workers are let go and freed memory handed back.
+const HOUSEKEEPING: Duration = Duration::from_secs(10);
 
 /// Where a session's chat is remembered, to resume its run after a restart.
 const SESSION_CHATS_TREE: &str = "bridge_sessions";
@@ -91,6 +95,23 @@ impl Service {
             .clone())
     }
 
+    /// Lets go of workers idle for longer than `idle_session_secs` (their state is stored).
+    pub fn evict_idle(&self) -> usize {
+        let idle = Duration::from_secs(self.shared.telegram.idle_session_secs);
+        let mut sessions = lock(&self.sessions);
+        let before = sessions.len();
+        sessions.retain(|_, worker| !worker.evict_if_idle(idle));
+        before - sessions.len()
+    }
+
+    /// Forgets a worker that was evicted (the next message starts a fresh one).
+    pub fn forget(&self, key: &str, worker: &Arc<SessionWorker>) {
+        let mut sessions = lock(&self.sessions);
+        if sessions.get(key).is_some_and(|w| Arc::ptr_eq(w, worker)) {
+            sessions.remove(key);
+        }
+    }
+
     /// The chat a session was last seen in.
     pub fn remembered_chat(&self, key: &str) -> Option<ChatRef> {
         self.shared
@@ -99,6 +120,17 @@ impl Service {
             .ok()
             .flatten()
             .and_then(|b| serde_json::from_slice(&b).ok())
+    }
+}
+
+/// Hands freed memory back to the system. glibc keeps freed blocks in its arenas, so without
+/// this a burst of messages (each model request is built as JSON) or of sessions would hold
+/// its peak RSS forever. It walks the free lists only: milliseconds, every few seconds.
+fn release_freed_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only walks the allocator's own free lists; it takes no pointers.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -131,13 +163,30 @@ pub async fn run_telegram(
         .ok_or("there is no [telegram] section")?;
     let agent = telegram_agent(&config)?;
     let bot = Arc::new(bot);
-    let shared = Arc::new(Shared::new(config, telegram, agent, store, bot.clone()));
+    let shared = Arc::new(Shared::new(config, telegram, agent, store, bot.clone())?);
     if let Err(e) = bot.set_commands(&commands::COMMANDS).await {
         shared.log(&format!("registering the command menu: {e}"));
     }
     let service = Arc::new(Service::new(shared.clone()));
     recovery::recover(&service).await;
     tokio::spawn(recovery::expire_periodically(shared.clone()));
+    {
+        let service = service.clone();
+        tokio::spawn(async move {
+            let idle = service.shared.telegram.idle_session_secs;
+            let every = HOUSEKEEPING.min(Duration::from_secs(idle.max(1)));
+            loop {
+                tokio::time::sleep(every).await;
+                let evicted = service.evict_idle();
+                if evicted > 0 {
+                    service.shared.log(&format!(
+                        "let go of {evicted} session worker(s) idle for over {idle} s (their state is stored)"
+                    ));
+                }
+                release_freed_memory();
+            }
+        });
+    }
     let poller = {
         let service = service.clone();
         async move {

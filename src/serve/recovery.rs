@@ -55,7 +55,7 @@ pub async fn recover(service: &Arc<Service>) {
                     "resuming run {} of session {}",
                     run.id, run.session
                 ));
-                worker.resume(run).await;
+                let _ = worker.resume(run);
             }
             Err(e) => shared.log(&format!("session {} could not start: {e}", run.session)),
         }

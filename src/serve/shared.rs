@@ -2,6 +2,7 @@
 //! approval records, the answers being awaited, and the leak guard every outgoing text passes.
 
 use crate::agent::runs::RunStore;
+use crate::agent::setup::AgentParts;
 use crate::approvals::{BulkApprovals, PendingApproval, PendingApprovals};
 use crate::config::{AccessId, Config, TelegramConfig};
 use crate::events::{Event, EventSink, StoreEvents};
@@ -31,6 +32,8 @@ pub struct Shared {
     pub config: Arc<Config>,
     pub telegram: TelegramConfig,
     pub agent: String,
+    /// What the agent's sessions share (one model client for all of them).
+    pub parts: AgentParts,
     pub store: Arc<dyn Store>,
     pub bot: Arc<TelegramBot>,
     pub approvals: PendingApprovals,
@@ -59,8 +62,9 @@ impl Shared {
         agent: String,
         store: Arc<dyn Store>,
         bot: Arc<TelegramBot>,
-    ) -> Self {
-        Shared {
+    ) -> Result<Self, String> {
+        Ok(Shared {
+            parts: AgentParts::new(&config, &agent)?,
             redactor: Redactor::from_config(&config),
             approvals: PendingApprovals::new(store.clone()),
             bulks: BulkApprovals::new(store.clone()),
@@ -74,7 +78,7 @@ impl Shared {
             waiters: Mutex::default(),
             questions: Mutex::default(),
             bulk_rows: tokio::sync::Mutex::default(),
-        }
+        })
     }
 
     /// One of this bridge's `admins` (tollgate's list, not the chat's administrators).

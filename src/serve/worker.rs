@@ -7,11 +7,13 @@ use super::progress::{ProgressWatch, show_progress};
 use super::shared::{Shared, lock};
 use crate::agent::classifier::Surface;
 use crate::agent::runs::RunRecord;
-use crate::agent::setup::{Assembled, assemble_watched};
+use crate::agent::setup::{Assembled, assemble_with};
 use crate::tools::cancel::{Canceller, cancellation};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 use tollgate_surface::ChatRef;
 
 /// What a session works on next.
@@ -22,8 +24,8 @@ pub enum Work {
         requester: (i64, String),
         generation: u64,
     },
-    /// A run left open by the last process.
-    Resume(RunRecord),
+    /// A run left open by the last process (boxed: a queue slot is sized by its largest item).
+    Resume(Box<RunRecord>),
 }
 
 /// Whether a message got into the queue.
@@ -34,6 +36,8 @@ pub enum Queued {
     Full {
         announce: bool,
     },
+    /// The worker was evicted as idle: start a fresh one.
+    Evicted,
 }
 
 /// A session and its worker task.
@@ -42,12 +46,21 @@ pub struct SessionWorker {
     pub chat: ChatRef,
     pub assembled: Assembled,
     pub approver: Arc<CardApprover>,
-    queue: mpsc::Sender<Work>,
+    /// Waiting work (a plain deque: an idle session's empty queue allocates nothing).
+    queue: Mutex<VecDeque<Work>>,
+    queue_cap: usize,
+    ready: Notify,
     generation: AtomicU64,
     running: Mutex<Option<Canceller>>,
     busy: AtomicBool,
     full_announced: AtomicBool,
     progress: Arc<ProgressWatch>,
+    /// Messages queued or running: a worker is evicted only at zero.
+    pending: AtomicUsize,
+    /// Closed when the worker is evicted: a message then goes to a fresh worker.
+    open: Mutex<bool>,
+    evicted: Notify,
+    last_active: Mutex<Instant>,
 }
 
 impl SessionWorker {
@@ -61,7 +74,8 @@ impl SessionWorker {
             run: Mutex::new(String::new()),
         });
         let progress = Arc::new(ProgressWatch::default());
-        let assembled = assemble_watched(
+        let assembled = assemble_with(
+            &shared.parts,
             &shared.config,
             &shared.agent,
             key,
@@ -70,20 +84,26 @@ impl SessionWorker {
             approver.clone(),
             Some(progress.clone()),
         )?;
-        let (queue, receiver) = mpsc::channel(shared.telegram.queue_cap.max(1));
+        super::dials::restore(shared, &assembled.session);
         let worker = Arc::new(SessionWorker {
             key: key.to_string(),
             chat,
             assembled,
             approver,
-            queue,
+            queue: Mutex::new(VecDeque::new()),
+            queue_cap: shared.telegram.queue_cap.max(1),
+            ready: Notify::new(),
             generation: AtomicU64::new(0),
             running: Mutex::new(None),
             busy: AtomicBool::new(false),
             full_announced: AtomicBool::new(false),
             progress,
+            pending: AtomicUsize::new(0),
+            open: Mutex::new(true),
+            evicted: Notify::new(),
+            last_active: Mutex::new(Instant::now()),
         });
-        tokio::spawn(work(shared.clone(), worker.clone(), receiver));
+        tokio::spawn(work(shared.clone(), worker.clone()));
         Ok(worker)
     }
 
@@ -94,17 +114,56 @@ impl SessionWorker {
             requester,
             generation: self.generation.load(Ordering::SeqCst),
         };
-        match self.queue.try_send(work) {
-            Ok(()) => Queued::Yes,
-            Err(_) => Queued::Full {
-                announce: !self.full_announced.swap(true, Ordering::SeqCst),
-            },
-        }
+        self.push(work)
     }
 
-    /// Queues a run to resume (after a restart).
-    pub async fn resume(&self, run: RunRecord) {
-        let _ = self.queue.send(Work::Resume(run)).await;
+    fn push(&self, work: Work) -> Queued {
+        let open = lock(&self.open);
+        if !*open {
+            return Queued::Evicted;
+        }
+        // Counted before it can be taken, so the count never goes below zero.
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        let mut queue = lock(&self.queue);
+        if queue.len() >= self.queue_cap {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+            return Queued::Full {
+                announce: !self.full_announced.swap(true, Ordering::SeqCst),
+            };
+        }
+        queue.push_back(work);
+        // A permit is stored if the worker is not waiting yet: nothing is missed.
+        self.ready.notify_one();
+        Queued::Yes
+    }
+
+    /// Queues a run to resume (after a restart: the queue is empty then).
+    pub fn resume(&self, run: RunRecord) -> Queued {
+        self.push(Work::Resume(Box::new(run)))
+    }
+
+    /// Ends the worker if nothing is queued or running and it has been idle for `idle`; its
+    /// state is in the store, and its next message starts a fresh worker.
+    pub fn evict_if_idle(&self, idle: Duration) -> bool {
+        let mut open = lock(&self.open);
+        if !*open
+            || self.pending.load(Ordering::SeqCst) > 0
+            || lock(&self.last_active).elapsed() < idle
+        {
+            return false;
+        }
+        *open = false;
+        self.evicted.notify_one();
+        true
+    }
+
+    async fn next_work(&self) -> Work {
+        loop {
+            if let Some(work) = lock(&self.queue).pop_front() {
+                return work;
+            }
+            self.ready.notified().await;
+        }
     }
 
     /// `/stop`: cancels the run and drops the queue; false if nothing was running.
@@ -125,67 +184,79 @@ impl SessionWorker {
     }
 }
 
-async fn work(shared: Arc<Shared>, worker: Arc<SessionWorker>, mut queue: mpsc::Receiver<Work>) {
+async fn work(shared: Arc<Shared>, worker: Arc<SessionWorker>) {
     let mut turn = 0u64;
-    while let Some(work) = queue.recv().await {
+    loop {
+        let work = tokio::select! {
+            work = worker.next_work() => Some(work),
+            () = worker.evicted.notified() => None,
+        };
+        let Some(work) = work else { break };
         // A slot opened: the next full queue is announced again.
         worker.full_announced.store(false, Ordering::SeqCst);
-        let (canceller, cancel) = cancellation();
-        let session = worker.assembled.session.clone();
-        let runner = &worker.assembled.runner;
-        let started = match work {
-            Work::Message {
-                generation,
-                text,
-                requester,
-            } => {
-                if generation < worker.generation.load(Ordering::SeqCst) {
-                    continue;
-                }
-                turn += 1;
-                let run_id = format!(
-                    "{}:{}:{turn}",
-                    worker.key,
-                    crate::clock::now_rfc3339_millis()
-                );
-                *lock(&worker.approver.requester) = requester;
-                *lock(&worker.approver.run) = run_id.clone();
-                *lock(&worker.running) = Some(canceller);
-                worker.busy.store(true, Ordering::SeqCst);
-                worker.progress.clear();
-                let progress = spawn_progress(&shared, &worker);
-                let outcome = runner.start(session, &run_id, &text, cancel).await;
-                progress.abort();
-                outcome
+        // Boxed: an idle worker's task then holds a small future, not a whole run's.
+        Box::pin(process(&shared, &worker, work, &mut turn)).await;
+        *lock(&worker.last_active) = Instant::now();
+        worker.pending.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs one queued item and sends its answer.
+async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, turn: &mut u64) {
+    let (canceller, cancel) = cancellation();
+    let session = worker.assembled.session.clone();
+    let runner = &worker.assembled.runner;
+    let outcome = match work {
+        Work::Message {
+            generation,
+            text,
+            requester,
+        } => {
+            if generation < worker.generation.load(Ordering::SeqCst) {
+                return;
             }
-            Work::Resume(run) => {
-                *lock(&worker.approver.run) = run.id.clone();
-                *lock(&worker.running) = Some(canceller);
-                worker.busy.store(true, Ordering::SeqCst);
-                let progress = spawn_progress(&shared, &worker);
-                let outcome = runner.resume(session, run, cancel).await;
-                progress.abort();
-                outcome
+            *turn += 1;
+            let run_id = format!(
+                "{}:{}:{turn}",
+                worker.key,
+                crate::clock::now_rfc3339_millis()
+            );
+            *lock(&worker.approver.requester) = requester;
+            *lock(&worker.approver.run) = run_id.clone();
+            *lock(&worker.running) = Some(canceller);
+            worker.busy.store(true, Ordering::SeqCst);
+            worker.progress.clear();
+            let progress = spawn_progress(shared, worker);
+            let outcome = runner.start(session, &run_id, &text, cancel).await;
+            progress.abort();
+            outcome
+        }
+        Work::Resume(run) => {
+            *lock(&worker.approver.run) = run.id.clone();
+            *lock(&worker.running) = Some(canceller);
+            worker.busy.store(true, Ordering::SeqCst);
+            let progress = spawn_progress(shared, worker);
+            let outcome = runner.resume(session, *run, cancel).await;
+            progress.abort();
+            outcome
+        }
+    };
+    lock(&worker.running).take();
+    worker.busy.store(false, Ordering::SeqCst);
+    match outcome {
+        Ok(done) => {
+            let answer = shared.redactor.redact(&done.answer);
+            if let Err(e) = shared.bot.send_answer(&worker.chat, &answer).await {
+                shared.log(&format!(
+                    "sending an answer to chat {}: {e}",
+                    worker.chat.id
+                ));
             }
-        };
-        lock(&worker.running).take();
-        worker.busy.store(false, Ordering::SeqCst);
-        let _ = shared.store.flush();
-        match started {
-            Ok(done) => {
-                let answer = shared.redactor.redact(&done.answer);
-                if let Err(e) = shared.bot.send_answer(&worker.chat, &answer).await {
-                    shared.log(&format!(
-                        "sending an answer to chat {}: {e}",
-                        worker.chat.id
-                    ));
-                }
-            }
-            Err(error) => {
-                shared
-                    .notice(&worker.chat, &format!("⚠ The run failed: {error}"))
-                    .await;
-            }
+        }
+        Err(error) => {
+            shared
+                .notice(&worker.chat, &format!("⚠ The run failed: {error}"))
+                .await;
         }
     }
 }

@@ -65,9 +65,10 @@ impl ToolRegistry {
     }
 }
 
-/// The names of the tools one agent can call.
+/// The names of the tools one agent can call (shared: every session of an agent holds the
+/// same set, and a clone is a reference count).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Toolset(BTreeSet<String>);
+pub struct Toolset(Arc<BTreeSet<String>>);
 
 impl Toolset {
     /// `tools` plus the MCP tools its servers listed, minus `denied_tools`.
@@ -80,7 +81,7 @@ impl Toolset {
         for denied in &agent.denied_tools {
             names.remove(denied);
         }
-        Toolset(names)
+        Toolset(Arc::new(names))
     }
 
     #[must_use]

@@ -893,3 +893,28 @@ async fn a_failed_connection_is_reported_without_the_token() {
     assert!(err.contains("connecting to the Telegram Bot API"), "{err}");
     assert!(!err.contains("SECRET-bot-token"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_session_is_let_go_and_keeps_its_mode() {
+    let served = Served::start(vec![text("Hi.")], "", "idle_session_secs = 1").await;
+    served.say(ADMIN, "/mode high-risk");
+    served
+        .wait_text(ADMIN, "Approval mode of this chat is now `high-risk`")
+        .await;
+    for _ in 0..100 {
+        if served.log().contains("let go of") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        served.log().contains("let go of 1 session worker"),
+        "{}",
+        served.log()
+    );
+    served.say(ADMIN, "/status");
+    let status = served.wait_text(ADMIN, "Mode `").await;
+    assert!(status.contains("Mode `high-risk`"), "{status}");
+    served.say(ADMIN, "hello again");
+    served.wait_text(ADMIN, "Hi.").await;
+}

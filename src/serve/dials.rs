@@ -1,0 +1,40 @@
+//! A chat's `/mode` and `/sandbox`, saved per session: they survive a restart, and an idle
+//! session's worker can be let go and started again without losing them.
+
+use super::shared::Shared;
+use crate::executor::session::SessionPolicy;
+use crate::policy::mode::Dials;
+
+const DIALS_TREE: &str = "session_dials";
+
+/// Saves the session's dials as they are now.
+pub fn save(shared: &Shared, session: &SessionPolicy) -> Result<(), String> {
+    let dials = session.snapshot().dials;
+    let bytes = serde_json::to_vec(&dials).map_err(|e| e.to_string())?;
+    shared
+        .store
+        .insert(DIALS_TREE, session.key.as_bytes(), &bytes)
+        .map_err(|e| e.to_string())?;
+    shared.store.flush().map_err(|e| e.to_string())
+}
+
+/// Applies the saved dials, if any (never wider than the agent's sandbox: `set_sandbox` checks).
+pub fn restore(shared: &Shared, session: &SessionPolicy) {
+    let Ok(Some(bytes)) = shared.store.get(DIALS_TREE, session.key.as_bytes()) else {
+        return;
+    };
+    let Ok(dials) = serde_json::from_slice::<Dials>(&bytes) else {
+        shared.log(&format!(
+            "session {}: saved dials unreadable; using the agent's",
+            session.key
+        ));
+        return;
+    };
+    session.set_mode(dials.mode);
+    if let Err(e) = session.set_sandbox(dials.sandbox) {
+        shared.log(&format!(
+            "session {}: saved sandbox not applied: {e}",
+            session.key
+        ));
+    }
+}
