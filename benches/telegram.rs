@@ -75,7 +75,7 @@ async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool, extra:
         ""
     };
     let config = format!(
-        "[store]\npath = \"store\"\ncache_capacity_mb = 16\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[telegram]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}{extra}\n",
+        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[telegram]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}{extra}\n",
         llm.url, fake.url
     );
     std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();

@@ -75,7 +75,12 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
         shared.notice(&inbound.chat, &reply).await;
         return;
     }
-    let (mut lines, refused) = receive(shared, &service.workspace(&key), &message.files).await;
+    // The workspace path is resolved (and created) only for a message that brings files.
+    let (mut lines, refused) = if message.files.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        receive(shared, &service.workspace(&key), &message.files).await
+    };
     if !refused.is_empty() {
         shared.notice(&inbound.chat, &refused.join("\n")).await;
     }

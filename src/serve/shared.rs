@@ -55,7 +55,6 @@ pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
-    #[must_use]
     pub fn new(
         config: Arc<Config>,
         telegram: TelegramConfig,

@@ -241,11 +241,9 @@ async fn strangers_are_ignored_and_users_answered() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn only_an_admin_press_runs_the_call_and_only_once() {
+    let content = format!("approved once{}", " and padded".repeat(300));
     let served = Served::start(
-        vec![
-            write_call("w1", "out.txt", "approved once"),
-            text("Written."),
-        ],
+        vec![write_call("w1", "out.txt", &content), text("Written.")],
         "",
         "",
     )
@@ -256,6 +254,20 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
     assert!(
         html.contains("write_file") && html.contains("approved once"),
         "{html}"
+    );
+    // Details over 2,000 characters: cut on the card, the whole text beside it as a file.
+    assert!(html.contains("the whole text is in the file"), "{html}");
+    let document = served
+        .telegram
+        .wait_for(WAIT, "the details file", |t| {
+            t.calls("SendDocument").first().cloned()
+        })
+        .await;
+    let document = document.as_str().unwrap_or_default().to_string();
+    assert!(
+        document.contains("approval-details.txt") && document.matches(" and padded").count() == 300,
+        "{}",
+        &document[..document.len().min(400)]
     );
     let approve = button(&card, "Approve");
     let deny = button(&card, "Deny");
@@ -280,7 +292,7 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
 
     served.telegram.push_press(USER, ADMIN, card_id, &approve);
     served.wait_text(USER, "Written.").await;
-    assert_eq!(std::fs::read_to_string(&written).unwrap(), "approved once");
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), content);
     let edits = served.telegram.calls("EditMessageText");
     let edit = edits
         .iter()
@@ -309,7 +321,7 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
             })
         })
         .await;
-    assert_eq!(std::fs::read_to_string(&written).unwrap(), "approved once");
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), content);
     assert_eq!(served.llm.requests().len(), 2);
     let audit = served.tollgate(&["audit", "--json"]);
     let out = String::from_utf8_lossy(&audit.stdout);
@@ -917,4 +929,45 @@ async fn an_idle_session_is_let_go_and_keeps_its_mode() {
     assert!(status.contains("Mode `high-risk`"), "{status}");
     served.say(ADMIN, "hello again");
     served.wait_text(ADMIN, "Hi.").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_queue_and_a_fast_sender_get_one_notice_each() {
+    let served = Served::start(
+        vec![
+            Reply::Delayed(Duration::from_millis(1_500), Box::new(text("first answer"))),
+            text("second answer"),
+        ],
+        "",
+        "queue_cap = 1\nrate_limit_per_minute = 3",
+    )
+    .await;
+    served.say(USER, "one");
+    served
+        .telegram
+        .wait_for(WAIT, "the first model call", |t| {
+            let _ = t;
+            (!served.llm.requests().is_empty()).then_some(())
+        })
+        .await;
+    for text in ["two", "three", "four", "five"] {
+        served.say(USER, text);
+    }
+    served.wait_text(USER, "second answer").await;
+    let texts = served.telegram.texts_to(USER);
+    let busy = texts
+        .iter()
+        .filter(|t| t.contains("this one was dropped"))
+        .count();
+    let fast = texts
+        .iter()
+        .filter(|t| t.contains("faster than 3 a minute"))
+        .count();
+    assert_eq!((busy, fast), (1, 1), "{texts:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        served.llm.requests().len(),
+        2,
+        "three, four and five never reached the model"
+    );
 }
