@@ -1,0 +1,297 @@
+//! Approval cards in chat: who may press, what a press runs, timeouts, re-decisions, "all N"
+//! rows, and where cards go.
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_an_admin_press_runs_the_call_and_only_once() {
+    let content = format!("approved once{}", " and padded".repeat(300));
+    let served = Served::start(
+        vec![write_call("w1", "out.txt", &content), text("Written.")],
+        "",
+        "",
+    )
+    .await;
+    served.say(USER, "write out.txt");
+    let (card_id, card) = served.card(USER, 0).await;
+    let html = card["text"].as_str().unwrap();
+    assert!(
+        html.contains("write_file") && html.contains("approved once"),
+        "{html}"
+    );
+    // Details over 2,000 characters: cut on the card, the whole text beside it as a file.
+    assert!(html.contains("the whole text is in the file"), "{html}");
+    let document = served
+        .telegram
+        .wait_for(WAIT, "the details file", |t| {
+            t.calls("SendDocument").first().cloned()
+        })
+        .await;
+    let document = document.as_str().unwrap_or_default().to_string();
+    assert!(
+        document.contains("approval-details.txt") && document.matches(" and padded").count() == 300,
+        "{}",
+        &document[..document.len().min(400)]
+    );
+    let approve = button(&card, "Approve");
+    let deny = button(&card, "Deny");
+    assert!(
+        approve.len() <= 64 && approve.starts_with("t1"),
+        "{approve}"
+    );
+    let written = served.path("ws/telegram_10/out.txt");
+
+    // A non-admin's press: an alert, an audit entry, nothing runs.
+    served.telegram.push_press(USER, USER, card_id, &approve);
+    served
+        .telegram
+        .wait_for(WAIT, "the alert", |t| {
+            t.calls("AnswerCallbackQuery")
+                .into_iter()
+                .find(|b| b["text"].as_str().unwrap_or("").contains("Only admins"))
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!written.exists(), "a non-admin press ran nothing");
+
+    served.telegram.push_press(USER, ADMIN, card_id, &approve);
+    served.wait_text(USER, "Written.").await;
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), content);
+    let edits = served.telegram.calls("EditMessageText");
+    let edit = edits
+        .iter()
+        .find(|e| e["message_id"].as_i64() == Some(card_id))
+        .expect("the card was edited");
+    assert!(
+        edit["text"].as_str().unwrap().contains("Approved by User1"),
+        "{edit}"
+    );
+    assert_eq!(
+        edit["reply_markup"]["inline_keyboard"],
+        json!([]),
+        "buttons removed"
+    );
+
+    // A later press (even an admin's, even another button) is told who answered.
+    served.telegram.push_press(USER, ADMIN, card_id, &deny);
+    served
+        .telegram
+        .wait_for(WAIT, "already answered", |t| {
+            t.calls("AnswerCallbackQuery").into_iter().find(|b| {
+                b["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("Already answered by User1")
+            })
+        })
+        .await;
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), content);
+    assert_eq!(served.llm.requests().len(), 2);
+    let audit = served.tollgate(&["audit", "--json"]);
+    let out = String::from_utf8_lossy(&audit.stdout);
+    assert!(
+        out.contains("press_rejected") && out.contains("telegram:10"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_nobody_answers_times_out_as_a_runtime_deny() {
+    let served = Served::start(
+        vec![write_call("w1", "late.txt", "x"), text("Understood.")],
+        "approval_timeout_secs = 2",
+        "",
+    )
+    .await;
+    served.say(USER, "write late.txt");
+    let (card_id, _) = served.card(USER, 0).await;
+    served.wait_text(USER, "Understood.").await;
+    let edit = served
+        .telegram
+        .calls("EditMessageText")
+        .into_iter()
+        .find(|e| e["message_id"].as_i64() == Some(card_id))
+        .expect("the card was edited");
+    assert!(
+        edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("Nobody answered in time"),
+        "{edit}"
+    );
+    let told = served.llm.requests()[1].body["messages"].to_string();
+    assert!(
+        told.contains("nobody answered the approval request in time"),
+        "{told}"
+    );
+    assert!(!served.path("ws/telegram_10/late.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn groups_answer_mentions_only_and_two_cards_get_an_approve_all_row() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[
+                (
+                    "w1",
+                    "write_file",
+                    &json!({"path": "a.txt", "content": "A"}).to_string(),
+                ),
+                (
+                    "w2",
+                    "write_file",
+                    &json!({"path": "b.txt", "content": "B"}).to_string(),
+                ),
+            ]),
+            text("Both written."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served
+        .telegram
+        .push_message(user_message(GROUP, "supergroup", USER, "no mention here"));
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        USER,
+        "@toll_bot write both",
+    ));
+    let (_, first) = served.card(GROUP, 0).await;
+    let (_, second) = served.card(GROUP, 1).await;
+    assert_ne!(button(&first, "Approve"), button(&second, "Approve"));
+    let (row_id, row) = served.card(GROUP, 2).await;
+    let all = button(&row, "Approve all 2");
+    served.telegram.push_press(GROUP, ADMIN, row_id, &all);
+    served.wait_text(GROUP, "Both written.").await;
+    assert_eq!(
+        std::fs::read_to_string(served.path("ws/telegram_-100/a.txt")).unwrap(),
+        "A"
+    );
+    assert_eq!(
+        std::fs::read_to_string(served.path("ws/telegram_-100/b.txt")).unwrap(),
+        "B"
+    );
+    assert_eq!(
+        served.llm.requests().len(),
+        2,
+        "the unmentioned message was not answered"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cards_go_to_admins_or_fall_back_to_the_chat() {
+    let served = Served::start(
+        vec![write_call("w1", "dm.txt", "via dm"), text("Done.")],
+        "",
+        "approvals_to = \"admins\"",
+    )
+    .await;
+    served.say(USER, "write dm.txt");
+    let (card_id, card) = served.card(ADMIN, 0).await;
+    served.wait_text(USER, "waiting for an admin").await;
+    served
+        .telegram
+        .push_press(ADMIN, ADMIN, card_id, &button(&card, "Approve"));
+    served.wait_text(USER, "Done.").await;
+    assert!(served.path("ws/telegram_10/dm.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_always_answer_redecides_the_other_card_and_can_be_revoked() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[
+                (
+                    "w1",
+                    "write_file",
+                    &json!({"path": "one.txt", "content": "1"}).to_string(),
+                ),
+                (
+                    "w2",
+                    "write_file",
+                    &json!({"path": "two.txt", "content": "2"}).to_string(),
+                ),
+            ]),
+            text("Both done."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        USER,
+        "@toll_bot write two files",
+    ));
+    let (first_id, first) = served.card(GROUP, 0).await;
+    let (second_id, _) = served.card(GROUP, 1).await;
+    let always = button(&first, "Always: this tool");
+    served.telegram.push_press(GROUP, ADMIN, first_id, &always);
+    served.wait_text(GROUP, "Both done.").await;
+    assert!(served.path("ws/telegram_-100/one.txt").exists());
+    assert!(served.path("ws/telegram_-100/two.txt").exists());
+    let second_edit = served
+        .telegram
+        .calls("EditMessageText")
+        .into_iter()
+        .find(|e| e["message_id"].as_i64() == Some(second_id))
+        .expect("the other card was edited");
+    assert!(
+        second_edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("Decided again without an answer: allowed"),
+        "{second_edit}"
+    );
+
+    let listed = served.tollgate(&["allowlist", "list"]);
+    let out = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        out.contains("tool write_file") && out.contains("User1"),
+        "{out}"
+    );
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        ADMIN,
+        "/allowlist@toll_bot revoke tool write_file",
+    ));
+    served.wait_text(GROUP, "Revoked `write_file`").await;
+    let listed = served.tollgate(&["allowlist", "list"]);
+    assert!(!String::from_utf8_lossy(&listed.stdout).contains("write_file"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_admin_who_never_started_the_bot_gets_the_card_in_the_chat() {
+    let served = Served::start(
+        vec![write_call("w1", "x.txt", "x"), text("Ok.")],
+        "",
+        "approvals_to = \"admins\"",
+    )
+    .await;
+    served.telegram.fail_next(
+        "SendMessage",
+        json!({"ok": false, "error_code": 403, "description": "Forbidden: bot can't initiate conversation with a user"}),
+    );
+    served.say(USER, "write x.txt");
+    let (card_id, card) = served.card(USER, 0).await;
+    assert!(
+        served.log().contains("has not started a chat with the bot"),
+        "{}",
+        served.log()
+    );
+    assert!(
+        served
+            .telegram
+            .texts_to(USER)
+            .iter()
+            .all(|t| !t.contains("waiting for an admin"))
+    );
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served.wait_text(USER, "Ok.").await;
+}

@@ -1,0 +1,232 @@
+//! What survives a stop: a restart with a card showing, SIGTERM, deadlines passed while down,
+//! cards never sent, runs gone, `/stop`, and idle workers let go.
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_cancels_a_run_waiting_for_approval() {
+    let served = Served::start(vec![write_call("w1", "never.txt", "x")], "", "").await;
+    served.say(USER, "write never.txt");
+    let (card_id, card) = served.card(USER, 0).await;
+    served.say(USER, "/stop");
+    served.wait_text(USER, "Stopped").await;
+    served
+        .telegram
+        .wait_for(WAIT, "the withdrawn card", |t| {
+            t.calls("EditMessageText")
+                .into_iter()
+                .find(|e| e["message_id"].as_i64() == Some(card_id))
+        })
+        .await;
+    // A press after the stop runs nothing.
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served
+        .telegram
+        .wait_for(WAIT, "the press answer", |t| {
+            (!t.calls("AnswerCallbackQuery").is_empty()).then_some(())
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!served.path("ws/telegram_10/never.txt").exists());
+    assert_eq!(
+        served.llm.requests().len(),
+        1,
+        "the model was not asked again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
+    let mut served = Served::start(
+        vec![
+            write_call("w1", "after.txt", "restart-proof"),
+            text("Done after restart."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served.say(USER, "write after.txt");
+    let (card_id, card) = served.card(USER, 0).await;
+    served.kill();
+    let cards_before = served.telegram.calls("SendMessage").len();
+    served.spawn();
+    served.ready(2).await;
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served.wait_text(USER, "Done after restart.").await;
+    let written = served.path("ws/telegram_10/after.txt");
+    assert_eq!(std::fs::read_to_string(written).unwrap(), "restart-proof");
+    // No new approval was made. (A kill between sending the card and recording that it was
+    // sent makes the next start send the same card again — same token — rather than lose it.)
+    let approve = button(&card, "Approve");
+    for resent in served.telegram.calls("SendMessage")[cards_before..]
+        .iter()
+        .filter(|b| b.get("reply_markup").is_some())
+    {
+        assert_eq!(
+            button(resent, "Approve"),
+            approve,
+            "the old card is the one that answers"
+        );
+    }
+    assert_eq!(served.llm.requests().len(), 2, "{}", served.log());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_keeps_a_card_pending_and_a_deadline_passed_while_down_is_a_timeout() {
+    let mut served = Served::start(
+        vec![
+            write_call("w1", "never.txt", "x"),
+            text("Nobody approved, so I stopped."),
+        ],
+        "approval_timeout_secs = 2",
+        "",
+    )
+    .await;
+    served.say(USER, "write never.txt");
+    let (card_id, _) = served.card(USER, 0).await;
+    let mut child = served.child.take().unwrap();
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert!(
+        served
+            .log()
+            .contains("approvals still waiting stay answerable"),
+        "{}",
+        served.log()
+    );
+    assert!(
+        !served
+            .telegram
+            .calls("EditMessageText")
+            .iter()
+            .any(|e| e["message_id"].as_i64() == Some(card_id)),
+        "the card is still open when the process stops"
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    served.spawn();
+    served
+        .wait_text(USER, "Nobody approved, so I stopped.")
+        .await;
+    let edit = served
+        .telegram
+        .calls("EditMessageText")
+        .into_iter()
+        .find(|e| e["message_id"].as_i64() == Some(card_id))
+        .expect("the expired card was edited");
+    assert!(
+        edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("Nobody answered in time"),
+        "{edit}"
+    );
+    assert!(!served.path("ws/telegram_10/never.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
+    use std::sync::Arc;
+    use tollgate::approvals::{
+        ApprovalChoice, ApprovalToken, PendingApproval, PendingApprovals, PendingState,
+    };
+    use tollgate::store::SledStore;
+    use tollgate_surface::{ApprovalCard, Button, ChatKind, ChatRef, Platform};
+    let mut served = Served::new(vec![], "", "").await;
+    let token = ApprovalToken::generate().unwrap();
+    {
+        let store = Arc::new(SledStore::open(&served.path("store"), 8).unwrap());
+        let approvals = PendingApprovals::new(store.clone());
+        let now = tollgate::agent::reminders::now_secs();
+        approvals
+            .create(&PendingApproval {
+                token: token.to_string(),
+                session: "telegram:10".into(),
+                call_id: "c9".into(),
+                agent: "a".into(),
+                tool: "write_file".into(),
+                posted: now,
+                expires: now + 600,
+                choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
+                state: PendingState::Waiting,
+                run: "a-run-that-is-gone".into(),
+                chat: Some(ChatRef {
+                    platform: Platform::Telegram,
+                    id: USER,
+                    kind: ChatKind::Private,
+                    thread: None,
+                    guild: None,
+                    parent: None,
+                }),
+                card: Some(ApprovalCard {
+                    agent: "a".into(),
+                    requester: "Ann".into(),
+                    tool: "write_file".into(),
+                    tier: "write".into(),
+                    reason: "writes".into(),
+                    details: "write x.txt".into(),
+                    rows: vec![vec![Button {
+                        label: "Approve".into(),
+                        token: token.button("approve"),
+                    }]],
+                }),
+                posted_to: Vec::new(),
+            })
+            .unwrap();
+    }
+    served.spawn();
+    served.ready(1).await;
+    let (card_id, card) = served.card(USER, 0).await;
+    assert!(card["text"].as_str().unwrap().contains("write x.txt"));
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served
+        .telegram
+        .wait_for(WAIT, "the expired alert", |t| {
+            t.calls("AnswerCallbackQuery")
+                .into_iter()
+                .find(|b| b["text"].as_str().unwrap_or("").contains("expired"))
+        })
+        .await;
+    let edit = served
+        .telegram
+        .wait_for(WAIT, "the expired card", |t| {
+            t.calls("EditMessageText")
+                .into_iter()
+                .find(|e| e["message_id"].as_i64() == Some(card_id))
+        })
+        .await;
+    assert!(edit["text"].as_str().unwrap().contains("Expired"), "{edit}");
+    assert_eq!(served.llm.requests().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_session_is_let_go_and_keeps_its_mode() {
+    let served = Served::start(vec![text("Hi.")], "", "idle_session_secs = 1").await;
+    served.say(ADMIN, "/mode high-risk");
+    served
+        .wait_text(ADMIN, "Approval mode of this chat is now `high-risk`")
+        .await;
+    for _ in 0..100 {
+        if served.log().contains("let go of") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        served.log().contains("let go of 1 session worker"),
+        "{}",
+        served.log()
+    );
+    served.say(ADMIN, "/status");
+    let status = served.wait_text(ADMIN, "Mode `").await;
+    assert!(status.contains("Mode `high-risk`"), "{status}");
+    served.say(ADMIN, "hello again");
+    served.wait_text(ADMIN, "Hi.").await;
+}

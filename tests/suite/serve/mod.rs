@@ -1,0 +1,188 @@
+//! `tollgate serve` end to end: the real binary, the real teloxide client, a fake Bot API and a
+//! scripted model on loopback. Each test drives chat updates and button presses and asserts on
+//! what the fake Bot API was sent, what ran, and what the model was told.
+
+use super::fakes::llm::{FakeLlm, Reply, text, tool_calls};
+use super::fakes::telegram::{FakeTelegram, user_message};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const TOKEN: &str = "123456:SECRET-bot-token-value";
+const WAIT: Duration = Duration::from_secs(20);
+const USER: i64 = 10;
+const ADMIN: i64 = 1;
+const GROUP: i64 = -100;
+
+/// A served tollgate: its directory, process and fakes.
+pub struct Served {
+    pub dir: tempfile::TempDir,
+    pub child: Option<Child>,
+    pub telegram: FakeTelegram,
+    pub llm: FakeLlm,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Served {
+    /// Starts `tollgate serve` with extra lines in the agent's and the bridge's sections.
+    pub async fn start(script: Vec<Reply>, agent_extra: &str, telegram_extra: &str) -> Served {
+        let mut served = Served::new(script, agent_extra, telegram_extra).await;
+        served.spawn();
+        served.ready(1).await;
+        served
+    }
+
+    /// Waits for the `n`th start to be polling.
+    pub async fn ready(&self, n: usize) {
+        self.telegram
+            .wait_for(WAIT, "polling", |t| {
+                let methods = t.methods();
+                let starts = methods.iter().filter(|m| *m == "GetMe").count();
+                let polling = methods
+                    .iter()
+                    .rev()
+                    .take_while(|m| *m != "GetMe")
+                    .any(|m| m == "GetUpdates");
+                (starts >= n && polling).then_some(())
+            })
+            .await;
+    }
+
+    /// The fakes and the config, not started yet.
+    pub async fn new(script: Vec<Reply>, agent_extra: &str, telegram_extra: &str) -> Served {
+        let telegram = FakeTelegram::start().await;
+        let llm = FakeLlm::start(script).await;
+        let dir = tempfile::tempdir().unwrap();
+        // Typing and progress off unless a test turns them on: they would interleave with the
+        // messages the tests look for.
+        let quiet = if telegram_extra.contains("progress_interval_secs") {
+            ""
+        } else {
+            "progress_interval_secs = 0\ntyping = false\n"
+        };
+        let config = format!(
+            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"read_file\", \"write_file\", \"ask_user_question\"]\nworkspace = \"ws\"\n{agent_extra}\n[telegram]\napi_url = \"{}\"\nallowed_users = [{USER}, 11]\nallowed_chats = [{GROUP}]\nadmins = [{ADMIN}]\n{quiet}{telegram_extra}\n",
+            llm.url, telegram.url
+        );
+        std::fs::write(dir.path().join("tollgate.toml"), &config).unwrap();
+        Served {
+            dir,
+            child: None,
+            telegram,
+            llm,
+        }
+    }
+
+    pub fn spawn(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("serve.log"))
+            .unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .args(["serve", "--config", "tollgate.toml"])
+            .current_dir(self.dir.path())
+            .env("TELEGRAM_BOT_TOKEN", TOKEN)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+    }
+
+    /// kill -9.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// A private message from `from`.
+    pub fn say(&self, from: i64, text: &str) {
+        self.telegram
+            .push_message(user_message(from, "private", from, text));
+    }
+
+    /// The next card (a `SendMessage` with an inline keyboard) to `chat`, after `skip` others:
+    /// its message id and body.
+    pub async fn card(&self, chat: i64, skip: usize) -> (i64, Value) {
+        let card = self
+            .telegram
+            .wait_for(WAIT, "a card", |t| {
+                let cards: Vec<Value> = t
+                    .calls("SendMessage")
+                    .into_iter()
+                    .filter(|b| {
+                        b["chat_id"].as_i64() == Some(chat)
+                            && b.get("reply_markup").is_some()
+                            && b.get("_id").is_some()
+                    })
+                    .collect();
+                cards.get(skip).cloned()
+            })
+            .await;
+        (card["_id"].as_i64().unwrap(), card)
+    }
+
+    pub async fn wait_text(&self, chat: i64, needle: &str) -> String {
+        self.telegram
+            .wait_for(WAIT, needle, |t| {
+                t.texts_to(chat).into_iter().find(|m| m.contains(needle))
+            })
+            .await
+    }
+
+    pub fn tollgate(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .args(args)
+            .args(["--config", "tollgate.toml"])
+            .current_dir(self.dir.path())
+            .output()
+            .unwrap()
+    }
+}
+
+/// The callback data of the button whose label starts with `label`.
+pub fn button(card: &Value, label: &str) -> String {
+    card["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap().iter())
+        .find(|b| b["text"].as_str().unwrap().contains(label))
+        .unwrap_or_else(|| panic!("no button {label} on {card}"))["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn write_call(id: &str, path: &str, content: &str) -> Reply {
+    tool_calls(&[(
+        id,
+        "write_file",
+        &json!({"path": path, "content": content}).to_string(),
+    )])
+}
+
+mod approvals;
+mod chat;
+mod durability;
