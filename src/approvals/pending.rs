@@ -202,14 +202,31 @@ impl PendingApprovals {
     /// Notes where the card was posted (after sending it: a kill before this line means the
     /// card is sent again on the next start, never that a sent card is forgotten).
     pub fn set_posted(&self, token: &ApprovalToken, posted: &[CardRef]) -> Result<(), StoreError> {
+        self.update(token, |record| {
+            record.posted_to = posted.to_vec();
+            true
+        })
+        .map(|_| ())
+    }
+
+    /// Changes a record atomically (compare-and-swap, retried if someone else changed it in
+    /// between) and flushes; `change` returns false to leave it as it is. False if the record
+    /// is missing or was left alone.
+    fn update(
+        &self,
+        token: &ApprovalToken,
+        mut change: impl FnMut(&mut PendingApproval) -> bool,
+    ) -> Result<bool, StoreError> {
         loop {
             let Some(bytes) = self.store.get(APPROVALS_TREE, token.as_str().as_bytes())? else {
-                return Ok(());
+                return Ok(false);
             };
             let Some(mut record) = decode(&bytes) else {
-                return Ok(());
+                return Ok(false);
             };
-            record.posted_to = posted.to_vec();
+            if !change(&mut record) {
+                return Ok(false);
+            }
             let swapped = self.store.compare_and_swap(
                 APPROVALS_TREE,
                 token.as_str().as_bytes(),
@@ -217,7 +234,8 @@ impl PendingApprovals {
                 Some(&encode(&record)?),
             )?;
             if swapped.is_ok() {
-                return self.store.flush();
+                self.store.flush()?;
+                return Ok(true);
             }
         }
     }
@@ -242,28 +260,13 @@ impl PendingApprovals {
     /// Settles a waiting record without a press (timeout, withdrawal); false if it was not
     /// waiting any more.
     pub fn settle(&self, token: &ApprovalToken, state: PendingState) -> Result<bool, StoreError> {
-        loop {
-            let Some(bytes) = self.store.get(APPROVALS_TREE, token.as_str().as_bytes())? else {
-                return Ok(false);
-            };
-            let Some(mut record) = decode(&bytes) else {
-                return Ok(false);
-            };
+        self.update(token, |record| {
             if record.state != PendingState::Waiting {
-                return Ok(false);
+                return false;
             }
             record.state = state.clone();
-            let swapped = self.store.compare_and_swap(
-                APPROVALS_TREE,
-                token.as_str().as_bytes(),
-                Some(&bytes),
-                Some(&encode(&record)?),
-            )?;
-            if swapped.is_ok() {
-                self.store.flush()?;
-                return Ok(true);
-            }
-        }
+            true
+        })
     }
 
     /// Records still waiting whose deadline passed (including while the process was down):

@@ -43,25 +43,14 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
 
     // A non-admin's press: an alert, an audit entry, nothing runs.
     served.telegram.push_press(USER, USER, card_id, &approve);
-    served
-        .telegram
-        .wait_for(WAIT, "the alert", |t| {
-            t.calls("AnswerCallbackQuery")
-                .into_iter()
-                .find(|b| b["text"].as_str().unwrap_or("").contains("Only admins"))
-        })
-        .await;
+    served.press_answer("Only admins").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!written.exists(), "a non-admin press ran nothing");
 
     served.telegram.push_press(USER, ADMIN, card_id, &approve);
     served.wait_text(USER, "Written.").await;
     assert_eq!(std::fs::read_to_string(&written).unwrap(), content);
-    let edits = served.telegram.calls("EditMessageText");
-    let edit = edits
-        .iter()
-        .find(|e| e["message_id"].as_i64() == Some(card_id))
-        .expect("the card was edited");
+    let edit = served.card_edit(card_id).await;
     assert!(
         edit["text"].as_str().unwrap().contains("Approved by User1"),
         "{edit}"
@@ -106,12 +95,7 @@ async fn a_card_nobody_answers_times_out_as_a_runtime_deny() {
     served.say(USER, "write late.txt");
     let (card_id, _) = served.card(USER, 0).await;
     served.wait_text(USER, "Understood.").await;
-    let edit = served
-        .telegram
-        .calls("EditMessageText")
-        .into_iter()
-        .find(|e| e["message_id"].as_i64() == Some(card_id))
-        .expect("the card was edited");
+    let edit = served.card_edit(card_id).await;
     assert!(
         edit["text"]
             .as_str()
@@ -233,12 +217,7 @@ async fn an_always_answer_redecides_the_other_card_and_can_be_revoked() {
     served.wait_text(GROUP, "Both done.").await;
     assert!(served.path("ws/telegram_-100/one.txt").exists());
     assert!(served.path("ws/telegram_-100/two.txt").exists());
-    let second_edit = served
-        .telegram
-        .calls("EditMessageText")
-        .into_iter()
-        .find(|e| e["message_id"].as_i64() == Some(second_id))
-        .expect("the other card was edited");
+    let second_edit = served.card_edit(second_id).await;
     assert!(
         second_edit["text"]
             .as_str()

@@ -10,14 +10,7 @@ async fn stop_cancels_a_run_waiting_for_approval() {
     let (card_id, card) = served.card(USER, 0).await;
     served.say(USER, "/stop");
     served.wait_text(USER, "Stopped").await;
-    served
-        .telegram
-        .wait_for(WAIT, "the withdrawn card", |t| {
-            t.calls("EditMessageText")
-                .into_iter()
-                .find(|e| e["message_id"].as_i64() == Some(card_id))
-        })
-        .await;
+    served.card_edit(card_id).await;
     // A press after the stop runs nothing.
     served
         .telegram
@@ -113,12 +106,7 @@ async fn sigterm_keeps_a_card_pending_and_a_deadline_passed_while_down_is_a_time
     served
         .wait_text(USER, "Nobody approved, so I stopped.")
         .await;
-    let edit = served
-        .telegram
-        .calls("EditMessageText")
-        .into_iter()
-        .find(|e| e["message_id"].as_i64() == Some(card_id))
-        .expect("the expired card was edited");
+    let edit = served.card_edit(card_id).await;
     assert!(
         edit["text"]
             .as_str()
@@ -186,22 +174,8 @@ async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
     served
         .telegram
         .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
-    served
-        .telegram
-        .wait_for(WAIT, "the expired alert", |t| {
-            t.calls("AnswerCallbackQuery")
-                .into_iter()
-                .find(|b| b["text"].as_str().unwrap_or("").contains("expired"))
-        })
-        .await;
-    let edit = served
-        .telegram
-        .wait_for(WAIT, "the expired card", |t| {
-            t.calls("EditMessageText")
-                .into_iter()
-                .find(|e| e["message_id"].as_i64() == Some(card_id))
-        })
-        .await;
+    served.press_answer("expired").await;
+    let edit = served.card_edit(card_id).await;
     assert!(edit["text"].as_str().unwrap().contains("Expired"), "{edit}");
     assert_eq!(served.llm.requests().len(), 0);
 }

@@ -143,6 +143,28 @@ impl Served {
         (card["_id"].as_i64().unwrap(), card)
     }
 
+    /// The answer to a press that says `needle` (waiting for it).
+    pub async fn press_answer(&self, needle: &str) -> Value {
+        self.telegram
+            .wait_for(WAIT, needle, |t| {
+                t.calls("AnswerCallbackQuery")
+                    .into_iter()
+                    .find(|b| b["text"].as_str().unwrap_or("").contains(needle))
+            })
+            .await
+    }
+
+    /// The edit of card `card_id` (waiting for it).
+    pub async fn card_edit(&self, card_id: i64) -> Value {
+        self.telegram
+            .wait_for(WAIT, "the card's edit", |t| {
+                t.calls("EditMessageText")
+                    .into_iter()
+                    .find(|e| e["message_id"].as_i64() == Some(card_id))
+            })
+            .await
+    }
+
     pub async fn wait_text(&self, chat: i64, needle: &str) -> String {
         self.telegram
             .wait_for(WAIT, needle, |t| {
