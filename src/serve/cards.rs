@@ -281,7 +281,9 @@ impl CardApprover {
         let token = ApprovalToken::generate()
             .map_err(|e| format!("no randomness for an approval token ({e}); nothing ran"))?;
         let requester = lock(&self.requester).1.clone();
-        let (card, choices) = build_card(request, &requester, &token);
+        let (mut card, choices) = build_card(request, &requester, &token);
+        // Stored redacted: every later rendering (edits, a resend after a restart) shows this.
+        card.details = self.shared.redactor.redact(&card.details);
         let timeout = self
             .shared
             .config

@@ -87,15 +87,26 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_card_nobody_answers_times_out_as_a_runtime_deny() {
     let served = Served::start(
-        vec![write_call("w1", "late.txt", "x"), text("Understood.")],
+        vec![
+            write_call("w1", "late.txt", &format!("the bot token is {TOKEN}")),
+            text("Understood."),
+        ],
         "approval_timeout_secs = 2",
         "",
     )
     .await;
     served.say(USER, "write late.txt");
-    let (card_id, _) = served.card(USER, 0).await;
+    let (card_id, card) = served.card(USER, 0).await;
     served.wait_text(USER, "Understood.").await;
     let edit = served.card_edit(card_id).await;
+    // The leak guard covers cards and their edits too.
+    for shown in [&card["text"], &edit["text"]] {
+        let shown = shown.as_str().unwrap();
+        assert!(
+            !shown.contains("SECRET-bot-token") && shown.contains("[redacted]"),
+            "{shown}"
+        );
+    }
     assert!(
         edit["text"]
             .as_str()
