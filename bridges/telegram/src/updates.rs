@@ -156,3 +156,51 @@ pub fn translate_press(query: &CallbackQuery) -> Option<TelegramPress> {
         message_id: Some(i64::from(message.id().0)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn message(extra: serde_json::Value) -> Message {
+        let mut base = json!({
+            "message_id": 7, "date": 1_700_000_000,
+            "chat": {"id": 10, "type": "private", "first_name": "Ann"},
+            "from": {"id": 10, "is_bot": false, "first_name": "Ann"},
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            base[k] = v.clone();
+        }
+        serde_json::from_value(base).unwrap()
+    }
+
+    #[test]
+    fn photos_take_the_largest_size_and_voice_gets_a_name() {
+        let photo = message(json!({"caption": "look", "photo": [
+            {"file_id": "small", "file_unique_id": "s", "width": 90, "height": 90, "file_size": 1000},
+            {"file_id": "large", "file_unique_id": "l", "width": 1280, "height": 960, "file_size": 90000},
+        ]}));
+        let got = translate_message(&photo, 999, "toll_bot").unwrap();
+        assert_eq!(got.inbound.text, "look");
+        assert_eq!(
+            got.files,
+            vec![RemoteFile {
+                file_id: "large".into(),
+                name: "photo-7.jpg".into(),
+                bytes: 90000
+            }]
+        );
+        let voice = message(
+            json!({"voice": {"file_id": "v", "file_unique_id": "v", "duration": 3, "file_size": 5000, "mime_type": "audio/ogg"}}),
+        );
+        assert!(voice.voice().is_some(), "{voice:?}");
+        let got = translate_message(&voice, 999, "toll_bot").unwrap();
+        assert_eq!(got.inbound.text, "");
+        assert_eq!(got.files[0].name, "voice-7.ogg");
+        // Neither text nor a file (a pin, a join): nothing to answer.
+        assert!(
+            translate_message(&message(json!({"new_chat_title": "x"})), 999, "toll_bot").is_none()
+        );
+    }
+}
