@@ -3,7 +3,7 @@
 //! Unix socket beside the store (`<store>.sock`, mode 0600: whoever may write there could
 //! change the allowlists) and the serving process runs them against its open store.
 
-use super::{Cli, Command, Failure, Io, allowlist, audit, explain, load_config};
+use super::{Cli, Io, load_config, run_store_command};
 use crate::config::Config;
 use crate::store::Store;
 use clap::Parser;
@@ -117,14 +117,7 @@ fn run_request(config_path: Option<&Path>, argv: &[String], store: Arc<dyn Store
         out: String::new(),
         store: Some(store),
     };
-    let outcome = match &cli.command {
-        Command::Explain(args) => explain::run(config_path, args, &mut io),
-        Command::Allowlist(command) => allowlist::run(config_path, command, &mut io),
-        Command::Audit(args) => audit::run(config_path, args, &mut io),
-        _ => Err(Failure::usage(
-            "only audit, allowlist and explain can run in the serving process",
-        )),
-    };
+    let outcome = run_store_command(&cli.command, config_path, &mut io);
     let _ = io.store.as_ref().map(|s| s.flush());
     match outcome {
         Ok(code) => Response {

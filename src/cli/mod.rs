@@ -74,22 +74,18 @@ where
             return ExitCode::from(code);
         }
     };
-    if matches!(
-        cli.command,
-        Command::Explain(_) | Command::Allowlist(_) | Command::Audit(_)
-    ) && let Some(code) = control::forward_if_serving(cli.config.as_deref(), args_vec)
-    {
-        return code;
-    }
     let mut io = Io::default();
     let outcome = match &cli.command {
         Command::Check(args) => check::run(cli.config.as_deref(), args),
-        Command::Explain(args) => explain::run(cli.config.as_deref(), args, &mut io),
-        Command::Allowlist(command) => allowlist::run(cli.config.as_deref(), command, &mut io),
         Command::Run(args) => run::run(cli.config.as_deref(), args),
         Command::Chat(args) => chat::run(cli.config.as_deref(), args),
-        Command::Audit(args) => audit::run(cli.config.as_deref(), args, &mut io),
         Command::Serve(args) => serve::run(cli.config.as_deref(), args),
+        store_command => {
+            if let Some(code) = control::forward_if_serving(cli.config.as_deref(), args_vec) {
+                return code;
+            }
+            run_store_command(store_command, cli.config.as_deref(), &mut io)
+        }
     };
     print!("{}", io.out);
     match outcome {
@@ -128,6 +124,23 @@ impl Io {
             Some(store) => Ok(store.clone()),
             None => open_store(config),
         }
+    }
+}
+
+/// Runs `audit`, `allowlist` or `explain`: the commands that read or change the store, and so
+/// run in the serving process (over the control socket) while `serve` holds it.
+fn run_store_command(
+    command: &Command,
+    config_path: Option<&Path>,
+    io: &mut Io,
+) -> Result<ExitCode, Failure> {
+    match command {
+        Command::Explain(args) => explain::run(config_path, args, io),
+        Command::Allowlist(command) => allowlist::run(config_path, command, io),
+        Command::Audit(args) => audit::run(config_path, args, io),
+        _ => Err(Failure::usage(
+            "only audit, allowlist and explain run against a serving process's store",
+        )),
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::bulk::refresh_bulk_row;
 use super::shared::{Shared, WaitingQuestion, lock};
+use crate::agent::reminders::now_secs;
 use crate::approvals::{ApprovalChoice, ApprovalToken, PendingApproval, PendingState};
 use crate::config::ApprovalsTo;
 use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture};
@@ -28,10 +29,6 @@ pub struct CardApprover {
     pub requester: Mutex<(i64, String)>,
     /// The current run's id (records are per run: call ids repeat across runs).
     pub run: Mutex<String>,
-}
-
-fn now_secs() -> u64 {
-    crate::agent::reminders::now_secs()
 }
 
 fn cut(text: &str, chars: usize) -> String {

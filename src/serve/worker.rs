@@ -51,8 +51,8 @@ pub struct SessionWorker {
     queue_cap: usize,
     ready: Notify,
     generation: AtomicU64,
+    /// The current run's canceller; `Some` while a run works.
     running: Mutex<Option<Canceller>>,
-    busy: AtomicBool,
     full_announced: AtomicBool,
     progress: Arc<ProgressWatch>,
     /// Messages queued or running: a worker is evicted only at zero.
@@ -95,7 +95,6 @@ impl SessionWorker {
             ready: Notify::new(),
             generation: AtomicU64::new(0),
             running: Mutex::new(None),
-            busy: AtomicBool::new(false),
             full_announced: AtomicBool::new(false),
             progress,
             pending: AtomicUsize::new(0),
@@ -169,7 +168,8 @@ impl SessionWorker {
     /// `/stop`: cancels the run and drops the queue; false if nothing was running.
     pub fn stop(&self) -> bool {
         self.generation.fetch_add(1, Ordering::SeqCst);
-        match lock(&self.running).take() {
+        // The canceller stays until the run has wound down: the session is busy until then.
+        match lock(&self.running).as_ref() {
             Some(canceller) => {
                 canceller.cancel();
                 true
@@ -180,7 +180,7 @@ impl SessionWorker {
 
     #[must_use]
     pub fn is_busy(&self) -> bool {
-        self.busy.load(Ordering::SeqCst)
+        lock(&self.running).is_some()
     }
 }
 
@@ -224,7 +224,6 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             *lock(&worker.approver.requester) = requester;
             *lock(&worker.approver.run) = run_id.clone();
             *lock(&worker.running) = Some(canceller);
-            worker.busy.store(true, Ordering::SeqCst);
             worker.progress.clear();
             let progress = spawn_progress(shared, worker);
             let outcome = runner.start(session, &run_id, &text, cancel).await;
@@ -234,7 +233,6 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
         Work::Resume(run) => {
             *lock(&worker.approver.run) = run.id.clone();
             *lock(&worker.running) = Some(canceller);
-            worker.busy.store(true, Ordering::SeqCst);
             let progress = spawn_progress(shared, worker);
             let outcome = runner.resume(session, *run, cancel).await;
             progress.abort();
@@ -242,7 +240,6 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
         }
     };
     lock(&worker.running).take();
-    worker.busy.store(false, Ordering::SeqCst);
     match outcome {
         Ok(done) => {
             let answer = shared.redactor.redact(&done.answer);
