@@ -28,6 +28,9 @@ use tollgate_surface::{BridgeError, Button, ChatRef};
 /// Sends given up on after this many rate-limit waits in a row.
 const MAX_RATE_LIMIT_WAITS: u32 = 5;
 
+/// Tries after a network failure or a Telegram 5xx before giving up.
+const MAX_TRANSIENT_RETRIES: u32 = 3;
+
 /// A connected bot. Every method takes `&self`: one bot serves the poller and every session.
 pub struct TelegramBot {
     bot: Bot,
@@ -65,19 +68,44 @@ fn message_id(id: i64) -> MessageId {
     MessageId(i32::try_from(id).unwrap_or(i32::MAX))
 }
 
-/// Runs a request, waiting out up to [`MAX_RATE_LIMIT_WAITS`] 429s.
+/// Failures worth another try: the network, or Telegram's own server errors (5xx). A 4xx is
+/// an answer about the request, and the same request would get it again.
+fn is_transient(e: &RequestError) -> bool {
+    match e {
+        RequestError::Network(_) | RequestError::Io(_) => true,
+        RequestError::Api(teloxide::ApiError::Unknown(text)) => {
+            let text = text.to_ascii_lowercase();
+            [
+                "internal server error",
+                "bad gateway",
+                "gateway timeout",
+                "service unavailable",
+            ]
+            .iter()
+            .any(|s| text.contains(s))
+        }
+        _ => false,
+    }
+}
+
+/// Runs a request, waiting out up to [`MAX_RATE_LIMIT_WAITS`] 429s and retrying transient
+/// failures [`MAX_TRANSIENT_RETRIES`] times (after 1 s, then 2 s, …).
 async fn with_waits<T, F, Fut>(mut request: F) -> Result<T, BridgeError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, RequestError>>,
 {
-    let mut waits = 0;
+    let (mut waits, mut retries) = (0, 0);
     loop {
         match request().await {
             Ok(value) => return Ok(value),
             Err(RequestError::RetryAfter(seconds)) if waits < MAX_RATE_LIMIT_WAITS => {
                 waits += 1;
                 tokio::time::sleep(Duration::from_secs(u64::from(seconds.seconds()))).await;
+            }
+            Err(e) if is_transient(&e) && retries < MAX_TRANSIENT_RETRIES => {
+                retries += 1;
+                tokio::time::sleep(Duration::from_secs(u64::from(retries))).await;
             }
             Err(e) => return Err(bridge_error(&e)),
         }

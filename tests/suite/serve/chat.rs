@@ -60,7 +60,7 @@ async fn strangers_are_ignored_and_users_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_long_answer_is_split_and_a_429_storm_loses_nothing() {
+async fn a_long_answer_is_split_and_429s_a_500_and_a_slow_api_lose_nothing() {
     let mut long = String::new();
     let mut i = 0;
     while long.len() < 10_000 {
@@ -74,7 +74,12 @@ async fn a_long_answer_is_split_and_a_429_storm_loses_nothing() {
             json!({"ok": false, "error_code": 429, "description": "Too Many Requests: retry after 1", "parameters": {"retry_after": 1}}),
         );
     }
-    // And a slow Bot API: the first delivered message takes 1.5 s to be answered.
+    // Then Telegram fails once with a 500 (retried after a second),
+    served.telegram.fail_next(
+        "SendMessage",
+        json!({"ok": false, "error_code": 500, "description": "Internal Server Error"}),
+    );
+    // and is slow: the first delivered message takes 1.5 s to be answered.
     served
         .telegram
         .delay_next("SendMessage", Duration::from_millis(1_500));
@@ -87,7 +92,7 @@ async fn a_long_answer_is_split_and_a_429_storm_loses_nothing() {
         .into_iter()
         .filter(|b| b.get("_refused").is_some())
         .count();
-    assert_eq!(refused, 3);
+    assert_eq!(refused, 4);
     let delivered = served.telegram.texts_to(USER);
     assert!(delivered.len() >= 3, "{}", delivered.len());
     let unique: Vec<&String> = delivered.iter().collect();
