@@ -3,7 +3,7 @@
 //! Unix socket beside the store (`<store>.sock`, mode 0600: whoever may write there could
 //! change the allowlists) and the serving process runs them against its open store.
 
-use super::{Cli, Io, load_config, run_store_command};
+use super::{Cli, Command, Io, load_config, run_store_command};
 use crate::config::Config;
 use crate::store::Store;
 use clap::Parser;
@@ -52,8 +52,13 @@ impl Drop for Control {
     }
 }
 
-/// Listens for commands, running them against `store`.
-pub fn listen(config: &Config, store: Arc<dyn Store>) -> std::io::Result<Control> {
+/// Listens for commands, running them against `store`; `allowlists_changed` is notified after
+/// an `allowlist` command, so live sessions reread what it changed.
+pub fn listen(
+    config: &Config,
+    store: Arc<dyn Store>,
+    allowlists_changed: Arc<tokio::sync::Notify>,
+) -> std::io::Result<Control> {
     let path = socket_path(config);
     // A socket left by a killed process: nobody listens on it (sled's lock says we are alone).
     let _ = std::fs::remove_file(&path);
@@ -66,6 +71,7 @@ pub fn listen(config: &Config, store: Arc<dyn Store>) -> std::io::Result<Control
                 continue;
             };
             let (store, config_path) = (store.clone(), config_path.clone());
+            let allowlists_changed = allowlists_changed.clone();
             tokio::spawn(async move {
                 let mut bytes = Vec::new();
                 if (&mut socket)
@@ -78,7 +84,12 @@ pub fn listen(config: &Config, store: Arc<dyn Store>) -> std::io::Result<Control
                 }
                 let response = match serde_json::from_slice::<Request>(&bytes) {
                     Ok(request) => tokio::task::spawn_blocking(move || {
-                        run_request(config_path.as_deref(), &request.argv, store)
+                        let (response, changes_allowlists) =
+                            run_request(config_path.as_deref(), &request.argv, store);
+                        if changes_allowlists {
+                            allowlists_changed.notify_one();
+                        }
+                        response
                     })
                     .await
                     .unwrap_or_else(|e| Response {
@@ -101,25 +112,32 @@ pub fn listen(config: &Config, store: Arc<dyn Store>) -> std::io::Result<Control
     Ok(Control { path, task })
 }
 
-/// Runs one forwarded command with the serving process's config and store.
-fn run_request(config_path: Option<&Path>, argv: &[String], store: Arc<dyn Store>) -> Response {
+/// Runs one forwarded command with the serving process's config and store; true with it when
+/// the command may have changed the allowlists.
+fn run_request(
+    config_path: Option<&Path>,
+    argv: &[String],
+    store: Arc<dyn Store>,
+) -> (Response, bool) {
     let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
-            return Response {
+            let response = Response {
                 code: 2,
                 out: String::new(),
                 err: e.to_string(),
             };
+            return (response, false);
         }
     };
+    let changes_allowlists = matches!(cli.command, Command::Allowlist(_));
     let mut io = Io {
         out: String::new(),
         store: Some(store),
     };
     let outcome = run_store_command(&cli.command, config_path, &mut io);
     let _ = io.store.as_ref().map(|s| s.flush());
-    match outcome {
+    let response = match outcome {
         Ok(code) => Response {
             code: if code == ExitCode::SUCCESS { 0 } else { 1 },
             out: io.out,
@@ -130,7 +148,8 @@ fn run_request(config_path: Option<&Path>, argv: &[String], store: Arc<dyn Store
             out: io.out,
             err: format!("tollgate: {}\n", failure.message),
         },
-    }
+    };
+    (response, changes_allowlists)
 }
 
 /// When `tollgate serve` holds this config's store, runs the command there and returns its

@@ -53,10 +53,17 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
             "tollgate serve: Telegram bot @{} connected; serving (stop with Ctrl-C or SIGTERM)",
             bot.username
         );
-        let control = super::control::listen(&config, store.clone())
+        let allowlists_changed = Arc::new(tokio::sync::Notify::new());
+        let control = super::control::listen(&config, store.clone(), allowlists_changed.clone())
             .map_err(|e| Failure::runtime(format!("opening the control socket: {e}")))?;
         let (signal, code) = stop_signal();
-        crate::serve::run_telegram(config.clone(), store.clone(), bot, signal)
+        crate::serve::run_telegram(
+            config.clone(),
+            store.clone(),
+            bot,
+            allowlists_changed,
+            signal,
+        )
             .await
             .map_err(Failure::runtime)?;
         drop(control);

@@ -98,6 +98,23 @@ impl SessionPolicy {
         Ok(())
     }
 
+    /// Replaces the allowlists with what the store holds now (changed from outside the
+    /// session, e.g. `tollgate allowlist revoke` while serving); waiting calls are decided again.
+    pub fn reload_allowlists(&self) -> Result<(), StoreError> {
+        let Some(lists) = &self.allowlists else {
+            return Ok(());
+        };
+        let tools = lists.tools(&self.key)?;
+        let commands = lists.command_keys(&self.agent)?;
+        self.state.send_if_modified(|s| {
+            let changed = s.tool_allowlist != tools || s.command_allowlist != commands;
+            s.tool_allowlist = tools;
+            s.command_allowlist = commands;
+            changed
+        });
+        Ok(())
+    }
+
     /// Takes a tool's "always" back (saved first); false if it was not allowed.
     pub fn revoke_tool(&self, tool: &str) -> Result<bool, StoreError> {
         let saved = match &self.allowlists {

@@ -104,6 +104,20 @@ impl Service {
         before - sessions.len()
     }
 
+    /// Every live session rereads its allowlists from the store (after a change made over the
+    /// control socket), so a revoke takes effect at once, not when the session is next started.
+    pub fn reload_allowlists(&self) {
+        let workers: Vec<Arc<SessionWorker>> = lock(&self.sessions).values().cloned().collect();
+        for worker in workers {
+            if let Err(e) = worker.assembled.session.reload_allowlists() {
+                self.shared.log(&format!(
+                    "session {}: rereading its allowlists: {e}",
+                    worker.key
+                ));
+            }
+        }
+    }
+
     /// Forgets a worker that was evicted (the next message starts a fresh one).
     pub fn forget(&self, key: &str, worker: &Arc<SessionWorker>) {
         let mut sessions = lock(&self.sessions);
@@ -150,11 +164,13 @@ pub fn telegram_agent(config: &Config) -> Result<String, String> {
     }
 }
 
-/// Runs the Telegram bridge until `shutdown` completes.
+/// Runs the Telegram bridge until `shutdown` completes; `allowlists_changed` is notified when
+/// the allowlists were changed from outside (the control socket).
 pub async fn run_telegram(
     config: Arc<Config>,
     store: Arc<dyn Store>,
     bot: TelegramBot,
+    allowlists_changed: Arc<tokio::sync::Notify>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), String> {
     let telegram = config
@@ -170,6 +186,15 @@ pub async fn run_telegram(
     let service = Arc::new(Service::new(shared.clone()));
     recovery::recover(&service).await;
     tokio::spawn(recovery::expire_periodically(shared.clone()));
+    {
+        let service = service.clone();
+        tokio::spawn(async move {
+            loop {
+                allowlists_changed.notified().await;
+                service.reload_allowlists();
+            }
+        });
+    }
     {
         let service = service.clone();
         tokio::spawn(async move {

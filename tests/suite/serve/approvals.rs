@@ -285,3 +285,56 @@ async fn an_admin_who_never_started_the_bot_gets_the_card_in_the_chat() {
         .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
     served.wait_text(USER, "Ok.").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoke_from_the_command_line_takes_effect_in_a_live_session() {
+    let served = Served::start(
+        vec![
+            write_call("w1", "a.txt", "a"),
+            text("one"),
+            write_call("w2", "b.txt", "b"),
+            text("two"),
+            write_call("w3", "c.txt", "c"),
+            text("three"),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served.say(USER, "write a");
+    let (card_id, card) = served.card(USER, 0).await;
+    let always = button(&card, "Always: this tool");
+    served.telegram.push_press(USER, ADMIN, card_id, &always);
+    served.wait_text(USER, "one").await;
+    served.say(USER, "write b");
+    served.wait_text(USER, "two").await;
+    assert!(
+        served.path("ws/telegram_10/b.txt").exists(),
+        "allowed always, no card"
+    );
+
+    let revoked = served.tollgate(&[
+        "allowlist",
+        "revoke",
+        "--session",
+        "telegram:10",
+        "--tool",
+        "write_file",
+    ]);
+    assert!(
+        revoked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&revoked.stderr)
+    );
+    served.say(USER, "write c");
+    let (card_id, card) = served.card(USER, 1).await;
+    assert!(
+        !served.path("ws/telegram_10/c.txt").exists(),
+        "asked again after the revoke"
+    );
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served.wait_text(USER, "three").await;
+    assert!(served.path("ws/telegram_10/c.txt").exists());
+}
