@@ -45,12 +45,12 @@ pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>
                 agent_config.provider
             )
         })?;
+    let key = provider
+        .api_key_env
+        .as_ref()
+        .and_then(|name| std::env::var(name).ok());
     match provider.kind {
         ProviderKind::Openai => {
-            let key = provider
-                .api_key_env
-                .as_ref()
-                .and_then(|name| std::env::var(name).ok());
             let client = OpenAiProvider::new(
                 &provider.base_url,
                 key,
@@ -61,10 +61,6 @@ pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>
             Ok(Arc::new(client))
         }
         ProviderKind::Anthropic => {
-            let key = provider
-                .api_key_env
-                .as_ref()
-                .and_then(|name| std::env::var(name).ok());
             let client = AnthropicProvider::new(
                 &provider.base_url,
                 key,

@@ -361,6 +361,8 @@ impl Approver for CardApprover {
             let shared = &self.shared;
             let token = ApprovalToken::generate().ok()?;
             let requester = lock(&self.requester).0;
+            // A question's buttons carry `q…` (an approval's carry `t1…`): presses tell them apart.
+            let key = format!("q{}", &token.as_str()[1..]);
             let html = format!(
                 "❓ <b>{}</b> asks: {}\n(answer with a button, or reply with text)",
                 tollgate_telegram::render::escape(&shared.agent),
@@ -372,7 +374,7 @@ impl Approver for CardApprover {
                 .map(|(i, choice)| {
                     vec![Button {
                         label: cut(choice, BUTTON_LABEL_CHARS),
-                        token: format!("q{}:{i}", &token.as_str()[1..]),
+                        token: format!("{key}:{i}"),
                     }]
                 })
                 .collect();
@@ -387,7 +389,6 @@ impl Approver for CardApprover {
                 }
             };
             let (sender, receiver) = oneshot::channel();
-            let key = format!("q{}", &token.as_str()[1..]);
             lock(&shared.questions).insert(
                 key.clone(),
                 WaitingQuestion {

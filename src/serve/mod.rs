@@ -70,6 +70,7 @@ impl Service {
             Some(agent) => {
                 let dir = crate::gate::workspace_for(agent, Some(key));
                 let _ = std::fs::create_dir_all(&dir);
+                // Asked again now that it exists: only an existing path resolves canonically.
                 crate::gate::workspace_for(agent, Some(key))
             }
             None => PathBuf::from("."),
