@@ -346,6 +346,10 @@ async fn operator_command(
         return;
     };
     let analysis = ShellAnalysis::new(command, &agent_config.prefix_binaries);
+    if let Some(why) = &analysis.too_complex {
+        say(&format!("refused: too complex to judge: {why}\n"));
+        return;
+    }
     if let Some(hit) = &analysis.denied {
         say(&format!("refused: {hit}\n"));
         return;
@@ -359,6 +363,7 @@ async fn operator_command(
         readable_roots: agent_config.readable_roots.clone(),
         tmpdir: PathBuf::new(),
         network: agent_config.network_access,
+        shell: PathBuf::new(),
     };
     let env = crate::policy::env::child_environment(
         std::env::vars(),
@@ -366,6 +371,7 @@ async fn operator_command(
         &agent_config.env_allowlist,
         &workspace,
         &std::env::temp_dir(),
+        &crate::policy::env::shell_path(&agent_config.shell_path),
     );
     let timeout = std::time::Duration::from_secs(agent_config.tool_timeout_secs);
     let output = match runner

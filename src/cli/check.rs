@@ -64,6 +64,14 @@ pub fn describe(
         config.store.path.display(),
         config.store.cache_capacity_mb
     );
+    let _ = writeln!(
+        out,
+        "shell: {}",
+        crate::policy::sandbox::bash_path().map_or_else(
+            || "none (bash is not installed: the shell tool is unavailable)".to_string(),
+            |bash| format!("{} --noprofile --norc -c", bash.display())
+        )
+    );
     for (name, provider) in &config.providers {
         let key = match &provider.api_key_env {
             Some(env) => {
@@ -240,16 +248,23 @@ fn describe_agent(
             ));
         }
     }
+    let has_shell = agent.tools.iter().any(|t| t == "execute_command")
+        && !agent.denied_tools.iter().any(|t| t == "execute_command");
+    if has_shell && !support.bash {
+        warnings.push(format!(
+            "agent {name}: {}; looked in {}",
+            crate::policy::sandbox::NO_BASH,
+            crate::policy::sandbox::BASH_LOCATIONS.join(", ")
+        ));
+    }
     if let Some(shortfall) = support.shortfall(agent.sandbox)
-        && (agent.tools.iter().any(|t| t == "execute_command") || !agent.mcp.is_empty())
+        && (has_shell || !agent.mcp.is_empty())
     {
         warnings.push(format!(
             "agent {name}: {shortfall}; until then its shell commands are denied"
         ));
     }
-    if agent.sandbox == SandboxPolicy::DangerFullAccess
-        && agent.tools.iter().any(|t| t == "execute_command")
-    {
+    if agent.sandbox == SandboxPolicy::DangerFullAccess && has_shell {
         warnings.push(format!(
             "agent {name}: sandbox danger-full-access runs shell commands unconfined (approval is the only guard)"
         ));

@@ -113,6 +113,10 @@ pub struct AgentConfig {
     /// Hidden variables a shell child may see after all (never `SSH_*` or a `*_env` secret).
     #[serde(default, deserialize_with = "list")]
     pub env_allowlist: Vec<String>,
+    /// Directories added after the shell's fixed `PATH` (`/usr/local/bin:/usr/bin:/bin`); the
+    /// service's own `PATH` never reaches the shell.
+    #[serde(default, deserialize_with = "list")]
+    pub shell_path: Vec<PathBuf>,
     #[serde(default = "defaults::approval_timeout_secs")]
     pub approval_timeout_secs: u64,
     /// Per policy key: allow | deny | prompt.

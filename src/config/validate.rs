@@ -137,6 +137,15 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
         for variable in &agent.env_allowlist {
             check_env_name(origins, &format!("{key}.env_allowlist"), variable)?;
         }
+        for dir in &agent.shell_path {
+            let text = dir.display().to_string();
+            if !dir.is_absolute() || text.contains(':') {
+                return Err(origins.error(
+                    &format!("{key}.shell_path"),
+                    format!("`{text}` must be an absolute directory without `:`"),
+                ));
+            }
+        }
         let workspace = agent
             .workspace
             .clone()

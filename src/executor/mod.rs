@@ -11,7 +11,7 @@ use crate::config::{AgentConfig, Config};
 use crate::events::{Event, EventSink};
 use crate::gate::{Evaluation, evaluate, roots_for, workspace_for};
 use crate::policy::classifier::ClassifierReport;
-use crate::policy::env::{child_environment, configured_secret_names};
+use crate::policy::env::{child_environment, configured_secret_names, shell_path};
 use crate::policy::resolve::{GateContext, GateDecision};
 use crate::policy::sandbox::SandboxSupport;
 use crate::policy::tier::Decision;
@@ -585,6 +585,7 @@ impl Executor {
                 &agent.env_allowlist,
                 &workspace,
                 &std::env::temp_dir(),
+                &shell_path(&agent.shell_path),
             ),
             default_timeout: Duration::from_secs(agent.tool_timeout_secs),
             cancel: cancel.clone(),

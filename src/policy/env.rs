@@ -1,12 +1,16 @@
-//! The environment a shell child (or a helper in its namespaces) starts with: a fixed base, plus
+//! The environment a shell child (or a helper in its namespaces) starts with: a fixed base
+//! (`PATH=/usr/local/bin:/usr/bin:/bin` plus the agent's `shell_path`, `HOME`, `TMPDIR`, …), plus
 //! the parent's variables except secrets — names matching `API|KEY|SECRET|TOKEN|PASSWORD|
-//! CREDENTIAL|AUTH`, everything starting `SSH_`, and every variable a `*_env` config key names.
-//! An agent's `env_allowlist` can un-hide a variable that exists and was hidden by its name
-//! only; it never invents one, and never un-hides `SSH_*` or a `*_env` secret.
+//! CREDENTIAL|AUTH`, everything starting `SSH_`, and every variable a `*_env` config key names —
+//! and except the variables that change what bash runs before or instead of the command
+//! (`BASH_ENV`, exported functions, `SHELLOPTS` …): the shell that runs is the shell the gate
+//! parsed. An agent's `env_allowlist` can un-hide a variable that exists and was hidden by its
+//! name only; it never invents one, and never un-hides `SSH_*`, a `*_env` secret or a shell
+//! control variable.
 
 use crate::config::Config;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Name fragments that mark a variable as a secret (compared case-insensitively).
 const SECRET_FRAGMENTS: &[&str] = &[
@@ -19,8 +23,43 @@ const SECRET_FRAGMENTS: &[&str] = &[
     "AUTH",
 ];
 
-/// The `PATH` a child gets when the service has none.
-const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/// The shell's `PATH`, whatever the service's own is; an agent's `shell_path` extends it.
+pub const BASE_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Variables that make bash run something before the command, read it differently, or replace
+/// a command by a function: never passed on, whatever their name.
+const SHELL_CONTROL: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "POSIXLY_CORRECT",
+    "PS4",
+    "PROMPT_COMMAND",
+    "CDPATH",
+    "GLOBIGNORE",
+    "IFS",
+    "BASH_XTRACEFD",
+    "EXECIGNORE",
+    "INPUTRC",
+];
+
+/// Whether a variable controls bash itself (including exported functions, `BASH_FUNC_x%%`).
+#[must_use]
+pub fn is_shell_control(name: &str) -> bool {
+    SHELL_CONTROL.contains(&name) || name.starts_with("BASH_FUNC_")
+}
+
+/// The shell's `PATH`: the fixed base, then the agent's extra directories.
+#[must_use]
+pub fn shell_path(extra: &[PathBuf]) -> String {
+    let mut path = BASE_PATH.to_string();
+    for dir in extra {
+        path.push(':');
+        path.push_str(&dir.display().to_string());
+    }
+    path
+}
 
 /// Whether a name looks like a secret's.
 #[must_use]
@@ -45,7 +84,7 @@ pub fn configured_secret_names(config: &Config) -> BTreeSet<String> {
     names
 }
 
-/// The child's environment.
+/// The child's environment; `path` is its `PATH` (see [`shell_path`]).
 #[must_use]
 pub fn child_environment(
     parent: impl IntoIterator<Item = (String, String)>,
@@ -53,9 +92,13 @@ pub fn child_environment(
     env_allowlist: &[String],
     home: &Path,
     tmpdir: &Path,
+    path: &str,
 ) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     for (name, value) in parent {
+        if is_shell_control(&name) {
+            continue;
+        }
         let ssh = name.starts_with("SSH_");
         let declared_secret = configured_secrets.contains(&name);
         let hidden = ssh || declared_secret || is_secret_name(&name);
@@ -64,8 +107,7 @@ pub fn child_environment(
             env.insert(name, value);
         }
     }
-    env.entry("PATH".into())
-        .or_insert_with(|| DEFAULT_PATH.into());
+    env.insert("PATH".into(), path.to_string());
     env.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
     env.entry("TERM".into()).or_insert_with(|| "dumb".into());
     // These always point inside the sandbox, whatever the service's own values were.
@@ -93,6 +135,9 @@ mod tests {
             ("CUSTOM_BOT", "declared"),
             ("DB_PASSWORD", "pw"),
             ("EDITOR", "vi"),
+            ("BASH_ENV", "/tmp/x"),
+            ("BASH_FUNC_ls%%", "() { id; }"),
+            ("SHELLOPTS", "xtrace"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
         let declared: BTreeSet<String> = ["CUSTOM_BOT".to_string()].into();
@@ -101,6 +146,7 @@ mod tests {
             "SSH_CONNECTION",
             "CUSTOM_BOT",
             "NOT_THERE_KEY",
+            "BASH_ENV",
         ]
         .map(String::from);
         let env = child_environment(
@@ -109,6 +155,7 @@ mod tests {
             &allow,
             Path::new("/ws/s"),
             Path::new("/ws/s/.tmp"),
+            &shell_path(&[PathBuf::from("/opt/tools/bin")]),
         );
         let names: Vec<&str> = env.keys().map(String::as_str).collect();
         assert_eq!(
@@ -125,7 +172,7 @@ mod tests {
             ]
         );
         assert_eq!(env["HOME"], "/ws/s");
-        assert_eq!(env["PATH"], "/bin");
+        assert_eq!(env["PATH"], "/usr/local/bin:/usr/bin:/bin:/opt/tools/bin");
         assert_eq!(env["TMPDIR"], "/ws/s/.tmp");
     }
 }

@@ -57,6 +57,8 @@ pub enum ReasonCode {
     Toolset,
     /// `denylist:<rule>`
     Denylist(&'static str),
+    /// A command past the size, nesting or work limit: nobody can judge it, so it is denied.
+    TooComplex,
     SandboxWrite,
     SandboxRead,
     NetworkRequest,
@@ -78,6 +80,7 @@ impl fmt::Display for ReasonCode {
         let text = match self {
             ReasonCode::Toolset => "toolset",
             ReasonCode::Denylist(rule) => return write!(f, "denylist:{rule}"),
+            ReasonCode::TooComplex => "too-complex",
             ReasonCode::SandboxWrite => "sandbox-write",
             ReasonCode::SandboxRead => "sandbox-read",
             ReasonCode::NetworkRequest => "network-request",

@@ -85,7 +85,7 @@ pub struct Deferred {
 }
 
 impl Deferred {
-    /// The command to classify.
+    /// The command to classify, without its comments.
     #[must_use]
     pub fn command(&self) -> &str {
         &self.command
@@ -167,7 +167,15 @@ pub fn decide(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Resolution {
     let policy_key = call.declaration.policy_key.as_deref().unwrap_or(call.tool);
     let agent = ctx.agent_name;
 
-    // 2. The shell denylist, in every mode.
+    // 2. The shell denylist, in every mode; a command too large or too tangled to judge in
+    // bounded time is denied the same way.
+    if let Some(why) = call.shell.and_then(|s| s.too_complex.as_ref()) {
+        return deny(
+            DecisionSource::Denylist,
+            ReasonCode::TooComplex,
+            format!("too complex to judge: {why}; split it into simpler commands"),
+        );
+    }
     if let Some(hit) = call.shell.and_then(|s| s.denied.as_ref()) {
         return deny(
             DecisionSource::Denylist,
@@ -322,7 +330,7 @@ pub fn decide(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Resolution {
         return Resolution::Classify(Deferred {
             mode,
             approval_key,
-            command: shell.command.clone(),
+            command: shell.classifier_text.clone(),
         });
     }
     // 13. The tier against the mode's ceiling.
@@ -393,6 +401,12 @@ fn declared_reason(declaration: &Declaration, fallback: &str) -> String {
 fn sandbox_step(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Option<(ReasonCode, String)> {
     let sandbox = ctx.dials.sandbox;
     if let Some(shell) = call.shell {
+        if !ctx.support.bash {
+            return Some((
+                ReasonCode::SandboxUnavailable,
+                super::sandbox::NO_BASH.to_string(),
+            ));
+        }
         if let Some(shortfall) = ctx.support.shortfall(sandbox) {
             return Some((ReasonCode::SandboxUnavailable, shortfall));
         }

@@ -8,22 +8,40 @@ use super::paths::is_under;
 use super::reason::ReasonCode;
 use std::path::{Path, PathBuf};
 
-/// What this kernel can enforce for the shell's sandbox.
+/// What this machine can enforce for the shell's sandbox, and whether it has the shell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SandboxSupport {
     /// The Landlock ABI version, when Landlock is available.
     pub landlock_abi: Option<u32>,
     /// Whether unprivileged user namespaces can be created.
     pub user_namespaces: bool,
+    /// Whether bash is installed: commands run only under bash, the shell the gate parses.
+    pub bash: bool,
 }
 
+/// Where bash is looked for: the shell's fixed `PATH`, in order.
+pub const BASH_LOCATIONS: &[&str] = &["/usr/local/bin/bash", "/usr/bin/bash", "/bin/bash"];
+
+/// The bash every command runs under, if this machine has one.
+#[must_use]
+pub fn bash_path() -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    BASH_LOCATIONS.iter().map(PathBuf::from).find(|p| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// What the model is told when there is no bash.
+pub const NO_BASH: &str = "bash is not installed, so the shell tool is unavailable: commands run only under bash, the shell the gate parses (install bash)";
+
 impl SandboxSupport {
-    /// Probes the running kernel.
+    /// Probes the running kernel and looks for bash.
     #[must_use]
     pub fn probe() -> Self {
         SandboxSupport {
             landlock_abi: landlock_abi(),
             user_namespaces: user_namespaces_allowed(),
+            bash: bash_path().is_some(),
         }
     }
 

@@ -2,10 +2,10 @@
 //! no runtime), so `fork` is safe. Steps: new user + mount + PID (+ network) namespaces, map our
 //! own uid/gid, fork; the child — PID 1 of the new namespace — dies with the helper
 //! (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, restricts itself with Landlock, and `exec`s
-//! `/bin/sh -c COMMAND`. The helper waits and exits with the command's status. Any setup step
+//! `bash --noprofile --norc -c COMMAND`. The helper waits and exits with the command's status. Any setup step
 //! that fails ends the helper with [`SETUP_FAILED`] before the command runs: never unconfined.
 
-use super::spec::{DEVICE_WRITE, SYSTEM_READ, SandboxSpec};
+use super::spec::{BASH_ARGS, DEVICE_WRITE, SYSTEM_READ, SandboxSpec};
 use crate::policy::mode::SandboxPolicy;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
@@ -111,12 +111,15 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
     if let Err(e) = restrict(spec) {
         fail(&e);
     }
-    let error = std::process::Command::new("/bin/sh")
-        .arg("-c")
+    if !spec.shell.is_absolute() {
+        fail("no shell given: commands run only under bash");
+    }
+    let error = std::process::Command::new(&spec.shell)
+        .args(BASH_ARGS)
         .arg(command)
         .current_dir(&spec.workspace)
         .exec();
-    fail(&format!("exec /bin/sh: {error}"))
+    fail(&format!("exec {}: {error}", spec.shell.display()))
 }
 
 fn mount(

@@ -4,6 +4,9 @@
 //! command. The command is PID 1 of its namespace: when it ends, or when the helper is killed
 //! (timeout, cancel), every process in the namespace dies with it, so a `setsid` grandchild
 //! cannot outlive it. `danger-full-access` runs the command unconfined, in its own process group.
+//! Either way the command runs under bash, started as `bash --noprofile --norc -c` — the shell
+//! the gate's lexer models — never `/bin/sh` (dash on Debian reads `&>`, `[[ ]]`, `$'…'` and
+//! aliases differently, which would hide commands from the gate).
 //!
 //! This module never decides whether a command may run (the gate does); it makes a decided
 //! command run exactly as confined as the session's sandbox says, or not at all.
@@ -15,7 +18,7 @@ mod spec;
 
 pub use output::{CappedOutput, OUTPUT_CAP};
 pub use run::{RunError, RunOutcome, ShellRunner};
-pub use spec::SandboxSpec;
+pub use spec::{BASH_ARGS, SandboxSpec};
 
 /// The argument that turns the binary into the helper.
 pub const HELPER_ARG: &str = "sandbox-exec";

@@ -5,12 +5,13 @@
 use super::HELPER_ARG;
 use super::helper::{ERROR_PREFIX, SETUP_FAILED};
 use super::output::{CappedOutput, OUTPUT_CAP, read_capped};
-use super::spec::SandboxSpec;
+use super::spec::{BASH_ARGS, SandboxSpec};
 use crate::policy::mode::SandboxPolicy;
+use crate::policy::sandbox::{NO_BASH, bash_path};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::process::Command;
@@ -35,6 +36,8 @@ pub enum RunError {
     Spawn(String),
     /// The sandbox could not be set up; the command never ran.
     SandboxSetup(String),
+    /// There is no bash to run it with; it never ran.
+    NoShell,
 }
 
 impl fmt::Display for RunError {
@@ -45,26 +48,32 @@ impl fmt::Display for RunError {
                 f,
                 "the sandbox could not be set up, so the command did not run: {e}"
             ),
+            RunError::NoShell => f.write_str(NO_BASH),
         }
     }
 }
 
 impl std::error::Error for RunError {}
 
-/// Runs shell commands, re-executing `helper` (the tollgate binary) to confine them.
+/// Runs shell commands under bash, re-executing `helper` (the tollgate binary) to confine them.
 #[derive(Clone, Debug)]
 pub struct ShellRunner {
     helper: PathBuf,
+    /// The bash every command runs under; `None` where there is none (nothing runs).
+    bash: Option<PathBuf>,
 }
 
 /// After a kill, how long to wait for the output pipes to close before giving up on them.
 const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
 
 impl ShellRunner {
-    /// A runner whose helper is `helper` (a tollgate binary).
+    /// A runner whose helper is `helper` (a tollgate binary), with this machine's bash.
     #[must_use]
     pub fn new(helper: PathBuf) -> Self {
-        ShellRunner { helper }
+        ShellRunner {
+            helper,
+            bash: bash_path(),
+        }
     }
 
     /// Runs `command` in `spec.workspace` with `env` (already sanitized), confined by `spec`
@@ -78,6 +87,7 @@ impl ShellRunner {
         timeout: Duration,
         cancel: impl Future<Output = ()>,
     ) -> Result<RunOutcome, RunError> {
+        let bash = self.bash.clone().ok_or(RunError::NoShell)?;
         std::fs::create_dir_all(&spec.workspace)
             .map_err(|e| RunError::Spawn(format!("creating {}: {e}", spec.workspace.display())))?;
         let tmp = tempfile::Builder::new()
@@ -86,6 +96,7 @@ impl ShellRunner {
             .map_err(|e| RunError::Spawn(format!("creating a private temp dir: {e}")))?;
         let mut spec = spec.clone();
         spec.tmpdir = tmp.path().to_path_buf();
+        spec.shell = bash.clone();
         let mut env = env.clone();
         env.insert("HOME".into(), spec.workspace.display().to_string());
         env.insert("PWD".into(), spec.workspace.display().to_string());
@@ -99,8 +110,8 @@ impl ShellRunner {
             cmd.arg(HELPER_ARG).arg(spec_json).arg(command);
             cmd
         } else {
-            let mut cmd = Command::new("/bin/sh");
-            cmd.arg("-c").arg(command);
+            let mut cmd = Command::new(&bash);
+            cmd.args(BASH_ARGS).arg(command);
             // Its own process group, so a kill reaches its children too.
             cmd.process_group(0);
             cmd
@@ -157,12 +168,6 @@ impl ShellRunner {
             cancelled,
             duration: started.elapsed(),
         })
-    }
-
-    /// The helper binary.
-    #[must_use]
-    pub fn helper(&self) -> &Path {
-        &self.helper
     }
 }
 

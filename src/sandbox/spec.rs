@@ -15,9 +15,15 @@ pub struct SandboxSpec {
     pub readable_roots: Vec<PathBuf>,
     /// The call's private temp dir: always writable.
     pub tmpdir: PathBuf,
+    /// The bash the command runs under (set by the runner).
+    #[serde(default)]
+    pub shell: PathBuf,
     /// Keep the host's network (no network namespace).
     pub network: bool,
 }
+
+/// How the command is handed to bash: no startup files, no aliases, the string as the script.
+pub const BASH_ARGS: &[&str] = &["--noprofile", "--norc", "-c"];
 
 /// System paths programs need to read: binaries, libraries, and the parts of `/etc` that
 /// programs consult (the account and sudo files are left out on purpose).

@@ -223,6 +223,7 @@ fn run(world: &World, row: &Row) -> Outcome {
     let mut support = SandboxSupport {
         landlock_abi: Some(7),
         user_namespaces: true,
+        bash: true,
     };
     let mut classifier: Option<ClassifierReport> = None;
     {
@@ -244,6 +245,7 @@ fn run(world: &World, row: &Row) -> Outcome {
                     support = SandboxSupport {
                         landlock_abi: None,
                         user_namespaces: false,
+                        bash: true,
                     }
                 }
                 Tweak::AgentSandbox(s) => agent.sandbox = s.parse().unwrap(),

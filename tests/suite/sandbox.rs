@@ -36,6 +36,7 @@ fn spec(place: &Place, sandbox: SandboxPolicy, network: bool) -> SandboxSpec {
         readable_roots: vec![],
         tmpdir: PathBuf::new(),
         network,
+        shell: PathBuf::new(),
     }
 }
 
@@ -46,6 +47,7 @@ fn env(place: &Place) -> BTreeMap<String, String> {
         &[],
         &place.root.join("ws"),
         Path::new("/tmp"),
+        &tollgate::policy::env::shell_path(&[]),
     )
 }
 

@@ -20,15 +20,6 @@ pub enum Connector {
     Background,
 }
 
-impl Connector {
-    /// Whether the segment after this connector runs after the previous one finished
-    /// (as opposed to reading its output).
-    #[must_use]
-    pub fn is_sequential(self) -> bool {
-        !matches!(self, Connector::Pipe | Connector::Start)
-    }
-}
-
 /// One piece of a word, after quote removal.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WordPart {
@@ -241,6 +232,18 @@ pub struct Segment {
     pub redirects: Vec<Redirect>,
     /// Words that are evaluated but are not a command (a `for` list, a `case` subject).
     pub evaluated: Vec<Word>,
+    /// The command strings its program runs as scripts (`bash -c '…'`, `eval …`, `watch …`),
+    /// lexed once by the analysis (empty straight out of the lexer).
+    pub inline: Vec<InlineScript>,
+}
+
+/// A command string a segment's program runs as a script, lexed one level deeper.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InlineScript {
+    /// The script (lenient when it did not lex).
+    pub script: Script,
+    /// Whether it lexed strictly.
+    pub lexes: bool,
 }
 
 impl Segment {
@@ -251,6 +254,7 @@ impl Segment {
             words: Vec::new(),
             redirects: Vec::new(),
             evaluated: Vec::new(),
+            inline: Vec::new(),
         }
     }
 
@@ -298,6 +302,8 @@ pub struct Features {
     pub function: bool,
     /// Something was sent to the background with `&`.
     pub background: bool,
+    /// A loop that cannot end by construction (`while true`, `until false`, `for ((;;))`).
+    pub endless_loop: bool,
 }
 
 /// A lexed command line: its segments in order, the functions it defines, and its shape.
@@ -309,12 +315,16 @@ pub struct Script {
 }
 
 impl Script {
-    /// Calls `visit` for this script and every script nested in it, outermost first.
+    /// Calls `visit` for this script and every script nested in it — substitutions, function
+    /// bodies and the command strings its programs run (`bash -c '…'`) — outermost first.
     pub fn walk<'a>(&'a self, visit: &mut dyn FnMut(&'a Script)) {
         visit(self);
         for segment in &self.segments {
             for nested in segment.nested_scripts() {
                 nested.walk(visit);
+            }
+            for inline in &segment.inline {
+                inline.script.walk(visit);
             }
         }
         for function in &self.functions {

@@ -1,16 +1,22 @@
 //! The deterministic high-risk pre-check: shapes of command that no model is asked about and no
 //! allowlist covers. Only mode `high-risk` or an explicit config `allow` runs these unasked.
+//! It walks every script of the command — substitutions, function bodies and the command
+//! strings its programs run — so nothing nested escapes it.
 
-use super::ast::{Connector, RedirectOp, Script};
+use super::ast::{Connector, RedirectOp, Script, Segment};
 use super::command::{
-    command_name, command_view, is_network_client, is_shell_or_interpreter, runs_inline_code,
+    CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
+    reads_script_from_stdin,
 };
 use super::denylist::rm::{TempVars, assigns_tmpdir, forceful_outside_carve_out, parse_rm};
-use super::lexer::{Lexed, lex_nested};
+use super::hazards::{hidden_code, variables};
+use super::inline_code::runs_inline_code;
+use super::lexer::Lexed;
 
-/// Why a command is high-risk without asking the classifier, if it is.
+/// Why a command is high-risk without asking the classifier, if it is. `lexed` has its inline
+/// scripts expanded (as [`super::ShellAnalysis`] does).
 #[must_use]
-pub fn high_risk_reason(lexed: &Lexed) -> Option<String> {
+pub(crate) fn high_risk_reason(lexed: &Lexed) -> Option<String> {
     if let Some(error) = &lexed.error {
         return Some(format!("the command does not lex ({error})"));
     }
@@ -18,96 +24,27 @@ pub fn high_risk_reason(lexed: &Lexed) -> Option<String> {
     let mut reason = None;
     lexed.script.walk(&mut |script| {
         if reason.is_none() {
-            reason = script_reason(script, tmpdir_assigned, 0);
+            reason = script_reason(script, tmpdir_assigned);
         }
     });
     reason
 }
 
-fn script_reason(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option<String> {
-    let mut vars = TempVars::new(tmpdir_assigned);
+fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
+    if script.features.endless_loop {
+        return Some("it loops without end (`while true`, `for ((;;))` …)".into());
+    }
+    let mut vars = TempVars::for_script(tmpdir_assigned, &script.segments);
     for (index, segment) in script.segments.iter().enumerate() {
-        if segment.all_words().any(|w| w.has_substitution()) {
-            return Some("it uses command or process substitution".into());
-        }
         let view = command_view(&segment.words);
-        if let Some(word) = view.args.first()
-            && word.has_expansion()
-        {
-            return Some(format!(
-                "the command to run is an expansion (`{}`)",
-                word.text()
-            ));
-        }
-        if let Some(redirect) = segment.redirects.iter().find(|r| r.writes_output()) {
-            return Some(format!(
-                "it redirects output to `{}`",
-                redirect.target.text()
-            ));
-        }
-        for word in segment.words.iter().chain(segment.evaluated.iter()) {
-            if let Some(name) = command_name(word)
-                && is_network_client(name)
-            {
-                return Some(format!("it uses the network client `{name}`"));
-            }
+        if let Some(reason) = segment_reason(segment, &view) {
+            return Some(reason);
         }
         let name = view.name.unwrap_or("");
-        if is_shell_or_interpreter(name) {
-            if segment
-                .redirects
-                .iter()
-                .any(|r| r.feeds_inline_input() || r.op == RedirectOp::Read)
-            {
-                return Some(format!("it feeds a script to `{name}` on standard input"));
-            }
-            if runs_inline_code(name, view.args) {
-                return Some(format!("`{name}` runs inline code"));
-            }
-        }
-        if segment.connector == Connector::Pipe
-            && (is_shell_or_interpreter(name)
-                || matches!(name, "xargs" | "parallel")
-                || view.wrappers.contains(&"xargs"))
-        {
-            return Some(format!("input is piped into `{name}`"));
-        }
-        if matches!(name, "eval" | "source" | ".") {
-            return Some(format!("`{name}` runs code from its arguments or a file"));
-        }
-        if name == "find"
-            && view.args.iter().any(|w| {
-                matches!(
-                    w.text(),
-                    "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete"
-                )
-            })
-        {
-            return Some("`find` runs commands or deletes files".into());
-        }
-        if matches!(name, "awk" | "gawk" | "mawk" | "nawk")
-            && view.args.iter().any(|w| {
-                let t = w.text();
-                t.contains("system(") || t.contains("getline") || t.contains("print >")
-            })
-        {
-            return Some(format!(
-                "the `{name}` program runs commands or writes files"
-            ));
-        }
         if name == "rm" {
-            let rm = parse_rm(&view.args[1..]);
-            if forceful_outside_carve_out(&rm, &vars, &script.segments, index) {
+            let rm = parse_rm(view.args.get(1..).unwrap_or(&[]));
+            if forceful_outside_carve_out(&rm, &vars, index) {
                 return Some("`rm -r`/`-f` deletes without asking".into());
-            }
-        }
-        for inline in &view.inline_scripts {
-            if let Ok(inner) = lex_nested(inline, depth) {
-                if let Some(reason) = script_reason(&inner, tmpdir_assigned, depth + 1) {
-                    return Some(reason);
-                }
-            } else {
-                return Some("a nested command does not lex".into());
             }
         }
         vars.record(segment, index);
@@ -115,10 +52,105 @@ fn script_reason(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option
     None
 }
 
+/// What makes one segment high-risk, looking at it alone.
+fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
+    if segment.all_words().any(|w| w.has_substitution()) {
+        return Some("it uses command or process substitution".into());
+    }
+    if let Some(word) = view.args.first()
+        && word.has_expansion()
+    {
+        return Some(format!(
+            "the command to run is an expansion (`{}`)",
+            word.text()
+        ));
+    }
+    if let Some(redirect) = segment.redirects.iter().find(|r| r.writes_output()) {
+        return Some(format!(
+            "it redirects output to `{}`",
+            redirect.target.text()
+        ));
+    }
+    for word in segment.words.iter().chain(segment.evaluated.iter()) {
+        if let Some(name) = command_name(word)
+            && is_network_client(name)
+        {
+            return Some(format!("it uses the network client `{name}`"));
+        }
+    }
+    if let Some(name) = code_variable(segment, view) {
+        return Some(format!(
+            "it sets `{name}`, which names a program or code to run"
+        ));
+    }
+    if segment.inline.iter().any(|inline| !inline.lexes) {
+        return Some("a nested command does not lex".into());
+    }
+    let name = view.name.unwrap_or("");
+    let stdin_script = segment
+        .redirects
+        .iter()
+        .any(|r| r.feeds_inline_input() || r.op == RedirectOp::Read);
+    if is_shell_or_interpreter(name) || reads_script_from_stdin(name) {
+        if stdin_script {
+            return Some(format!("it feeds a script to `{name}` on standard input"));
+        }
+        if runs_inline_code(name, view.args) {
+            return Some(format!("`{name}` runs inline code"));
+        }
+    }
+    if segment.connector == Connector::Pipe
+        && (is_shell_or_interpreter(name)
+            || reads_script_from_stdin(name)
+            || matches!(name, "xargs" | "parallel")
+            || view.wrappers.contains(&"xargs"))
+    {
+        return Some(format!("input is piped into `{name}`"));
+    }
+    if matches!(name, "eval" | "source" | ".") {
+        return Some(format!("`{name}` runs code from its arguments or a file"));
+    }
+    if let Some(reason) = hidden_code(name, view.args) {
+        return Some(reason);
+    }
+    view.nested_argv.iter().find_map(|argv| {
+        let inner = command_view(argv);
+        hidden_code(inner.name.unwrap_or(""), inner.args)
+    })
+}
+
+/// A variable naming a program or code, set by this segment: as a prefix or alone
+/// (`PAGER=x git log`, `LESSOPEN='|x'`), through a wrapper (`env LD_PRELOAD=x cmd`), or by a
+/// builtin (`export BASH_ENV=x`, `declare -x PATH=.`).
+fn code_variable<'a>(segment: &'a Segment, view: &CommandView<'a>) -> Option<&'a str> {
+    let assigned = segment.assignments.iter().map(|a| a.name.as_str());
+    let through_wrappers = view.assignments.iter().map(|w| variables::assigned_name(w));
+    let declares = matches!(
+        view.name,
+        Some("export" | "declare" | "typeset" | "local" | "readonly")
+    );
+    let declared = view
+        .args
+        .iter()
+        .skip(1)
+        .filter(move |_| declares)
+        .filter_map(|w| {
+            let text = w.text();
+            text.contains('=').then(|| variables::assigned_name(text))
+        });
+    assigned
+        .chain(through_wrappers)
+        .chain(declared)
+        .find(|name| variables::names_code(name))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::high_risk_reason;
-    use crate::policy::shell::lexer::lex;
+    use crate::policy::shell::ShellAnalysis;
+
+    fn reason(cmd: &str) -> Option<String> {
+        ShellAnalysis::new(cmd, &[]).high_risk
+    }
 
     #[test]
     fn marks_hazards() {
@@ -141,8 +173,19 @@ mod tests {
             "find . -delete",
             "awk 'BEGIN{system(\"id\")}'",
             "watch 'ls > out'",
+            "PAGER='sh -c id' git log",
+            "env LD_PRELOAD=./x.so ls",
+            "export BASH_ENV=./x; bash script.sh",
+            "GIT_SSH_COMMAND=id git fetch",
+            "LESSOPEN='|id %s' less f",
+            "while true; do ls; done",
+            "while :; do ls; done",
+            "until false; do ls; done",
+            "for ((;;)); do ls; done",
+            "ed f <<EOF\n!id\nEOF",
+            "trap -- 'ls > x' EXIT",
         ] {
-            assert!(high_risk_reason(&lex(cmd)).is_some(), "{cmd:?}");
+            assert!(reason(cmd).is_some(), "{cmd:?}");
         }
     }
 
@@ -158,8 +201,13 @@ mod tests {
             "rm tmpfile.txt",
             "echo hi >&2",
             "for f in a b; do echo $f; done",
+            "while read l; do echo \"$l\"; done < f",
+            "while IFS= read -r l; do echo \"$l\"; done < f",
+            "for ((i=0; i<3; i++)); do echo $i; done",
+            "LANG=C sort f",
+            "export NAME=x",
         ] {
-            assert_eq!(high_risk_reason(&lex(cmd)), None, "{cmd:?}");
+            assert_eq!(reason(cmd), None, "{cmd:?}");
         }
     }
 }

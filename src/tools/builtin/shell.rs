@@ -13,10 +13,6 @@ use crate::tools::tool::ToolError;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Commands longer than this are refused before lexing: no real command needs it, and the
-/// lexer's work stays bounded.
-const MAX_COMMAND_BYTES: usize = 64 * 1024;
-
 pub(super) fn tools() -> Vec<Builtin> {
     vec![Builtin {
         name: "execute_command",
@@ -37,12 +33,6 @@ pub(super) fn tools() -> Vec<Builtin> {
             let command = string(args, "command").unwrap_or_default();
             if command.trim().is_empty() {
                 return Err(ToolError::InvalidArguments("`command` is empty".into()));
-            }
-            if command.len() > MAX_COMMAND_BYTES {
-                return Err(ToolError::InvalidArguments(format!(
-                    "`command` is {} bytes; the limit is {MAX_COMMAND_BYTES}",
-                    command.len()
-                )));
             }
             if command.contains('\0') {
                 return Err(ToolError::InvalidArguments(
@@ -83,6 +73,7 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
         readable_roots: ctx.roots.readable.clone(),
         tmpdir: PathBuf::new(),
         network: ctx.network_access || ctx.sandbox == SandboxPolicy::DangerFullAccess,
+        shell: PathBuf::new(),
     };
     let outcome = ctx
         .runner

@@ -5,7 +5,7 @@
 
 use super::McpTool;
 use crate::config::{AgentConfig, Config, McpServerConfig};
-use crate::policy::env::{child_environment, configured_secret_names};
+use crate::policy::env::{child_environment, configured_secret_names, shell_path};
 use crate::policy::mode::SandboxPolicy;
 use crate::policy::paths::canonical_root;
 use crate::policy::shell::approval_key::quote_word;
@@ -230,12 +230,16 @@ impl McpServers {
             .prefix("tollgate-mcp-")
             .tempdir()
             .map_err(|e| format!("creating a temp dir: {e}"))?;
+        // MCP servers are the operator's programs, found on the service's own PATH; the fixed
+        // shell PATH is for the commands a model writes.
+        let service_path = std::env::var("PATH").unwrap_or_else(|_| shell_path(&[]));
         let mut env = child_environment(
             std::env::vars(),
             &configured_secret_names(&self.config),
             &agent.env_allowlist,
             &workspace,
             tmp.path(),
+            &service_path,
         );
         env.extend(server.env.clone());
         let confined = server.sandbox && agent.sandbox != SandboxPolicy::DangerFullAccess;
@@ -257,6 +261,7 @@ impl McpServers {
                 readable_roots: readable,
                 tmpdir: tmp.path().to_path_buf(),
                 network: agent.network_access,
+                shell: crate::policy::sandbox::bash_path().unwrap_or_default(),
             };
             let spec_json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
             let mut line = vec![quote_word(&server.command)];

@@ -6,13 +6,14 @@ pub mod paths;
 pub mod rm;
 mod rules;
 
-use super::ast::{RedirectOp, Script, Segment};
+use super::ast::{Connector, RedirectOp, Script, Segment, Word};
 use super::command::{
     CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
 };
-use super::lexer::{Lexed, lex_nested};
+use super::lexer::Lexed;
 use paths::{is_block_device, path_view, secret_in_word};
 use rm::{TempVars, assigns_tmpdir, deny_rm, parse_rm};
+use std::collections::HashSet;
 use std::fmt;
 
 /// A denylist hit: the rule (`denylist:<rule>`) and what the model is told.
@@ -28,18 +29,19 @@ impl fmt::Display for DenyMatch {
     }
 }
 
-/// Checks a lexed command against the denylist. Any denied segment denies the whole command.
+/// Checks a lexed command (its inline scripts expanded, as [`super::ShellAnalysis`] does)
+/// against the denylist. Any denied segment denies the whole command.
 #[must_use]
-pub fn check(lexed: &Lexed) -> Option<DenyMatch> {
+pub(crate) fn check(lexed: &Lexed) -> Option<DenyMatch> {
     let tmpdir_assigned = assigns_tmpdir(&lexed.script);
-    check_script(&lexed.script, tmpdir_assigned, 0)
+    check_script(&lexed.script, tmpdir_assigned)
 }
 
 fn deny(rule: &'static str, message: String) -> Option<DenyMatch> {
     Some(DenyMatch { rule, message })
 }
 
-fn check_script(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option<DenyMatch> {
+fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
     for function in &script.functions {
         if is_fork_bomb(&function.name, &function.body) {
             return deny(
@@ -50,33 +52,23 @@ fn check_script(script: &Script, tmpdir_assigned: bool, depth: usize) -> Option<
                 ),
             );
         }
-        if let Some(hit) = check_script(&function.body, tmpdir_assigned, depth) {
+        if let Some(hit) = check_script(&function.body, tmpdir_assigned) {
             return Some(hit);
         }
     }
-    let mut vars = TempVars::new(tmpdir_assigned);
-    let views: Vec<CommandView<'_>> = script
-        .segments
-        .iter()
-        .map(|s| command_view(&s.words))
-        .collect();
-    let mut fetched: Option<Vec<&str>> = None;
+    let mut vars = TempVars::for_script(tmpdir_assigned, &script.segments);
+    let mut downloads = Downloads::default();
     for (index, segment) in script.segments.iter().enumerate() {
-        let view = &views[index];
-        if let Some(hit) = check_segment(segment, view, &vars, &script.segments, index, depth) {
+        let view = command_view(&segment.words);
+        if let Some(hit) = check_segment(segment, &view, &vars, index) {
             return Some(hit);
         }
-        if let Some(hit) = remote_code(script, &views, index, fetched.as_deref()) {
+        if let Some(hit) = downloads.remote_code(segment, &view) {
             return Some(hit);
-        }
-        if view.name.is_some_and(is_fetcher) {
-            fetched
-                .get_or_insert_with(Vec::new)
-                .extend(fetched_files(view.args));
         }
         vars.record(segment, index);
         for nested in segment.nested_scripts() {
-            if let Some(hit) = check_script(nested, tmpdir_assigned, depth) {
+            if let Some(hit) = check_script(nested, tmpdir_assigned) {
                 return Some(hit);
             }
         }
@@ -88,9 +80,7 @@ fn check_segment(
     segment: &Segment,
     view: &CommandView<'_>,
     vars: &TempVars,
-    segments: &[Segment],
     index: usize,
-    depth: usize,
 ) -> Option<DenyMatch> {
     if let Some((rule, message)) = rules::privilege(view) {
         return deny(rule, message);
@@ -100,8 +90,8 @@ fn check_segment(
             return deny(rule, message);
         }
         if name == "rm" {
-            let rm = parse_rm(&view.args[1..]);
-            if let Some((rule, message)) = deny_rm(&rm, vars, segments, Some(index)) {
+            let rm = parse_rm(view.args.get(1..).unwrap_or(&[]));
+            if let Some((rule, message)) = deny_rm(&rm, vars, Some(index)) {
                 return deny(rule, message);
             }
         }
@@ -138,13 +128,9 @@ fn check_segment(
             );
         }
     }
-    for inline in &view.inline_scripts {
-        let script = match lex_nested(inline, depth) {
-            Ok(script) => script,
-            Err(_) => super::lexer::lex(inline).script,
-        };
-        let tmpdir = assigns_tmpdir(&script) || vars.tmpdir_assigned;
-        if let Some(hit) = check_script(&script, tmpdir, depth + 1) {
+    for inline in &segment.inline {
+        let tmpdir = assigns_tmpdir(&inline.script) || vars.tmpdir_assigned;
+        if let Some(hit) = check_script(&inline.script, tmpdir) {
             return Some(hit);
         }
     }
@@ -162,35 +148,12 @@ fn check_argv(argv: &[super::ast::Word]) -> Option<DenyMatch> {
         return deny(rule, message);
     }
     if name == "rm" {
-        let rm = parse_rm(&view.args[1..]);
-        if let Some((rule, message)) = deny_rm(&rm, &TempVars::default(), &[], None) {
+        let rm = parse_rm(view.args.get(1..).unwrap_or(&[]));
+        if let Some((rule, message)) = deny_rm(&rm, &TempVars::default(), None) {
             return deny(rule, message);
         }
     }
     None
-}
-
-/// Downloaders whose output a following segment might run.
-fn is_fetcher(name: &str) -> bool {
-    matches!(
-        name,
-        "curl"
-            | "wget"
-            | "fetch"
-            | "aria2c"
-            | "http"
-            | "https"
-            | "xh"
-            | "nc"
-            | "ncat"
-            | "netcat"
-            | "socat"
-            | "ftp"
-            | "tftp"
-            | "scp"
-            | "sftp"
-            | "rsync"
-    )
 }
 
 /// Runs code: a shell, an interpreter, `eval`, `source` or `.`.
@@ -198,99 +161,158 @@ fn runs_code(name: &str) -> bool {
     is_shell_or_interpreter(name) || matches!(name, "eval" | "source" | ".")
 }
 
-/// Remote code execution: fetched text piped into a shell, handed to one through `$(…)`/`<(…)`,
-/// or fetched and then run by a later segment. `fetched` holds the files earlier segments
-/// downloaded, when any segment downloaded anything.
-fn remote_code(
-    script: &Script,
-    views: &[CommandView<'_>],
-    index: usize,
-    fetched: Option<&[&str]>,
-) -> Option<DenyMatch> {
-    let segment = &script.segments[index];
-    let name = views[index].name?;
-    let runs_download = fetched.is_some_and(|files| runs_fetched_file(segment, files));
-    if !runs_code(name) && !runs_download {
-        return None;
+/// What earlier segments of one script downloaded, for the remote-code rules: whether the
+/// current pipeline reads from a network client, and the files downloads wrote.
+#[derive(Default)]
+struct Downloads {
+    /// A network client appears earlier in the pipeline being read.
+    in_pipeline: bool,
+    /// Some earlier segment downloaded.
+    any: bool,
+    /// Base names of the files downloads wrote (`-o x.sh`, `-O`, `> x.sh`, the URL's name).
+    files: HashSet<String>,
+}
+
+impl Downloads {
+    /// Remote code execution at this segment: downloaded text piped into a shell, handed to
+    /// one through `$(…)`/`<(…)`, or downloaded and then run by a later segment. Then records
+    /// what this segment downloads.
+    fn remote_code(&mut self, segment: &Segment, view: &CommandView<'_>) -> Option<DenyMatch> {
+        if segment.connector != Connector::Pipe {
+            self.in_pipeline = false;
+        }
+        let name = view.name.unwrap_or("");
+        let fetcher = is_network_client(name);
+        let hit = self.judge(segment, view, name);
+        if fetcher {
+            self.in_pipeline = true;
+            self.any = true;
+            self.files.extend(fetched_files(view.args, segment));
+        }
+        hit
     }
-    if runs_code(name) {
-        let mut k = index;
-        while k > 0 && script.segments[k].connector == super::ast::Connector::Pipe {
-            k -= 1;
-            if views[k].name.is_some_and(is_fetcher) {
+
+    fn judge(&self, segment: &Segment, view: &CommandView<'_>, name: &str) -> Option<DenyMatch> {
+        if runs_code(name) {
+            if segment.connector == Connector::Pipe && self.in_pipeline {
                 return deny(
                     "remote-exec",
                     format!("downloaded text piped into `{name}`: remote code execution"),
                 );
             }
+            if fetches_inside(segment) {
+                return deny(
+                    "remote-exec",
+                    format!("`{name}` runs code fetched from the network"),
+                );
+            }
+            if self.any {
+                return deny(
+                    "remote-exec",
+                    format!(
+                        "a download followed by `{name}`: fetch-then-run is remote code execution"
+                    ),
+                );
+            }
         }
-        let fetches_inside = segment.all_words().any(|w| {
-            w.nested_scripts().any(|s| {
-                let mut found = false;
-                s.walk(&mut |inner| {
-                    found |= inner.segments.iter().any(|seg| {
-                        command_view(&seg.words).name.is_some_and(is_fetcher)
-                            || seg
-                                .words
-                                .iter()
-                                .filter_map(command_name)
-                                .any(is_network_client)
-                    });
-                });
-                found
-            })
-        });
-        if fetches_inside {
+        if self.any && self.runs_downloaded_file(view) {
             return deny(
                 "remote-exec",
-                format!("`{name}` runs code fetched from the network"),
+                format!(
+                    "`{}` runs a file downloaded earlier in the command",
+                    view.args.first().map_or("", Word::text)
+                ),
             );
         }
+        None
     }
-    if fetched.is_some() && segment.connector != super::ast::Connector::Pipe {
-        return deny(
-            "remote-exec",
-            format!("a download followed by `{name}`: fetch-then-run is remote code execution"),
-        );
+
+    /// Whether this segment runs a file a download wrote (`curl -o x.sh …; ./x.sh`), by name
+    /// or as an interpreter's script.
+    fn runs_downloaded_file(&self, view: &CommandView<'_>) -> bool {
+        let base = |w: &Word| {
+            let text = w.text();
+            text.rsplit('/').next().unwrap_or(text).to_string()
+        };
+        let command_is_download = view
+            .args
+            .first()
+            .is_some_and(|w| self.files.contains(&base(w)));
+        let script_is_download = view.name.is_some_and(runs_code)
+            && view
+                .args
+                .iter()
+                .skip(1)
+                .any(|w| self.files.contains(&base(w)));
+        command_is_download || script_is_download
     }
-    None
 }
 
-/// Whether this segment runs a file an earlier segment downloaded (`curl -o x.sh …; ./x.sh`).
-fn runs_fetched_file(segment: &Segment, files: &[&str]) -> bool {
-    let Some(command) = segment.words.first().and_then(|w| w.literal()) else {
-        return false;
-    };
-    let command = command.trim_start_matches("./");
-    files
-        .iter()
-        .any(|file| *file == command || file.rsplit('/').next() == Some(command))
+/// Whether a substitution in this segment runs a network client.
+fn fetches_inside(segment: &Segment) -> bool {
+    segment.all_words().any(|w| {
+        w.nested_scripts().any(|s| {
+            let mut found = false;
+            s.walk(&mut |inner| {
+                found |= inner.segments.iter().any(|seg| {
+                    command_view(&seg.words).name.is_some_and(is_network_client)
+                        || seg
+                            .words
+                            .iter()
+                            .filter_map(command_name)
+                            .any(is_network_client)
+                });
+            });
+            found
+        })
+    })
 }
 
-/// Files a downloader writes: `-o FILE`, `-O FILE` (wget), or the URL's last component.
-fn fetched_files(args: &[super::ast::Word]) -> Vec<&str> {
+/// Base names of the files a download writes: `-o FILE` / `-O FILE` (also clustered, `-sSLo
+/// x.sh`, or attached, `-ox.sh`), `--output[=]FILE`, `--output-document[=]FILE`, a `>`
+/// redirect, and the URL's last component (`curl -O`, `wget URL`).
+fn fetched_files(args: &[Word], segment: &Segment) -> Vec<String> {
     let mut files = Vec::new();
-    let mut it = args.iter().skip(1).map(super::ast::Word::text).peekable();
-    while let Some(t) = it.next() {
-        if matches!(t, "-o" | "--output" | "-O" | "--output-document")
-            && let Some(next) = it.peek()
-            && !next.contains("://")
+    let texts: Vec<&str> = args.iter().skip(1).map(Word::text).collect();
+    let mut i = 0;
+    while i < texts.len() {
+        let t = texts[i];
+        let next = texts.get(i + 1).copied();
+        if let Some(file) = ["--output=", "--output-document=", "-O=", "-o="]
+            .iter()
+            .find_map(|p| t.strip_prefix(p))
         {
-            files.push(*next);
-        }
-        if let Some(file) = t
-            .strip_prefix("--output=")
-            .or_else(|| t.strip_prefix("--output-document="))
-        {
-            files.push(file);
-        }
-        if t.contains("://")
+            files.push(file.to_string());
+        } else if matches!(t, "--output" | "--output-document") {
+            files.extend(next.map(str::to_string));
+            i += 1;
+        } else if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.starts_with('-')) {
+            if let Some(at) = cluster.find(['o', 'O']) {
+                let attached = &cluster[at + 1..];
+                if attached.is_empty() {
+                    files.extend(next.map(str::to_string));
+                    i += 1;
+                } else {
+                    files.push(attached.to_string());
+                }
+            }
+        } else if t.contains("://")
             && let Some(last) = t.trim_end_matches('/').rsplit('/').next()
         {
-            files.push(last.split(['?', '#']).next().unwrap_or(last));
+            files.push(last.split(['?', '#']).next().unwrap_or(last).to_string());
+        }
+        i += 1;
+    }
+    for redirect in &segment.redirects {
+        if matches!(redirect.op, RedirectOp::Write | RedirectOp::Append) {
+            files.push(redirect.target.text().to_string());
         }
     }
     files
+        .into_iter()
+        .filter(|f| !f.is_empty() && f != "-")
+        .map(|f| f.rsplit('/').next().unwrap_or(&f).to_string())
+        .collect()
 }
 
 /// A function whose body pipes into itself in the background: `:(){ :|:& };:`.
@@ -298,7 +320,7 @@ fn is_fork_bomb(name: &str, body: &Script) -> bool {
     let calls_self = |s: &Segment| s.words.first().is_some_and(|w| w.text() == name);
     let pipes_into_self = body.segments.iter().enumerate().any(|(i, s)| {
         i > 0
-            && s.connector == super::ast::Connector::Pipe
+            && s.connector == Connector::Pipe
             && calls_self(s)
             && calls_self(&body.segments[i - 1])
     });

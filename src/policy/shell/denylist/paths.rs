@@ -2,7 +2,7 @@
 //! `${HOME}` read as home, absolute paths normalized (`/etc//shadow` and `/etc/../etc/shadow`
 //! are `/etc/shadow`), and globs matched against the secrets they could reach.
 
-use crate::policy::glob::{LeadingDot, glob_match};
+use crate::policy::glob::{Glob, LeadingDot};
 use crate::policy::shell::ast::{Word, WordPart};
 
 /// The word as a path: home references written `~`, lexically normalized.
@@ -146,8 +146,10 @@ pub fn secret_in_word(word: &Word) -> Option<&'static str> {
             return Some(reason);
         }
         if word.glob {
+            let pattern: Vec<char> = candidate.chars().collect();
+            let glob = Glob::new(&pattern);
             for sample in SECRET_SAMPLES {
-                if glob_reaches(candidate, sample) {
+                if glob_reaches(&glob, sample) {
                     return secret_in_path(sample);
                 }
             }
@@ -217,15 +219,14 @@ pub fn expand_braces(text: &str, limit: usize) -> Vec<String> {
 
 /// Whether `pattern` matches `sample` or a tail of it of two components or more (a relative
 /// glob like `.ssh/id*` reaches `~/.ssh/id_rsa` from home).
-fn glob_reaches(pattern: &str, sample: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    if glob_match(&p, &sample.chars().collect::<Vec<_>>(), LeadingDot::Hidden) {
+fn glob_reaches(glob: &Glob<'_>, sample: &str) -> bool {
+    if glob.matches(&sample.chars().collect::<Vec<_>>(), LeadingDot::Hidden) {
         return true;
     }
     let slashes: Vec<usize> = sample.match_indices('/').map(|(i, _)| i).collect();
     slashes.iter().rev().skip(1).any(|&i| {
         let tail: Vec<char> = sample[i + 1..].chars().collect();
-        glob_match(&p, &tail, LeadingDot::Hidden)
+        glob.matches(&tail, LeadingDot::Hidden)
     })
 }
 
@@ -276,7 +277,10 @@ mod tests {
 
     #[test]
     fn globs() {
-        let m = |p: &str, t: &str| glob_reaches(p, t);
+        let m = |p: &str, t: &str| {
+            let pattern: Vec<char> = p.chars().collect();
+            glob_reaches(&Glob::new(&pattern), t)
+        };
         assert!(m("/etc/sha*", "/etc/shadow"));
         assert!(m("/e?c/shadow", "/etc/shadow"));
         assert!(m("~/.ssh/*", "~/.ssh/id_rsa"));

@@ -64,15 +64,39 @@ pub struct TempVars {
     vars: HashMap<String, (bool, usize)>,
     /// The command assigns `TMPDIR` somewhere: `$TMPDIR` is no longer trusted.
     pub tmpdir_assigned: bool,
+    /// For each segment, the index of the last segment at or before it not joined by `&&`:
+    /// whether an assignment guards an `rm` is then one comparison, not a scan.
+    last_unguarded: Vec<Option<usize>>,
 }
 
 impl TempVars {
-    /// Starts with whether the whole command assigns `TMPDIR`.
+    /// Starts with whether the whole command assigns `TMPDIR`, for a script of `segments`.
     #[must_use]
-    pub fn new(tmpdir_assigned: bool) -> Self {
+    pub fn for_script(tmpdir_assigned: bool, segments: &[Segment]) -> Self {
+        let mut last = None;
+        let last_unguarded = segments
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if s.connector != Connector::And {
+                    last = Some(i);
+                }
+                last
+            })
+            .collect();
         TempVars {
             vars: HashMap::new(),
             tmpdir_assigned,
+            last_unguarded,
+        }
+    }
+
+    /// Whether every segment after `assigned_at` up to `index` is joined by `&&`.
+    fn guarded(&self, assigned_at: usize, index: usize) -> bool {
+        match self.last_unguarded.get(index) {
+            Some(Some(last)) => *last <= assigned_at,
+            Some(None) => true,
+            None => false,
         }
     }
 
@@ -190,9 +214,9 @@ fn safe_suffix(parts: &[WordPart]) -> Option<String> {
     Some(suffix)
 }
 
-/// Whether `target` is a carve-out target for the rm in `segments[index]`.
+/// Whether `target` is a carve-out target for the rm in segment `index`.
 #[must_use]
-pub fn is_carve_out(target: &Word, vars: &TempVars, segments: &[Segment], index: usize) -> bool {
+pub fn is_carve_out(target: &Word, vars: &TempVars, index: usize) -> bool {
     if is_mktemp_value(target) {
         return true;
     }
@@ -220,10 +244,7 @@ pub fn is_carve_out(target: &Word, vars: &TempVars, segments: &[Segment], index:
     }
     // With a suffix, a failed mktemp would leave `"$tmp"/*` as `/*`: the assignment must
     // guard the rm with `&&` all the way, or the expansion must fail when unset.
-    let guarded = segments[assigned_at + 1..=index]
-        .iter()
-        .all(|s| s.connector == Connector::And);
-    guarded || fails_when_unset
+    vars.guarded(assigned_at, index) || fails_when_unset
 }
 
 /// Why an `rm` must be denied, with its rule name.
@@ -231,7 +252,6 @@ pub fn is_carve_out(target: &Word, vars: &TempVars, segments: &[Segment], index:
 pub fn deny_rm(
     rm: &RmArgs<'_>,
     vars: &TempVars,
-    segments: &[Segment],
     index: Option<usize>,
 ) -> Option<(&'static str, String)> {
     if rm.no_preserve_root {
@@ -242,7 +262,7 @@ pub fn deny_rm(
     }
     for target in &rm.targets {
         if let Some(i) = index
-            && is_carve_out(target, vars, segments, i)
+            && is_carve_out(target, vars, i)
         {
             continue;
         }
@@ -284,15 +304,6 @@ pub fn deny_rm(
 /// Whether an `rm` the denylist let through still deletes with `-r`/`-f` outside a carve-out
 /// (the pre-check makes that high-risk).
 #[must_use]
-pub fn forceful_outside_carve_out(
-    rm: &RmArgs<'_>,
-    vars: &TempVars,
-    segments: &[Segment],
-    index: usize,
-) -> bool {
-    (rm.recursive || rm.force)
-        && rm
-            .targets
-            .iter()
-            .any(|t| !is_carve_out(t, vars, segments, index))
+pub fn forceful_outside_carve_out(rm: &RmArgs<'_>, vars: &TempVars, index: usize) -> bool {
+    (rm.recursive || rm.force) && rm.targets.iter().any(|t| !is_carve_out(t, vars, index))
 }

@@ -1,25 +1,99 @@
-//! A shell lexer for judging commands, not running them: it splits a command line into
-//! simple-command segments joined by `&& || ; | &` and newlines, looks into subshells, groups,
-//! function definitions, `for`/`while`/`if`/`case`, `$(…)`, backticks, `<(…)`, redirections,
-//! heredocs and here-strings, and removes quotes from words.
+//! A shell lexer for judging commands, not running them. It models bash — the shell that runs
+//! every command (`bash --noprofile --norc -c`) — and splits a command line into simple-command
+//! segments joined by `&& || ; | &` and newlines, looks into subshells, groups, function
+//! definitions, `for`/`while`/`if`/`case`, `$(…)`, backticks, `<(…)`, redirections, heredocs
+//! and here-strings, and removes quotes from words.
 //!
 //! A command that does not lex is also lexed leniently (unterminated constructs closed at the
 //! end), so the denylist still sees its words; the strict error marks the command high-risk.
+//!
+//! It is total and bounded: no input panics, and all the work one command causes — its nested
+//! scripts, heredoc look-aheads and the command strings judged inside it — draws on one
+//! [`Budget`]. Past the budget or the nesting limit the answer is [`LexErrorKind::TooComplex`],
+//! which the gate denies: a command nobody can judge in bounded time is not run.
 
+mod heredoc;
 mod script;
 mod word;
 
 use super::ast::Script;
+use std::cell::Cell;
 use std::fmt;
 
 /// Nesting deeper than this is refused: no real command needs it, and it bounds recursion.
-const MAX_DEPTH: usize = 48;
+pub const MAX_DEPTH: usize = 48;
+
+/// How much lexing one command may cause, in characters scanned (nested scripts and look-aheads
+/// included). A 64 KiB command lexed a few times over stays far below it; a shape built to make
+/// the lexer rescan its input does not.
+pub const DEFAULT_BUDGET: usize = 2_000_000;
+
+/// The work one command may cause, shared by every parser it starts.
+#[derive(Debug)]
+pub struct Budget {
+    used: Cell<usize>,
+    limit: usize,
+}
+
+impl Budget {
+    #[must_use]
+    pub fn new(limit: usize) -> Self {
+        Budget {
+            used: Cell::new(0),
+            limit,
+        }
+    }
+
+    /// Spends `steps`; false once the budget is gone.
+    pub fn spend(&self, steps: usize) -> bool {
+        let used = self.used.get().saturating_add(steps);
+        self.used.set(used);
+        used <= self.limit
+    }
+
+    #[must_use]
+    pub fn exhausted(&self) -> bool {
+        self.used.get() > self.limit
+    }
+
+    /// Steps spent so far.
+    #[must_use]
+    pub fn used(&self) -> usize {
+        self.used.get()
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new(DEFAULT_BUDGET)
+    }
+}
+
+/// What kind of failure a [`LexError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LexErrorKind {
+    /// The command is not valid shell (unterminated quote, stray `)` …).
+    Syntax,
+    /// Nested too deeply or too much work: nobody can judge it in bounded time.
+    TooComplex,
+}
 
 /// Why a command did not lex.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LexError {
+    pub kind: LexErrorKind,
     pub message: String,
     pub offset: usize,
+}
+
+impl LexError {
+    fn too_complex(message: impl Into<String>, offset: usize) -> Self {
+        LexError {
+            kind: LexErrorKind::TooComplex,
+            message: message.into(),
+            offset,
+        }
+    }
 }
 
 impl fmt::Display for LexError {
@@ -30,38 +104,75 @@ impl fmt::Display for LexError {
 
 impl std::error::Error for LexError {}
 
-/// The result of lexing: the script (strict when it lexed, lenient otherwise) and the strict
-/// error, if any.
-#[derive(Clone, Debug, PartialEq)]
+/// The result of lexing: the script (strict when it lexed, lenient otherwise), the strict
+/// error, if any, and where the comments were.
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct Lexed {
     pub script: Script,
     pub error: Option<LexError>,
+    /// Character ranges (start, end) of the comments, outside any quote or heredoc body.
+    pub comments: Vec<(usize, usize)>,
 }
 
-/// Lexes a command line.
+impl Lexed {
+    /// Whether the command is past the nesting or work limit.
+    #[must_use]
+    pub fn too_complex(&self) -> Option<&LexError> {
+        self.error
+            .as_ref()
+            .filter(|e| e.kind == LexErrorKind::TooComplex)
+    }
+}
+
+/// Lexes a command line with a budget of its own.
 #[must_use]
 pub fn lex(input: &str) -> Lexed {
-    match Parser::new(input, false, 0).parse_all() {
+    lex_with(input, &Budget::default(), 0)
+}
+
+/// Lexes `input` at nesting `depth`, spending `budget`: strictly, then leniently if that failed
+/// on a syntax error. A command past the limits gets an empty script and a
+/// [`LexErrorKind::TooComplex`] error.
+#[must_use]
+pub fn lex_with(input: &str, budget: &Budget, depth: usize) -> Lexed {
+    let chars: Vec<char> = input.chars().collect();
+    if depth >= MAX_DEPTH {
+        return too_complex(LexError::too_complex("commands nested too deeply", 0));
+    }
+    let mut strict = Parser::new(&chars, false, depth, budget);
+    match strict.parse_script(Closer::Eof) {
         Ok(script) => Lexed {
             script,
             error: None,
+            comments: strict.comments,
         },
-        Err(error) => Lexed {
-            script: Parser::new(input, true, 0).parse_all().unwrap_or_default(),
-            error: Some(error),
-        },
+        Err(error) if error.kind == LexErrorKind::TooComplex => too_complex(error),
+        Err(error) => {
+            let mut lenient = Parser::new(&chars, true, depth, budget);
+            match lenient.parse_script(Closer::Eof) {
+                Ok(script) => Lexed {
+                    script,
+                    error: Some(error),
+                    comments: lenient.comments,
+                },
+                Err(e) if e.kind == LexErrorKind::TooComplex => too_complex(e),
+                // The lenient lexer closes what is open; should it still fail, nothing is
+                // known about the command and it is judged as too complex to read.
+                Err(e) => too_complex(LexError::too_complex(
+                    format!("the command could not be read ({})", e.message),
+                    e.offset,
+                )),
+            }
+        }
     }
 }
 
-/// Lexes a nested command string (`bash -c '…'`, `env -S '…'`, `watch '…'`) one level deeper.
-pub(crate) fn lex_nested(input: &str, depth: usize) -> Result<Script, LexError> {
-    if depth >= MAX_DEPTH {
-        return Err(LexError {
-            message: "commands nested too deeply".into(),
-            offset: 0,
-        });
+fn too_complex(error: LexError) -> Lexed {
+    Lexed {
+        script: Script::default(),
+        error: Some(error),
+        comments: Vec::new(),
     }
-    Parser::new(input, false, depth + 1).parse_all()
 }
 
 /// Where a nested script ends.
@@ -77,28 +188,41 @@ enum Closer {
     CaseItem,
 }
 
-struct Parser {
-    chars: Vec<char>,
+/// The loop keyword whose condition is being lexed (for loops that cannot end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LoopKind {
+    While,
+    Until,
+}
+
+struct Parser<'a> {
+    chars: &'a [char],
     pos: usize,
     lenient: bool,
     depth: usize,
-    /// A heredoc body read ahead: when the newline at `.0` is consumed, lexing resumes at `.1`.
-    heredoc_resume: Option<(usize, usize)>,
+    budget: &'a Budget,
+    /// Heredoc bodies read ahead: when the newline at `.0` is consumed as a token, lexing
+    /// resumes at `.1` (after the last body that starts there).
+    heredoc_resume: Vec<(usize, usize)>,
+    /// Open `while`/`until` keywords: the kind, the script's segment count when it was met,
+    /// and the nesting depth (so a `do` pairs with its own loop).
+    loop_heads: Vec<(LoopKind, usize, usize)>,
+    /// Comment ranges met at the top level.
+    comments: Vec<(usize, usize)>,
 }
 
-impl Parser {
-    fn new(input: &str, lenient: bool, depth: usize) -> Self {
+impl<'a> Parser<'a> {
+    fn new(chars: &'a [char], lenient: bool, depth: usize, budget: &'a Budget) -> Self {
         Parser {
-            chars: input.chars().collect(),
+            chars,
             pos: 0,
             lenient,
             depth,
-            heredoc_resume: None,
+            budget,
+            heredoc_resume: Vec::new(),
+            loop_heads: Vec::new(),
+            comments: Vec::new(),
         }
-    }
-
-    fn parse_all(mut self) -> Result<Script, LexError> {
-        self.parse_script(Closer::Eof)
     }
 
     fn peek(&self) -> Option<char> {
@@ -106,7 +230,12 @@ impl Parser {
     }
 
     fn peek_at(&self, ahead: usize) -> Option<char> {
-        self.chars.get(self.pos + ahead).copied()
+        self.chars.get(self.pos.saturating_add(ahead)).copied()
+    }
+
+    /// Moves the cursor forward, never past the end.
+    fn advance(&mut self, by: usize) {
+        self.pos = self.pos.saturating_add(by).min(self.chars.len());
     }
 
     fn starts_with(&self, text: &str) -> bool {
@@ -115,66 +244,85 @@ impl Parser {
             .all(|(i, c)| self.chars.get(i) == Some(&c))
     }
 
+    /// The input from the cursor on (empty at the end).
+    fn rest(&self) -> &'a [char] {
+        self.chars.get(self.pos..).unwrap_or(&[])
+    }
+
     fn error(&self, message: impl Into<String>) -> LexError {
         LexError {
+            kind: LexErrorKind::Syntax,
             message: message.into(),
             offset: self.pos,
         }
     }
 
     fn slice(&self, start: usize, end: usize) -> String {
-        self.chars[start.min(end)..end.min(self.chars.len())]
-            .iter()
-            .collect()
+        let end = end.min(self.chars.len());
+        self.chars[start.min(end)..end].iter().collect()
     }
 
-    /// Skips spaces, tabs and backslash-newline continuations.
+    /// Spends `steps` of the budget, failing once it is gone.
+    fn spend(&self, steps: usize) -> Result<(), LexError> {
+        if self.budget.spend(steps) {
+            Ok(())
+        } else {
+            Err(LexError::too_complex(
+                "the command is too complex to judge",
+                self.pos,
+            ))
+        }
+    }
+
+    /// Skips spaces, tabs and backslash-newline continuations. A carriage return is not a
+    /// blank to bash: it is part of a word (`EOF\r` is not `EOF`).
     fn skip_blanks(&mut self) {
         loop {
             match self.peek() {
-                Some(' ' | '\t' | '\r') => self.pos += 1,
-                Some('\\') if self.peek_at(1) == Some('\n') => self.pos += 2,
+                Some(' ' | '\t') => self.pos += 1,
+                Some('\\') if self.peek_at(1) == Some('\n') => self.advance(2),
                 _ => return,
             }
         }
     }
 
-    /// Consumes one newline, jumping over a heredoc body read ahead for this line.
+    /// Consumes one newline token, jumping over the heredoc bodies read ahead for its line.
     fn consume_newline(&mut self) {
         let at = self.pos;
-        self.pos += 1;
-        if let Some((newline, resume)) = self.heredoc_resume
-            && newline == at
-        {
-            self.pos = resume;
-            self.heredoc_resume = None;
+        self.advance(1);
+        if let Some(i) = self.heredoc_resume.iter().position(|(nl, _)| *nl == at) {
+            let (_, resume) = self.heredoc_resume.swap_remove(i);
+            self.pos = resume.max(self.pos);
         }
     }
 
     /// Skips blanks, newlines and comments.
-    fn skip_space(&mut self) {
+    fn skip_space(&mut self) -> Result<(), LexError> {
         loop {
             self.skip_blanks();
             match self.peek() {
                 Some('\n') => self.consume_newline(),
-                Some('#') => self.skip_comment(),
-                _ => return,
+                Some('#') => self.skip_comment()?,
+                _ => return Ok(()),
             }
         }
     }
 
-    fn skip_comment(&mut self) {
-        while let Some(c) = self.peek() {
-            if c == '\n' {
-                return;
-            }
-            self.pos += 1;
-        }
+    fn skip_comment(&mut self) -> Result<(), LexError> {
+        let start = self.pos;
+        let len = self.rest().iter().take_while(|&&c| c != '\n').count();
+        self.spend(len)?;
+        self.advance(len);
+        self.comments.push((start, self.pos));
+        Ok(())
     }
 
     fn enter(&mut self) -> Result<(), LexError> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.error("commands nested too deeply"));
+            return Err(LexError::too_complex(
+                "commands nested too deeply",
+                self.pos,
+            ));
         }
         self.depth += 1;
         Ok(())
@@ -189,7 +337,7 @@ impl Parser {
 fn is_meta(c: char) -> bool {
     matches!(
         c,
-        ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>'
+        ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>'
     )
 }
 

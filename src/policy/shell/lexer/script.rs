@@ -1,7 +1,7 @@
 //! Script-level lexing: segments, operators, reserved words, subshells, groups, functions,
 //! `for` and `case`, and redirections.
 
-use super::{Closer, LexError, Parser, is_meta};
+use super::{Closer, LexError, LoopKind, Parser, is_meta};
 use crate::policy::shell::ast::{
     Assignment, Connector, FunctionDef, Redirect, RedirectOp, Script, Segment, Word, WordPart,
 };
@@ -14,13 +14,17 @@ enum Parsed {
     Merged,
     /// The closer of the enclosing script was reached (not consumed).
     End,
+    /// Reserved words were consumed and a `(` follows (`while (( x ))`, `if ( … )`): the
+    /// script goes on with the connector it had.
+    Keyword,
 }
 
-impl Parser {
+impl Parser<'_> {
     pub(super) fn parse_script(&mut self, closer: Closer) -> Result<Script, LexError> {
         let mut script = Script::default();
         let mut connector = Connector::Start;
         loop {
+            self.spend(1)?;
             self.skip_blanks();
             let Some(c) = self.peek() else {
                 if closer != Closer::Eof && !self.lenient {
@@ -41,7 +45,7 @@ impl Parser {
                 }
                 '#' => {
                     script.features.comment = true;
-                    self.skip_comment();
+                    self.skip_comment()?;
                 }
                 ';' => {
                     if closer == Closer::CaseItem
@@ -105,6 +109,7 @@ impl Parser {
                         connector = Connector::Semicolon;
                     }
                     Parsed::Merged => connector = Connector::Semicolon,
+                    Parsed::Keyword => {}
                     Parsed::End => return Ok(script),
                 },
             }
@@ -119,11 +124,13 @@ impl Parser {
         closer: Closer,
         script: &mut Script,
     ) -> Result<Parsed, LexError> {
+        let mut consumed_keyword = false;
         loop {
             self.skip_blanks();
             let Some(keyword) = self.peek_reserved() else {
                 break;
             };
+            consumed_keyword = true;
             match keyword {
                 "{" => {
                     self.skip_word();
@@ -147,7 +154,32 @@ impl Parser {
                     return Ok(Parsed::Merged);
                 }
                 "esac" if closer == Closer::CaseItem => return Ok(Parsed::End),
-                "if" | "then" | "elif" | "else" | "do" | "while" | "until" | "!" => {
+                "while" | "until" => {
+                    let kind = if keyword == "while" {
+                        LoopKind::While
+                    } else {
+                        LoopKind::Until
+                    };
+                    self.loop_heads
+                        .push((kind, script.segments.len(), self.depth));
+                    script.features.compound = true;
+                    self.skip_word();
+                }
+                "do" => {
+                    if let Some(&(kind, start, depth)) = self.loop_heads.last()
+                        && depth == self.depth
+                    {
+                        self.loop_heads.pop();
+                        if let [condition] = &script.segments[start.min(script.segments.len())..]
+                            && never_ends(kind, condition)
+                        {
+                            script.features.endless_loop = true;
+                        }
+                    }
+                    script.features.compound = true;
+                    self.skip_word();
+                }
+                "if" | "then" | "elif" | "else" | "!" => {
                     if keyword != "!" {
                         script.features.compound = true;
                     }
@@ -162,7 +194,9 @@ impl Parser {
                 "for" | "select" => {
                     script.features.compound = true;
                     self.skip_word();
-                    return self.for_header(connector).map(Parsed::Segment);
+                    let (segment, endless) = self.for_header(connector)?;
+                    script.features.endless_loop |= endless;
+                    return Ok(Parsed::Segment(segment));
                 }
                 "case" => {
                     script.features.compound = true;
@@ -193,6 +227,9 @@ impl Parser {
                 }
                 _ => break,
             }
+        }
+        if consumed_keyword && self.peek() == Some('(') {
+            return Ok(Parsed::Keyword);
         }
         self.simple_command(connector, script)
     }
@@ -241,7 +278,10 @@ impl Parser {
                     let start = self.pos;
                     let word = self.parse_word()?;
                     let all_digits = self.pos > start
-                        && self.chars[start..self.pos].iter().all(char::is_ascii_digit);
+                        && self
+                            .chars
+                            .get(start..self.pos)
+                            .is_some_and(|w| w.iter().all(char::is_ascii_digit));
                     if all_digits
                         && matches!(self.peek(), Some('<' | '>'))
                         && self.peek_at(1) != Some('(')
@@ -269,7 +309,8 @@ impl Parser {
 
     fn array_elements(&mut self, segment: &mut Segment) -> Result<(), LexError> {
         loop {
-            self.skip_space();
+            self.spend(1)?;
+            self.skip_space()?;
             match self.peek() {
                 Some(')') => {
                     self.pos += 1;
@@ -296,7 +337,7 @@ impl Parser {
     }
 
     fn function_body(&mut self, name: String, script: &mut Script) -> Result<(), LexError> {
-        self.skip_space();
+        self.skip_space()?;
         self.enter()?;
         let body = match self.peek() {
             Some('(') => {
@@ -328,14 +369,21 @@ impl Parser {
         Ok(())
     }
 
-    /// `for NAME [in WORDS…]` up to the `;` or newline before `do`.
-    fn for_header(&mut self, connector: Connector) -> Result<Segment, LexError> {
+    /// `for NAME [in WORDS…]` up to the `;` or newline before `do`; and whether it is an
+    /// arithmetic loop that cannot end (`for ((;;))`).
+    fn for_header(&mut self, connector: Connector) -> Result<(Segment, bool), LexError> {
         let mut segment = Segment::new(connector);
         self.skip_blanks();
         if self.starts_with("((") {
-            let word = self.arithmetic_command()?;
-            segment.evaluated.push(word);
-            return Ok(segment);
+            self.advance(2);
+            let start = self.pos;
+            let text = self.arithmetic_text(start)?;
+            let endless = text
+                .split(';')
+                .nth(1)
+                .is_some_and(|condition| is_always_true_number(condition.trim(), true));
+            segment.evaluated.push(self.arithmetic_word(&text)?);
+            return Ok((segment, endless));
         }
         let name = self.parse_word()?.text().to_string();
         segment.assignments.push(Assignment {
@@ -349,10 +397,11 @@ impl Parser {
                 false,
             ),
         });
-        self.skip_space();
+        self.skip_space()?;
         if self.peek_reserved() == Some("in") {
             self.skip_word();
             loop {
+                self.spend(1)?;
                 self.skip_blanks();
                 match self.peek() {
                     None | Some('\n' | ';') => break,
@@ -369,7 +418,7 @@ impl Parser {
                 }
             }
         }
-        Ok(segment)
+        Ok((segment, false))
     }
 
     fn case_statement(
@@ -381,17 +430,18 @@ impl Parser {
         self.skip_blanks();
         head.evaluated.push(self.parse_word()?);
         script.segments.push(head);
-        self.skip_space();
+        self.skip_space()?;
         if self.peek_reserved() == Some("in") {
             self.skip_word();
         } else if !self.lenient {
             return Err(self.error("expected `in` in case statement"));
         }
         loop {
-            self.skip_space();
+            self.spend(1)?;
+            self.skip_space()?;
             while self.peek() == Some(';') {
                 self.pos += 1;
-                self.skip_space();
+                self.skip_space()?;
             }
             match self.peek_reserved() {
                 Some("esac") => {
@@ -412,6 +462,7 @@ impl Parser {
             }
             let mut patterns = Segment::new(Connector::Semicolon);
             loop {
+                self.spend(1)?;
                 self.skip_blanks();
                 match self.peek() {
                     Some(')') => {
@@ -452,6 +503,7 @@ impl Parser {
         let mut segment = Segment::new(connector);
         segment.words.push(literal_word("[["));
         loop {
+            self.spend(1)?;
             self.skip_blanks();
             if self.starts_with("]]") {
                 self.pos += 2;
@@ -486,10 +538,10 @@ impl Parser {
 
     /// `(( … ))` as a command: evaluated like `$(( … ))`.
     fn arithmetic_command(&mut self) -> Result<Word, LexError> {
-        self.pos += 2;
+        self.advance(2);
         let start = self.pos;
         let text = self.arithmetic_text(start)?;
-        Ok(self.arithmetic_word(&text))
+        self.arithmetic_word(&text)
     }
 
     /// A redirection at the cursor (`>`, `2>>`, `&>`, `<<-EOF`, `<<<`, `>&2`, …).
@@ -528,9 +580,10 @@ impl Parser {
                 return Err(self.error("redirection without a target"));
             }
         }
+        let target_start = self.pos;
         let target = self.parse_word()?;
         let heredoc = if *op == RedirectOp::Heredoc {
-            Some(self.heredoc_body(&target, strip_tabs)?)
+            Some(self.heredoc_body(target_start, strip_tabs)?)
         } else {
             None
         };
@@ -545,8 +598,10 @@ impl Parser {
     /// Redirections after `)`, `}`, `done`, `fi` or `esac`, attached to the last segment.
     fn trailing_redirects(&mut self, script: &mut Script) -> Result<(), LexError> {
         loop {
+            self.spend(1)?;
             self.skip_blanks();
-            let fd_len = self.chars[self.pos..]
+            let fd_len = self
+                .rest()
                 .iter()
                 .take_while(|c| c.is_ascii_digit())
                 .count();
@@ -617,6 +672,49 @@ fn absorb(script: &mut Script, inner: Script, connector: Connector) {
     outer.comment |= inner.comment;
     outer.function |= inner.function;
     outer.background |= inner.background;
+    outer.endless_loop |= inner.endless_loop;
+}
+
+/// Whether a `while` (or `until`) condition of one simple command is true (or false) by
+/// construction: `true`, `:`, `[ 1 ]`, `[[ x ]]`, `test x`, `(( 1 ))` — and `false` for `until`.
+fn never_ends(kind: LoopKind, condition: &Segment) -> bool {
+    if !condition.redirects.is_empty() || !condition.assignments.is_empty() {
+        return false;
+    }
+    let words: Vec<Option<&str>> = condition.words.iter().map(Word::literal).collect();
+    let holds = match words.as_slice() {
+        [] => match condition.evaluated.as_slice() {
+            [word] => word
+                .parts
+                .iter()
+                .find_map(|p| match p {
+                    WordPart::Literal { text, .. } => Some(text.trim()),
+                    _ => None,
+                })
+                .map(|text| is_always_true_number(text, false)),
+            _ => None,
+        },
+        [Some("true" | ":")] => Some(true),
+        [Some("false")] => Some(false),
+        [Some("[" | "test" | "[["), Some(operand), rest @ ..]
+            if !operand.is_empty()
+                && !operand.starts_with('-')
+                && matches!(rest, [] | [Some("]" | "]]")]) =>
+        {
+            Some(true)
+        }
+        _ => None,
+    };
+    holds == Some(kind == LoopKind::While)
+}
+
+/// Whether an arithmetic condition is a non-zero number (or empty, where that means true, as
+/// in `for ((;;))`).
+fn is_always_true_number(text: &str, empty_is_true: bool) -> bool {
+    if text.is_empty() {
+        return empty_is_true;
+    }
+    text.chars().all(|c| c.is_ascii_digit()) && text.chars().any(|c| c != '0')
 }
 
 /// `NAME=value` (or `NAME+=value`) as an assignment, when the word starts that way unquoted.

@@ -187,3 +187,201 @@ fn deep_nesting_is_refused_not_overflowed() {
     let deep = "$(".repeat(5000) + &")".repeat(5000);
     assert!(lex(&deep).error.is_some());
 }
+
+/// Every segment's words, at every depth (substitutions included), flattened.
+fn all_commands(script: &Script) -> Vec<String> {
+    let mut out = Vec::new();
+    script.walk(&mut |s| {
+        for segment in &s.segments {
+            if !segment.words.is_empty() {
+                let words: Vec<&str> = segment.words.iter().map(|w| w.text()).collect();
+                out.push(words.join(" "));
+            }
+        }
+    });
+    out
+}
+
+#[test]
+fn a_carriage_return_is_part_of_a_word() {
+    // bash: the delimiter is `EOF\r`, the body ends at the second line, and `echo HIDDEN`
+    // runs. A lexer that read `\r` as a blank kept it inside the heredoc.
+    let lexed = lex("cat <<EOF\r\nEOF\r\necho HIDDEN\nEOF\n");
+    assert!(
+        all_commands(&lexed.script).contains(&"echo HIDDEN".to_string()),
+        "{:?}",
+        lexed.script
+    );
+    assert_eq!(words(&ok("ls\r")), vec![vec!["ls\r"]]);
+}
+
+#[test]
+fn heredoc_bodies_start_after_the_logical_line() {
+    // A substitution opened on the heredoc's line and closed below it is still a substitution;
+    // the body starts after it.
+    let script = ok("cat <<EOF; echo $(\nrm -rf /\n)\nbody line\nEOF\necho after");
+    let commands = all_commands(&script);
+    assert!(commands.contains(&"rm -rf /".to_string()), "{commands:?}");
+    assert!(commands.contains(&"echo after".to_string()), "{commands:?}");
+    let body = script.segments[0].redirects[0].heredoc.as_ref().unwrap();
+    assert_eq!(body.text(), "body line\n");
+
+    // Quotes, backticks, arithmetic and `${…}` keep the line going too.
+    for input in [
+        "cat <<EOF; x=\"a\nb\"\nbody\nEOF\necho after",
+        "cat <<EOF; echo `\necho BT`\nbody\nEOF\necho after",
+        "cat <<EOF; echo $((\n1+1))\nbody\nEOF\necho after",
+        "cat <<EOF; echo ${x:-\nfoo}\nbody\nEOF\necho after",
+        "cat <<EOF; echo \\\nCONT\nbody\nEOF\necho after",
+    ] {
+        let script = ok(input);
+        let body = script.segments[0].redirects[0].heredoc.as_ref().unwrap();
+        assert_eq!(body.text(), "body\n", "{input:?}");
+        assert!(all_commands(&script).contains(&"echo after".to_string()));
+    }
+
+    // A subshell or group is not a word: its newline ends the line (bash: a syntax error).
+    assert!(
+        lex("cat <<EOF; (\necho SUB\n)\nbody\nEOF\n")
+            .error
+            .is_some()
+    );
+
+    // A heredoc inside a substitution reads its body there; the outer one after the line.
+    let script = ok("cat <<A; x=$(cat <<B\ninner\nB\n)\nouter\nA\necho after");
+    let bodies: Vec<String> = {
+        let mut out = Vec::new();
+        script.walk(&mut |s| {
+            for seg in &s.segments {
+                for r in &seg.redirects {
+                    out.extend(r.heredoc.as_ref().map(|b| b.text().to_string()));
+                }
+            }
+        });
+        out
+    };
+    assert!(bodies.contains(&"outer\n".to_string()), "{bodies:?}");
+    assert!(bodies.contains(&"inner\n".to_string()), "{bodies:?}");
+    assert!(all_commands(&script).contains(&"echo after".to_string()));
+
+    // Two heredocs on one line: bodies in order.
+    let script = ok("cat <<A <<B\none\nA\ntwo\nB\necho after");
+    let bodies: Vec<&str> = script.segments[0]
+        .redirects
+        .iter()
+        .map(|r| r.heredoc.as_ref().unwrap().text())
+        .collect();
+    assert_eq!(bodies, vec!["one\n", "two\n"]);
+    assert!(all_commands(&script).contains(&"echo after".to_string()));
+}
+
+#[test]
+fn heredoc_delimiters_and_lines_as_bash_reads_them() {
+    let visible = |input: &str| all_commands(&lex(input).script);
+    // Backslash-newline joins body lines before they are compared.
+    assert!(visible("cat <<EOF\nx\nEO\\\nF\necho HIDDEN\nEOF\n").contains(&"echo HIDDEN".into()));
+    // … but not in a quoted heredoc.
+    assert!(!visible("cat <<'EOF'\nx\nEO\\\nF\necho DATA\nEOF\n").contains(&"echo DATA".into()));
+    // The delimiter is unexpanded: `$'E\x4fF'` is `EOF`, a backtick word is itself.
+    assert!(visible("cat <<$'E\\x4fF'\nB\nEOF\necho AFTER\n").contains(&"echo AFTER".into()));
+    assert!(visible("cat <<`x`\nA\n`x`\necho AFTER\n").contains(&"echo AFTER".into()));
+    assert!(visible("cat <<$x\nC\n$x\necho AFTER\n").contains(&"echo AFTER".into()));
+    assert!(visible("cat <<\"E\"O\\F\nD\nEOF\necho AFTER\n").contains(&"echo AFTER".into()));
+    // Inside `$(…)`, a delimiter followed by `)` ends the body and the substitution.
+    assert!(visible("echo $(cat <<EOF\nx\nEOF)\necho V4\n").contains(&"echo V4".into()));
+    // A trailing blank keeps the line from being the delimiter.
+    assert!(!visible("cat <<EOF\nx\nEOF \necho DATA\nEOF\n").contains(&"echo DATA".into()));
+    // `<<-` strips leading tabs.
+    assert!(visible("cat <<-EOF\n\tx\n\t\tEOF\necho AFTER\n").contains(&"echo AFTER".into()));
+}
+
+#[test]
+fn loops_that_cannot_end() {
+    for endless in [
+        "while true; do ls; done",
+        "while :; do ls; done",
+        "while [ 1 ]; do ls; done",
+        "while test x; do ls; done",
+        "while (( 1 )); do ls; done",
+        "until false; do ls; done",
+        "for ((;;)); do ls; done",
+        "for ((i=0;;i++)); do ls; done",
+        "x=$(while true; do :; done)",
+        "{ while true\ndo ls\ndone; }",
+    ] {
+        let lexed = lex(endless);
+        let mut found = false;
+        lexed.script.walk(&mut |s| found |= s.features.endless_loop);
+        assert!(found, "{endless:?}");
+    }
+    for ending in [
+        "while read l; do echo $l; done",
+        "while [ -f x ]; do sleep 1; done",
+        "until true; do ls; done",
+        "while false; do ls; done",
+        "for ((i=0;i<3;i++)); do ls; done",
+        "for x in a b; do ls; done",
+        "while (( i < 3 )); do i=$((i+1)); done",
+    ] {
+        let lexed = lex(ending);
+        assert_eq!(lexed.error, None, "{ending:?}");
+        let mut found = false;
+        lexed.script.walk(&mut |s| found |= s.features.endless_loop);
+        assert!(!found, "{ending:?}");
+    }
+}
+
+#[test]
+fn short_malformed_inputs_never_panic() {
+    // Found by fuzzing: a trailing backslash inside `${…}` once stepped past the end.
+    for input in [
+        "${\\",
+        "echo ${\\",
+        "${",
+        "$((",
+        "$(",
+        "`",
+        "<<",
+        "<<<",
+        "${x:-\\",
+        "a=(\\",
+        "case",
+        "case x in",
+        "for",
+        "for ((",
+        "[[",
+        "2>",
+        "&>",
+        "cat <<",
+        "cat <<'",
+        "cat <<$'",
+        "f()",
+        "function",
+        "((",
+        "$[",
+        "${#",
+        "${!",
+        "\\",
+        "'",
+        "\"",
+        "$'\\",
+        "$'\\x",
+        "cat <<E\n",
+        "x=$(cat <<E\n",
+        "echo $(( ( ",
+    ] {
+        let _ = lex(input);
+    }
+}
+
+#[test]
+fn comments_are_located() {
+    let lexed = lex("ls # note\necho x #two");
+    let text: Vec<char> = "ls # note\necho x #two".chars().collect();
+    let found: Vec<String> = lexed
+        .comments
+        .iter()
+        .map(|(a, b)| text[*a..*b].iter().collect())
+        .collect();
+    assert_eq!(found, vec!["# note", "#two"]);
+}

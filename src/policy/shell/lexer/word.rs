@@ -2,10 +2,10 @@
 //! process substitution, tilde, and heredoc bodies.
 
 use super::{Closer, LexError, Parser, is_meta};
-use crate::policy::shell::ast::{Word, WordPart};
+use crate::policy::shell::ast::{Script, Word, WordPart};
 
 /// Accumulates the parts of one word and the shape that tells globs from quoted text.
-struct WordBuilder {
+pub(super) struct WordBuilder {
     parts: Vec<WordPart>,
     /// An unquoted `*` or `?`.
     glob: bool,
@@ -16,7 +16,7 @@ struct WordBuilder {
 }
 
 impl WordBuilder {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         WordBuilder {
             parts: Vec::new(),
             glob: false,
@@ -24,7 +24,7 @@ impl WordBuilder {
         }
     }
 
-    fn push_char(&mut self, c: char, quoted: bool) {
+    pub(super) fn push_char(&mut self, c: char, quoted: bool) {
         if !quoted && (c == '*' || c == '?') {
             self.glob = true;
         }
@@ -50,7 +50,7 @@ impl WordBuilder {
         self.parts.push(part);
     }
 
-    fn finish(self) -> Word {
+    pub(super) fn finish(self) -> Word {
         let glob = self.glob || has_glob(&self.shape);
         let brace = has_brace_expansion(&self.shape);
         Word::new(self.parts, glob, brace)
@@ -80,7 +80,7 @@ fn has_brace_expansion(shape: &str) -> bool {
     false
 }
 
-impl Parser {
+impl Parser<'_> {
     /// Lexes one word at the cursor, up to the next unquoted metacharacter.
     pub(super) fn parse_word(&mut self) -> Result<Word, LexError> {
         let start = self.pos;
@@ -144,6 +144,7 @@ impl Parser {
                 }
             }
         }
+        self.spend(self.pos - start + 1)?;
         Ok(word.finish())
     }
 
@@ -162,6 +163,7 @@ impl Parser {
             return Ok(self.slice(start, self.pos));
         }
         Err(LexError {
+            kind: super::LexErrorKind::Syntax,
             message: "unterminated single quote".into(),
             offset: start.saturating_sub(1),
         })
@@ -177,6 +179,7 @@ impl Parser {
                     return Ok(());
                 }
                 return Err(LexError {
+                    kind: super::LexErrorKind::Syntax,
                     message: "unterminated double quote".into(),
                     offset: open,
                 });
@@ -220,7 +223,7 @@ impl Parser {
                 self.pos += 3;
                 let start = self.pos;
                 let text = self.arithmetic_text(start)?;
-                let inner = self.arithmetic_word(&text);
+                let inner = self.arithmetic_word(&text)?;
                 word.push_part(WordPart::Arithmetic { text });
                 for part in inner.parts {
                     if matches!(part, WordPart::CommandSub { .. }) {
@@ -322,6 +325,7 @@ impl Parser {
                     break;
                 }
                 return Err(LexError {
+                    kind: super::LexErrorKind::Syntax,
                     message: "unterminated `${`".into(),
                     offset: open,
                 });
@@ -346,7 +350,8 @@ impl Parser {
                     if let Some(next) = self.peek_at(1) {
                         op.push(next);
                     }
-                    self.pos += 2;
+                    // A trailing backslash has nothing after it to skip.
+                    self.advance(2);
                 }
                 '\'' if !quoted => {
                     self.pos += 1;
@@ -395,7 +400,7 @@ impl Parser {
     }
 
     /// `$'…'` after the `$'`: C escapes decoded, so `$'\x72\x6d'` is `rm`.
-    fn ansi_c_quoted(&mut self) -> Result<String, LexError> {
+    pub(super) fn ansi_c_quoted(&mut self) -> Result<String, LexError> {
         let start = self.pos;
         let mut out = String::new();
         loop {
@@ -404,6 +409,7 @@ impl Parser {
                     return Ok(out);
                 }
                 return Err(LexError {
+                    kind: super::LexErrorKind::Syntax,
                     message: "unterminated $'…' quote".into(),
                     offset: start,
                 });
@@ -454,7 +460,7 @@ impl Parser {
 
     /// `` `…` `` with the cursor on the opening backtick: the unescaped inside is lexed as a
     /// script of its own.
-    pub(super) fn backtick(&mut self) -> Result<crate::policy::shell::ast::Script, LexError> {
+    pub(super) fn backtick(&mut self) -> Result<Script, LexError> {
         let open = self.pos;
         self.pos += 1;
         let mut inner = String::new();
@@ -464,6 +470,7 @@ impl Parser {
                     break;
                 }
                 return Err(LexError {
+                    kind: super::LexErrorKind::Syntax,
                     message: "unterminated backtick".into(),
                     offset: open,
                 });
@@ -484,19 +491,16 @@ impl Parser {
         self.nested_script(&inner)
     }
 
-    fn nested_script(&self, text: &str) -> Result<crate::policy::shell::ast::Script, LexError> {
-        let lexed = super::lex_nested(text, self.depth);
-        match lexed {
-            Ok(script) => Ok(script),
-            Err(_) if self.lenient => {
-                let mut lenient = Parser::new(text, true, self.depth + 1);
-                Ok(lenient.parse_script(Closer::Eof).unwrap_or_default())
-            }
-            Err(e) => Err(LexError {
-                message: e.message,
-                offset: self.pos,
-            }),
-        }
+    /// The inside of backticks, lexed one level deeper with this command's budget.
+    fn nested_script(&self, text: &str) -> Result<Script, LexError> {
+        let chars: Vec<char> = text.chars().collect();
+        self.spend(chars.len())?;
+        let mut inner = Parser::new(&chars, self.lenient, self.depth, self.budget);
+        inner.enter()?;
+        inner.parse_script(Closer::Eof).map_err(|e| LexError {
+            offset: self.pos,
+            ..e
+        })
     }
 
     /// `<(…)` or `>(…)` with the cursor on `<` or `>`.
@@ -514,6 +518,7 @@ impl Parser {
     pub(super) fn arithmetic_text(&mut self, start: usize) -> Result<String, LexError> {
         let mut depth = 0usize;
         loop {
+            self.spend(1)?;
             match self.peek() {
                 None => {
                     if self.lenient {
@@ -535,16 +540,20 @@ impl Parser {
     }
 
     /// Arithmetic text lexed like a double-quoted string, so `$(…)` inside it is seen.
-    pub(super) fn arithmetic_word(&self, text: &str) -> Word {
-        let mut inner = Parser::new(text, true, self.depth + 1);
+    pub(super) fn arithmetic_word(&self, text: &str) -> Result<Word, LexError> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut inner = Parser::new(&chars, true, self.depth, self.budget);
+        inner.enter()?;
         inner.inline_text_word()
     }
 
     /// Lexes the rest of the input as the inside of a double-quoted string (a heredoc body or
-    /// arithmetic): expansions are found, quotes are plain characters.
-    fn inline_text_word(&mut self) -> Word {
+    /// arithmetic): expansions are found, quotes are plain characters. Only running out of
+    /// budget fails it.
+    pub(super) fn inline_text_word(&mut self) -> Result<Word, LexError> {
         let mut word = WordBuilder::new();
         while let Some(c) = self.peek() {
+            self.spend(1)?;
             match c {
                 '\\' => match self.peek_at(1) {
                     Some(next @ ('$' | '`' | '\\')) => {
@@ -558,88 +567,30 @@ impl Parser {
                     }
                 },
                 '$' => {
-                    if self.dollar(&mut word, true).is_err() {
-                        self.pos += 1;
+                    let at = self.pos;
+                    match self.dollar(&mut word, true) {
+                        Err(e) if e.kind == super::LexErrorKind::TooComplex => return Err(e),
+                        Err(_) => self.pos = at + 1,
+                        Ok(()) => {}
                     }
                 }
-                '`' => match self.backtick() {
-                    Ok(script) => word.push_part(WordPart::CommandSub {
-                        script,
-                        quoted: true,
-                    }),
-                    Err(_) => self.pos += 1,
-                },
+                '`' => {
+                    let at = self.pos;
+                    match self.backtick() {
+                        Ok(script) => word.push_part(WordPart::CommandSub {
+                            script,
+                            quoted: true,
+                        }),
+                        Err(e) if e.kind == super::LexErrorKind::TooComplex => return Err(e),
+                        Err(_) => self.pos = at + 1,
+                    }
+                }
                 _ => {
                     word.push_char(c, true);
                     self.pos += 1;
                 }
             }
         }
-        word.finish()
-    }
-
-    /// Reads the body of a heredoc whose operator was just lexed: it starts after the current
-    /// line (or after the previous heredoc of this line) and ends at the delimiter line.
-    pub(super) fn heredoc_body(
-        &mut self,
-        delimiter: &Word,
-        strip_tabs: bool,
-    ) -> Result<Word, LexError> {
-        let quoted = delimiter
-            .parts
-            .iter()
-            .any(|p| matches!(p, WordPart::Literal { quoted: true, .. }));
-        let delim = delimiter.text();
-        let (newline, body_start) = match self.heredoc_resume {
-            Some((newline, resume)) => (newline, resume),
-            None => {
-                let newline = self.chars[self.pos..]
-                    .iter()
-                    .position(|&c| c == '\n')
-                    .map(|i| self.pos + i);
-                match newline {
-                    Some(n) => (n, n + 1),
-                    None => {
-                        // No body at all: bash warns and uses an empty one.
-                        return Ok(WordBuilder::new().finish());
-                    }
-                }
-            }
-        };
-        let mut body = String::new();
-        let mut cursor = body_start;
-        let mut end = self.chars.len();
-        while cursor < self.chars.len() {
-            let line_end = self.chars[cursor..]
-                .iter()
-                .position(|&c| c == '\n')
-                .map_or(self.chars.len(), |i| cursor + i);
-            let line: String = self.chars[cursor..line_end].iter().collect();
-            let compared = if strip_tabs {
-                line.trim_start_matches('\t')
-            } else {
-                line.as_str()
-            };
-            if compared == delim {
-                end = (line_end + 1).min(self.chars.len());
-                break;
-            }
-            body.push_str(compared);
-            body.push('\n');
-            cursor = line_end + 1;
-        }
-        self.heredoc_resume = Some((newline, end));
-        if quoted {
-            let mut word = WordBuilder::new();
-            for c in body.chars() {
-                word.push_char(c, true);
-            }
-            return Ok(word.finish());
-        }
-        if self.depth >= super::MAX_DEPTH {
-            return Err(self.error("commands nested too deeply"));
-        }
-        let mut inner = Parser::new(&body, self.lenient, self.depth + 1);
-        Ok(inner.inline_text_word())
+        Ok(word.finish())
     }
 }

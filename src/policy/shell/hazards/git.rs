@@ -1,0 +1,182 @@
+//! git arguments that run programs: configuration given on the command line (`-c`,
+//! `--config-env`: `core.pager`, `alias.x=!cmd`, `core.fsmonitor` … all run code), another
+//! exec path, the programs a transfer runs on the other side (`--upload-pack`,
+//! `--receive-pack`, `-u`, `--exec`), subcommands that run commands (`submodule foreach`,
+//! `bisect run`, `rebase --exec`, `difftool --extcmd`, `filter-branch`), and `git config`
+//! setting a key that names a program. A saved `git pull` key never covers these: the pre-check
+//! marks them high-risk before any allowlist is read.
+
+use crate::policy::shell::ast::Word;
+
+/// Global options (before the subcommand) that take the next word.
+const GLOBAL_WITH_VALUE: &[&str] = &[
+    "-C",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--super-prefix",
+    "--list-cmds",
+    "--attr-source",
+];
+
+/// Config keys (lowercased) whose value is a program, a shell snippet or a hook location.
+fn key_runs_code(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    const EXACT: &[&str] = &[
+        "core.pager",
+        "core.editor",
+        "core.fsmonitor",
+        "core.hookspath",
+        "core.sshcommand",
+        "core.askpass",
+        "core.gitproxy",
+        "core.alternaterefscommand",
+        "diff.external",
+        "sequence.editor",
+        "credential.helper",
+        "gpg.program",
+        "uploadpack.packobjectshook",
+        "receive.procreceiverefs",
+        "merge.tool",
+        "diff.tool",
+        "instaweb.httpd",
+        "web.browser",
+        "sendemail.sendmailcmd",
+        "sendemail.smtpserver",
+        "protocol.allow",
+        "init.templatedir",
+    ];
+    EXACT.contains(&key.as_str())
+        || [
+            "alias.",
+            "pager.",
+            "filter.",
+            "gpg.",
+            "includeif.",
+            "include.",
+        ]
+        .iter()
+        .any(|p| key.starts_with(p))
+        || [
+            ".textconv",
+            ".command",
+            ".driver",
+            ".cmd",
+            ".helper",
+            ".path",
+            ".program",
+            ".uploadpack",
+            ".receivepack",
+            ".proxy",
+        ]
+        .iter()
+        .any(|s| key.ends_with(s))
+}
+
+/// Why a git command line runs a program it names, if it does.
+#[must_use]
+pub fn hazard(args: &[Word]) -> Option<String> {
+    let texts: Vec<&str> = args.iter().skip(1).map(Word::text).collect();
+    let mut i = 0;
+    while i < texts.len() {
+        let t = texts[i];
+        if t == "-c" || t.starts_with("-c") && t.len() > 2 {
+            return Some("`git -c` sets configuration that can run programs".into());
+        }
+        if t.starts_with("--config-env") {
+            return Some("`git --config-env` sets configuration that can run programs".into());
+        }
+        if t.starts_with("--exec-path") && t.contains('=') {
+            return Some("`git --exec-path=…` runs git's commands from another directory".into());
+        }
+        if !t.starts_with('-') {
+            break;
+        }
+        i += if GLOBAL_WITH_VALUE.contains(&t) { 2 } else { 1 };
+    }
+    let subcommand = *texts.get(i)?;
+    let rest = &texts[i + 1..];
+    let has = |names: &[&str]| {
+        rest.iter().any(|a| {
+            names
+                .iter()
+                .any(|n| *a == *n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
+        })
+    };
+    if has(&["--upload-pack", "--receive-pack", "--exec"]) {
+        return Some(format!(
+            "`git {subcommand}` is told which program to run for the transfer"
+        ));
+    }
+    let runs = match subcommand {
+        "clone" | "fetch" | "pull" | "ls-remote" | "archive" => rest
+            .iter()
+            .any(|a| *a == "-u" || (a.starts_with("-u") && !a.starts_with("--"))),
+        "submodule" => rest.contains(&"foreach"),
+        "bisect" => rest.first() == Some(&"run"),
+        "rebase" => has(&["-x"]) || rest.iter().any(|a| a.starts_with("-x")),
+        "difftool" | "mergetool" => has(&["-x", "--extcmd", "--tool", "-t"]),
+        "filter-branch" | "filter-repo" => true,
+        "config" => rest.iter().any(|a| !a.starts_with('-') && key_runs_code(a)),
+        "daemon" | "instaweb" | "send-email" | "credential" | "upload-pack" | "receive-pack"
+        | "shell" => true,
+        _ => false,
+    };
+    runs.then(|| format!("`git {subcommand}` with these arguments runs programs"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hazard;
+    use crate::policy::shell::lexer::lex;
+
+    fn check(cmd: &str) -> Option<String> {
+        hazard(&lex(cmd).script.segments[0].words)
+    }
+
+    #[test]
+    fn finds_programs() {
+        for cmd in [
+            "git -c core.pager='sh -c id' log",
+            "git -c alias.x='!id' x",
+            "git -ccore.fsmonitor=x status",
+            "git -C repo -c x=y status",
+            "git --config-env=core.pager=PAGER log",
+            "git --exec-path=/tmp status",
+            "git pull --upload-pack='touch x' origin",
+            "git fetch --upload-pack=x",
+            "git push --receive-pack=x",
+            "git clone -u 'sh -c id' url",
+            "git archive --remote=x --exec=y",
+            "git submodule foreach 'rm -rf x'",
+            "git bisect run ./x.sh",
+            "git rebase --exec 'id' main",
+            "git rebase -x id main",
+            "git difftool --extcmd=id",
+            "git filter-branch --tree-filter x",
+            "git config core.pager 'sh -c id'",
+            "git config --global alias.st '!id'",
+            "git config core.hooksPath .h",
+            "git config diff.x.textconv id",
+        ] {
+            assert!(check(cmd).is_some(), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn ordinary_git_passes() {
+        for cmd in [
+            "git status",
+            "git grep -c TODO",
+            "git commit -c HEAD",
+            "git log --oneline",
+            "git pull origin main",
+            "git -C repo status",
+            "git config user.name x",
+            "git config --get remote.origin.url",
+            "git clone https://x/y",
+        ] {
+            assert_eq!(check(cmd), None, "{cmd}");
+        }
+    }
+}

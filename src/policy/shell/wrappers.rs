@@ -1,0 +1,611 @@
+//! Programs whose arguments are a command (`sudo`, `env`, `timeout`, `taskset`, `strace` …):
+//! how to skip their own options to the command they run, and which option carries a command
+//! line of its own (`env -S '…'`, `flock -c '…'`, `script -c '…'`). The denylist and the
+//! pre-check judge the command behind them, so `strace -f rm -rf /` is `rm -rf /`.
+
+use super::ast::Word;
+use super::command::CommandView;
+
+/// A wrapper that runs a command, and how to skip its own options.
+pub struct Wrapper {
+    pub name: &'static str,
+    /// Options that take the next word as their value (or the rest of a short cluster).
+    pub with_value: &'static [&'static str],
+    /// Options that take the next two words (`bwrap --bind SRC DEST`).
+    pub with_two_values: &'static [&'static str],
+    /// Accepts `NAME=value` words before the command (for `env`, any word holding `=`).
+    pub assignments: bool,
+    /// Positional words before the command (`timeout DURATION`, `chroot DIR`, `taskset MASK`).
+    pub positional: usize,
+    /// Options whose value is itself a command line (`env -S`, `flock -c`, `script -c`).
+    pub script_options: &'static [&'static str],
+    /// Whether the words after its options are a command it runs (`script`'s are a file name:
+    /// its command comes only through `-c`).
+    pub runs_rest: bool,
+}
+
+const fn wrapper(name: &'static str, with_value: &'static [&'static str]) -> Wrapper {
+    Wrapper {
+        name,
+        with_value,
+        with_two_values: &[],
+        assignments: false,
+        positional: 0,
+        script_options: &[],
+        runs_rest: true,
+    }
+}
+
+const fn positional(mut w: Wrapper, count: usize) -> Wrapper {
+    w.positional = count;
+    w
+}
+
+const fn scripts(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
+    w.script_options = options;
+    w
+}
+
+const fn assignments(mut w: Wrapper) -> Wrapper {
+    w.assignments = true;
+    w
+}
+
+const fn no_command_words(mut w: Wrapper) -> Wrapper {
+    w.runs_rest = false;
+    w
+}
+
+const fn two_values(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
+    w.with_two_values = options;
+    w
+}
+
+pub const WRAPPERS: &[Wrapper] = &[
+    assignments(wrapper(
+        "sudo",
+        &[
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "-R",
+            "--user",
+            "--group",
+            "--prompt",
+            "--chdir",
+            "--host",
+            "--close-from",
+            "--role",
+            "--type",
+            "--other-user",
+            "--command-timeout",
+        ],
+    )),
+    wrapper("doas", &["-u", "-C"]),
+    scripts(
+        assignments(wrapper(
+            "env",
+            &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
+        )),
+        &["-S", "--split-string"],
+    ),
+    wrapper("nohup", &[]),
+    wrapper("nice", &["-n", "--adjustment"]),
+    positional(
+        wrapper("timeout", &["-s", "-k", "--signal", "--kill-after"]),
+        1,
+    ),
+    wrapper(
+        "stdbuf",
+        &["-i", "-o", "-e", "--input", "--output", "--error"],
+    ),
+    wrapper("ionice", &["-c", "-n", "--class", "--classdata"]),
+    wrapper("command", &[]),
+    wrapper("builtin", &[]),
+    wrapper("exec", &["-a"]),
+    wrapper(
+        "xargs",
+        &[
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "-d",
+            "-E",
+            "-a",
+            "--max-args",
+            "--max-procs",
+            "--delimiter",
+            "--arg-file",
+            "--replace",
+            "--max-lines",
+            "--eof",
+            "--max-chars",
+            "--process-slot-var",
+        ],
+    ),
+    wrapper("watch", &["-n", "--interval", "-q", "--equexit", "-d"]),
+    wrapper("time", &["-f", "-o", "--format", "--output"]),
+    wrapper("setsid", &[]),
+    wrapper("unbuffer", &[]),
+    wrapper("busybox", &[]),
+    wrapper("toybox", &[]),
+    positional(wrapper("chroot", &["--userspec", "--groups"]), 1),
+    scripts(
+        positional(
+            wrapper(
+                "flock",
+                &[
+                    "-w",
+                    "-E",
+                    "-c",
+                    "--timeout",
+                    "--command",
+                    "--conflict-exit-code",
+                ],
+            ),
+            1,
+        ),
+        &["-c", "--command"],
+    ),
+    positional(wrapper("taskset", &[]), 1),
+    positional(
+        wrapper(
+            "chrt",
+            &[
+                "-T",
+                "-P",
+                "-D",
+                "--sched-runtime",
+                "--sched-period",
+                "--sched-deadline",
+            ],
+        ),
+        1,
+    ),
+    wrapper(
+        "strace",
+        &[
+            "-e",
+            "-o",
+            "-p",
+            "-s",
+            "-u",
+            "-E",
+            "-a",
+            "-b",
+            "-I",
+            "-O",
+            "-P",
+            "-S",
+            "-X",
+            "-U",
+            "--trace",
+            "--output",
+            "--attach",
+            "--user",
+            "--env",
+            "--string-limit",
+            "--signal",
+            "--status",
+            "--trace-path",
+            "--summary-columns",
+            "--abbrev",
+            "--verbose",
+            "--raw",
+            "--read",
+            "--write",
+            "--fault",
+            "--inject",
+            "--quiet",
+            "--decode-fds",
+        ],
+    ),
+    wrapper(
+        "ltrace",
+        &[
+            "-e",
+            "-o",
+            "-p",
+            "-s",
+            "-u",
+            "-n",
+            "-a",
+            "-A",
+            "-D",
+            "-F",
+            "-x",
+            "-L",
+            "-w",
+            "--output",
+            "--indent",
+            "--align",
+            "--library",
+        ],
+    ),
+    wrapper(
+        "unshare",
+        &[
+            "-S",
+            "-G",
+            "-R",
+            "-w",
+            "--setuid",
+            "--setgid",
+            "--root",
+            "--wd",
+            "--map-user",
+            "--map-group",
+            "--propagation",
+            "--kill-child",
+            "--map-users",
+            "--map-groups",
+        ],
+    ),
+    no_command_words(scripts(
+        wrapper(
+            "script",
+            &[
+                "-c",
+                "--command",
+                "-E",
+                "--echo",
+                "-I",
+                "--log-in",
+                "-O",
+                "--log-out",
+                "-B",
+                "--log-io",
+                "-T",
+                "--log-timing",
+                "-m",
+                "--logging-format",
+                "-t",
+                "--timing",
+                "-o",
+                "--output-limit",
+            ],
+        ),
+        &["-c", "--command"],
+    )),
+    wrapper(
+        "nsenter",
+        &[
+            "-t",
+            "-S",
+            "-G",
+            "--target",
+            "--setuid",
+            "--setgid",
+            "--user-parent",
+            "-N",
+            "--net-socket",
+        ],
+    ),
+    wrapper(
+        "numactl",
+        &[
+            "-m",
+            "-N",
+            "-C",
+            "-p",
+            "-i",
+            "-P",
+            "--membind",
+            "--cpunodebind",
+            "--physcpubind",
+            "--preferred",
+            "--interleave",
+            "--preferred-many",
+        ],
+    ),
+    wrapper(
+        "setpriv",
+        &[
+            "--reuid",
+            "--regid",
+            "--ruid",
+            "--rgid",
+            "--euid",
+            "--egid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--landlock-access",
+            "--landlock-rule",
+        ],
+    ),
+    wrapper(
+        "systemd-run",
+        &[
+            "-u",
+            "--unit",
+            "-p",
+            "--property",
+            "-E",
+            "--setenv",
+            "--slice",
+            "--description",
+            "--uid",
+            "--gid",
+            "--nice",
+            "--working-directory",
+            "-M",
+            "--machine",
+            "-H",
+            "--host",
+            "--on-active",
+            "--on-boot",
+            "--on-startup",
+            "--on-unit-active",
+            "--on-unit-inactive",
+            "--on-calendar",
+            "--timer-property",
+            "--path-property",
+            "--socket-property",
+            "--service-type",
+            "--expand-environment",
+        ],
+    ),
+    positional(
+        wrapper("faketime", &["-f", "-m", "-p", "--exclude-monotonic"]),
+        1,
+    ),
+    wrapper(
+        "torsocks",
+        &[
+            "-u",
+            "-p",
+            "-a",
+            "-P",
+            "--user",
+            "--pass",
+            "--address",
+            "--port",
+        ],
+    ),
+    wrapper("proxychains", &["-f"]),
+    wrapper("proxychains4", &["-f"]),
+    wrapper("dbus-run-session", &["--config-file", "--dbus-daemon"]),
+    wrapper(
+        "xvfb-run",
+        &[
+            "-n",
+            "-s",
+            "-f",
+            "-e",
+            "-p",
+            "-w",
+            "--server-args",
+            "--server-num",
+            "--auth-file",
+            "--error-file",
+            "--xauth-protocol",
+            "--wait",
+        ],
+    ),
+    wrapper("ssh-agent", &["-a", "-E", "-t", "-P", "-O"]),
+    wrapper("valgrind", &[]),
+    wrapper("catchsegv", &[]),
+    wrapper("eatmydata", &[]),
+    wrapper("nocache", &[]),
+    wrapper("chronic", &[]),
+    wrapper("ifne", &[]),
+    wrapper("fakeroot", &["-l", "-s", "-i", "-b", "--lib", "--faked"]),
+    wrapper(
+        "fakechroot",
+        &[
+            "-l",
+            "-d",
+            "-e",
+            "-c",
+            "-s",
+            "--lib",
+            "--elfloader",
+            "--environment",
+            "--config-dir",
+        ],
+    ),
+    wrapper("cgexec", &["-g"]),
+    wrapper(
+        "runcon",
+        &[
+            "-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range",
+        ],
+    ),
+    wrapper(
+        "chpst",
+        &[
+            "-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c",
+            "-r", "-t",
+        ],
+    ),
+    wrapper("firejail", &[]),
+    two_values(
+        wrapper(
+            "bwrap",
+            &[
+                "--args",
+                "--userns",
+                "--userns2",
+                "--pidns",
+                "--uid",
+                "--gid",
+                "--hostname",
+                "--chdir",
+                "--unsetenv",
+                "--lock-file",
+                "--sync-fd",
+                "--remount-ro",
+                "--exec-label",
+                "--file-label",
+                "--proc",
+                "--dev",
+                "--tmpfs",
+                "--mqueue",
+                "--dir",
+                "--seccomp",
+                "--add-seccomp-fd",
+                "--block-fd",
+                "--userns-block-fd",
+                "--info-fd",
+                "--json-status-fd",
+                "--cap-add",
+                "--cap-drop",
+                "--perms",
+                "--size",
+                "--argv0",
+            ],
+        ),
+        &[
+            "--setenv",
+            "--bind",
+            "--bind-try",
+            "--dev-bind",
+            "--dev-bind-try",
+            "--ro-bind",
+            "--ro-bind-try",
+            "--symlink",
+            "--file",
+            "--bind-data",
+            "--ro-bind-data",
+            "--chmod",
+            "--bind-fd",
+            "--ro-bind-fd",
+        ],
+    ),
+    scripts(positional(wrapper("sg", &[]), 1), &["-c"]),
+    wrapper("coproc", &[]),
+    wrapper("caffeinate", &["-t", "-w"]),
+];
+
+/// The wrapper called `name` (normalized), if it is one.
+#[must_use]
+pub fn find(name: &str) -> Option<&'static Wrapper> {
+    WRAPPERS.iter().find(|w| w.name == name)
+}
+
+/// Skips a wrapper's options, assignments and positional words; records the command lines its
+/// script options carry and the variables it sets in `view`; returns the words of the command
+/// it runs (none when it runs only what its options carry).
+pub fn skip_options<'a>(
+    wrapper: &Wrapper,
+    words: &'a [Word],
+    view: &mut CommandView<'a>,
+) -> &'a [Word] {
+    let mut i = skip_leading_options(wrapper, words, view);
+    let mut positionals = wrapper.positional;
+    while positionals > 0 && i < words.len() {
+        i += 1;
+        positionals -= 1;
+        // `flock FILE -c '…'`: its options may follow its positional word.
+        let rest = words.get(i..).unwrap_or(&[]);
+        i += skip_leading_options(wrapper, rest, view);
+    }
+    let rest = words.get(i..).unwrap_or(&[]);
+    if wrapper.runs_rest { rest } else { &[] }
+}
+
+fn skip_leading_options<'a>(
+    wrapper: &Wrapper,
+    words: &'a [Word],
+    view: &mut CommandView<'a>,
+) -> usize {
+    let inline = &mut view.inline_scripts;
+    let mut i = 0;
+    while i < words.len() {
+        let Some(text) = words[i].literal() else {
+            break;
+        };
+        if text == "--" {
+            return i + 1;
+        }
+        if let Some(long) = text.strip_prefix("--")
+            && !long.is_empty()
+        {
+            let (option, attached) = match text.split_once('=') {
+                Some((o, v)) => (o, Some(v.to_string())),
+                None => (text, None),
+            };
+            if wrapper.with_two_values.contains(&option) {
+                i += 3;
+                continue;
+            }
+            let takes = wrapper.with_value.contains(&option);
+            let value = match attached {
+                Some(v) => Some(v),
+                None if takes => {
+                    i += 1;
+                    words.get(i).map(|w| w.text().to_string())
+                }
+                None => None,
+            };
+            if wrapper.script_options.contains(&option) {
+                inline.extend(value);
+            }
+            i += 1;
+            continue;
+        }
+        if text.starts_with('-') && text.len() > 1 {
+            let cluster: Vec<char> = text.chars().skip(1).collect();
+            for (at, c) in cluster.iter().enumerate() {
+                let option = format!("-{c}");
+                if wrapper.with_value.contains(&option.as_str()) {
+                    let attached: String = cluster[at + 1..].iter().collect();
+                    let value = if attached.is_empty() {
+                        i += 1;
+                        words.get(i).map(|w| w.text().to_string())
+                    } else {
+                        Some(attached)
+                    };
+                    if wrapper.script_options.contains(&option.as_str()) {
+                        inline.extend(value);
+                    }
+                    break;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if wrapper.assignments && is_assignment_for(wrapper, text) {
+            view.assignments.push(text);
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    i
+}
+
+/// `NAME=value`: for `env`, any word holding `=` before the command is an assignment (even
+/// `BASH_FUNC_x%%=…`), so the command behind it is never mistaken for one.
+fn is_assignment_for(wrapper: &Wrapper, text: &str) -> bool {
+    if wrapper.name == "env" {
+        return text.find('=').is_some_and(|eq| eq > 0);
+    }
+    is_assignment_word(text)
+}
+
+/// `NAME=value` with a shell-valid name.
+#[must_use]
+pub fn is_assignment_word(text: &str) -> bool {
+    text.split_once('=').is_some_and(|(name, _)| {
+        name.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
