@@ -4,9 +4,11 @@
 //! the first valid press wins atomically; a record past its deadline resolves as a timeout.
 
 mod bulk;
+mod button;
 mod pending;
 mod token;
 
 pub use bulk::{BulkApproval, BulkApprovals};
+pub use button::{BulkChoice, ButtonData, MAX_BUTTON_DATA, question_key};
 pub use pending::{ApprovalChoice, PendingApproval, PendingApprovals, PendingState, PressOutcome};
 pub use token::{ApprovalToken, TOKEN_VERSION};

@@ -1,5 +1,6 @@
 //! Pending approval records in the store, and what a press does to them.
 
+use super::button::ButtonData;
 use super::token::ApprovalToken;
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -146,12 +147,7 @@ impl PendingApprovals {
         is_admin: bool,
         now: u64,
     ) -> Result<PressOutcome, StoreError> {
-        let Some((token, choice)) = data.split_once(':') else {
-            return Ok(PressOutcome::Unknown);
-        };
-        let (Some(token), Some(choice)) =
-            (ApprovalToken::parse(token), ApprovalChoice::parse(choice))
-        else {
+        let Some(ButtonData::Card { token, choice }) = ButtonData::parse(data) else {
             return Ok(PressOutcome::Unknown);
         };
         loop {

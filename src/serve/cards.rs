@@ -362,7 +362,7 @@ impl Approver for CardApprover {
             let token = ApprovalToken::generate().ok()?;
             let requester = lock(&self.requester).0;
             // A question's buttons carry `q…` (an approval's carry `t1…`): presses tell them apart.
-            let key = format!("q{}", &token.as_str()[1..]);
+            let key = crate::approvals::question_key(&token);
             let html = format!(
                 "❓ <b>{}</b> asks: {}\n(answer with a button, or reply with text)",
                 tollgate_telegram::render::escape(&shared.agent),

@@ -6,7 +6,8 @@ use super::bulk::refresh_bulk_row;
 use super::cards::answer_of;
 use super::shared::{Shared, lock};
 use crate::approvals::{
-    ApprovalChoice, ApprovalToken, PendingApproval, PendingState, PressOutcome,
+    ApprovalChoice, ApprovalToken, BulkChoice, ButtonData, PendingApproval, PendingState,
+    PressOutcome,
 };
 use serde_json::json;
 use tollgate_surface::CardOutcome;
@@ -53,21 +54,25 @@ async fn reply(shared: &Shared, press: &TelegramPress, text: &str, alert: bool) 
 /// Handles one press.
 pub async fn handle_press(shared: &Shared, press: TelegramPress) {
     let data = press.press.token.clone();
-    if data.starts_with('q') {
-        return answer_question(shared, &press).await;
+    let parsed = ButtonData::parse(&data);
+    if let Some(ButtonData::Question { key, index }) = &parsed {
+        return answer_question(shared, &press, key, *index).await;
     }
     let presser = &press.press.presser;
     let by = format!("{} (telegram:{})", presser.display, presser.id);
     let is_admin = shared.is_admin(presser.id);
-    if let Some((token, choice)) = data.split_once(':')
-        && choice.ends_with("-all")
-    {
+    if let Some(ButtonData::Bulk { token, choice }) = parsed {
         return answer_all(shared, &press, token, choice, &by, is_admin).await;
     }
-    let record = data
-        .split_once(':')
-        .and_then(|(t, _)| ApprovalToken::parse(t))
-        .and_then(|t| shared.approvals.get(&t).ok().flatten().map(|r| (t, r)));
+    let record = match parsed {
+        Some(ButtonData::Card { token, .. }) => shared
+            .approvals
+            .get(&token)
+            .ok()
+            .flatten()
+            .map(|r| (token, r)),
+        _ => None,
+    };
     if let Some((token, record)) = &record
         && record.state == PendingState::Waiting
         && is_admin
@@ -154,14 +159,11 @@ pub async fn handle_press(shared: &Shared, press: TelegramPress) {
 async fn answer_all(
     shared: &Shared,
     press: &TelegramPress,
-    token: &str,
-    choice: &str,
+    token: ApprovalToken,
+    choice: BulkChoice,
     by: &str,
     is_admin: bool,
 ) {
-    let Some(token) = ApprovalToken::parse(token) else {
-        return reply(shared, press, "This button is no longer valid.", true).await;
-    };
     if !is_admin {
         shared.audit(
             "press_rejected",
@@ -179,11 +181,7 @@ async fn answer_all(
         )
         .await;
     };
-    let single = if choice == "approve-all" {
-        ApprovalChoice::Approve
-    } else {
-        ApprovalChoice::Deny
-    };
+    let single = choice.single();
     let now = crate::agent::reminders::now_secs();
     let mut answered = 0;
     for card in &bulk.cards {
@@ -230,10 +228,7 @@ async fn answer_all(
 }
 
 /// A question card's button: only the requester answers it.
-async fn answer_question(shared: &Shared, press: &TelegramPress) {
-    let Some((key, index)) = press.press.token.split_once(':') else {
-        return reply(shared, press, "This button is no longer valid.", true).await;
-    };
+async fn answer_question(shared: &Shared, press: &TelegramPress, key: &str, index: usize) {
     let waiting = {
         let mut questions = lock(&shared.questions);
         match questions.get(key) {
@@ -254,11 +249,7 @@ async fn answer_question(shared: &Shared, press: &TelegramPress) {
         )
         .await;
     };
-    let choice = index
-        .parse::<usize>()
-        .ok()
-        .and_then(|i| question.choices.get(i).cloned())
-        .unwrap_or_default();
+    let choice = question.choices.get(index).cloned().unwrap_or_default();
     finish_question(shared, question, &choice).await;
     reply(shared, press, "Answered.", false).await;
 }

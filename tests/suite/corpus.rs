@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use tollgate::policy::shell::ShellAnalysis;
 use tollgate::policy::shell::approval_key::DEFAULT_PREFIX_BINARIES;
 
-/// `\n` and `\t` in a corpus cell stand for a newline and a tab.
+/// `\n` and `\t` in a corpus cell stand for a newline and a tab (a carriage return is written
+/// as itself).
 fn unescape(cell: &str) -> String {
     let mut out = String::new();
     let mut chars = cell.chars();
@@ -69,15 +70,21 @@ fn denylist_table() {
         let analysis = ShellAnalysis::new(&command, &prefixes());
         let ok = match expect.as_str() {
             "block" => analysis.denied.is_some(),
-            "high-risk" => analysis.denied.is_none() && analysis.high_risk.is_some(),
-            "pass" => analysis.denied.is_none(),
+            "too-complex" => analysis.too_complex.is_some(),
+            "high-risk" => {
+                analysis.denied.is_none()
+                    && analysis.too_complex.is_none()
+                    && analysis.high_risk.is_some()
+            }
+            "pass" => analysis.denied.is_none() && analysis.too_complex.is_none(),
             other => panic!("unknown expectation {other}"),
         };
         if !ok {
             failures.push(format!(
-                "{expect}\t{command:?}\tdenied={:?} high_risk={:?}",
+                "{expect}\t{command:?}\tdenied={:?} high_risk={:?} too_complex={:?}",
                 analysis.denied.map(|d| d.to_string()),
-                analysis.high_risk
+                analysis.high_risk,
+                analysis.too_complex
             ));
         }
     }

@@ -15,7 +15,9 @@ use tollgate::executor::approval::{
     Answer, AnswerFuture, ApprovalRequest, Approver, NobodyApproves,
 };
 use tollgate::executor::session::{SessionPolicy, Snapshot};
-use tollgate::executor::{CallOutcome, Executor, NoClassifier, ToolCallRequest, ToolCallResult};
+use tollgate::executor::{
+    CallOutcome, Classifier, Executor, NoClassifier, ToolCallRequest, ToolCallResult,
+};
 use tollgate::policy::declaration::Declaration;
 use tollgate::policy::mode::{ApprovalMode, Dials, SandboxPolicy};
 use tollgate::policy::sandbox::SandboxSupport;
@@ -116,13 +118,13 @@ impl Approver for Scripted {
     }
 }
 
-struct Bench {
+pub struct Bench {
     _dir: tempfile::TempDir,
-    root: PathBuf,
-    executor: Arc<Executor>,
-    session: Arc<SessionPolicy>,
-    approver: Arc<Scripted>,
-    events: Arc<MemoryEvents>,
+    pub root: PathBuf,
+    pub executor: Arc<Executor>,
+    pub session: Arc<SessionPolicy>,
+    pub approver: Arc<Scripted>,
+    pub events: Arc<MemoryEvents>,
     store: Arc<MemoryStore>,
     peak: Arc<AtomicUsize>,
 }
@@ -132,6 +134,19 @@ fn bench(approver_is_nobody: bool) -> Bench {
 }
 
 fn bench_with(approver_is_nobody: bool, extra_agent_lines: &str) -> Bench {
+    bench_classified(
+        approver_is_nobody,
+        extra_agent_lines,
+        Arc::new(NoClassifier),
+    )
+}
+
+/// A bench whose unclassified commands go to `classifier`.
+pub fn bench_classified(
+    approver_is_nobody: bool,
+    extra_agent_lines: &str,
+    classifier: Arc<dyn Classifier>,
+) -> Bench {
     let dir = tempfile::tempdir().unwrap();
     let root = tollgate::policy::paths::canonical_root(dir.path());
     let text = r#"
@@ -192,7 +207,7 @@ EXTRA
         } else {
             approver.clone()
         },
-        classifier: Arc::new(NoClassifier),
+        classifier,
         events: events.clone(),
         store: Some(store.clone() as Arc<dyn Store>),
         max_concurrent: 10,
@@ -216,7 +231,7 @@ EXTRA
     }
 }
 
-fn call(id: &str, name: &str, args: Value) -> ToolCallRequest {
+pub fn call(id: &str, name: &str, args: Value) -> ToolCallRequest {
     ToolCallRequest {
         id: id.into(),
         name: name.into(),
@@ -224,13 +239,13 @@ fn call(id: &str, name: &str, args: Value) -> ToolCallRequest {
     }
 }
 
-async fn batch(b: &Bench, calls: Vec<ToolCallRequest>) -> Vec<ToolCallResult> {
+pub async fn batch(b: &Bench, calls: Vec<ToolCallRequest>) -> Vec<ToolCallResult> {
     b.executor
         .run_batch(b.session.clone(), calls, CancelToken::never())
         .await
 }
 
-fn ws(b: &Bench, rel: &str) -> PathBuf {
+pub fn ws(b: &Bench, rel: &str) -> PathBuf {
     b.root.join("ws/console_tester").join(rel)
 }
 

@@ -191,6 +191,8 @@ enum Tweak {
     CommandAllowed(&'static str),
     /// A kernel without Landlock or user namespaces.
     NoKernelSupport,
+    /// A machine without bash.
+    NoBash,
     /// The agent's configured sandbox (the row's sandbox is the session's).
     AgentSandbox(&'static str),
     /// Take a tool out of the toolset.
@@ -248,6 +250,7 @@ fn run(world: &World, row: &Row) -> Outcome {
                         bash: true,
                     }
                 }
+                Tweak::NoBash => support.bash = false,
                 Tweak::AgentSandbox(s) => agent.sandbox = s.parse().unwrap(),
                 Tweak::Denied(t) => agent.denied_tools.push(t.into()),
                 Tweak::Classifier(reply) => {
@@ -818,6 +821,82 @@ fn scenario_table() {
             args: cmd("git status --short"),
             tweaks: &[CommandAllowed("git status")],
             expect: ("allow", "allowlist", "allowlist"),
+        },
+        // A saved prefix key never covers an argument that runs code, nor code hidden behind
+        // options or a prefix variable; the pre-check decides them, not the classifier.
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("git pull --upload-pack='touch pwned' origin"),
+            tweaks: &[CommandAllowed("git pull")],
+            expect: ("prompt", "mode", "destructive-effect"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("git -c core.pager='sh -c id' log"),
+            tweaks: &[CommandAllowed("git log")],
+            expect: ("prompt", "mode", "destructive-effect"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("GIT_PAGER='sh -c id' git log"),
+            tweaks: &[CommandAllowed("git log")],
+            expect: ("prompt", "mode", "destructive-effect"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("python3 -W ignore -c 'import os'"),
+            tweaks: &[],
+            expect: ("prompt", "mode", "destructive-effect"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd("find . -name x -fprint out.txt"),
+            tweaks: &[],
+            expect: ("prompt", "mode", "destructive-effect"),
+        },
+        // Too complex to judge: denied in every mode, whatever is allowed.
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd(&format!("echo {}x{}", "$(".repeat(60), ")".repeat(60))),
+            tweaks: &[Config("execute_command", "allow")],
+            expect: ("deny", "denylist", "too-complex"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "workspace-write",
+            tool: "execute_command",
+            args: cmd(&format!("{}rm -rf /", "eval ".repeat(60))),
+            tweaks: &[],
+            expect: ("deny", "denylist", "too-complex"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "danger-full-access",
+            tool: "execute_command",
+            args: cmd(&format!("echo {}", "a".repeat(70_000))),
+            tweaks: &[],
+            expect: ("deny", "denylist", "too-complex"),
+        },
+        // No bash: the shell tool is unavailable, in every mode.
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "execute_command",
+            args: cmd("ls"),
+            tweaks: &[NoBash],
+            expect: ("deny", "sandbox", "sandbox-unavailable"),
         },
         Row {
             mode: "read-only",

@@ -88,11 +88,22 @@ fn is_subcommand(word: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-/// Words joined for display, single-quoted where the shell would need it.
+/// Words joined for display, single-quoted where the shell would need it — and the command
+/// word also where bash would read it as a reserved word or an assignment (`'done'`, `'A=b'`),
+/// so the notation reads back as the same key.
 #[must_use]
 pub fn quote_argv(argv: &[String]) -> String {
     argv.iter()
-        .map(|w| quote_word(w))
+        .enumerate()
+        .map(|(i, w)| {
+            let special =
+                i == 0 && (super::lexer::RESERVED.contains(&w.as_str()) || w.contains('='));
+            if special {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                quote_word(w)
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -177,6 +177,14 @@ pub fn command_view(words: &[Word]) -> CommandView<'_> {
             view.name = Some(name);
             view.args = rest;
             collect_inline(&mut view);
+            // The command strings of a command the program runs (`find -exec bash -c '…'`), at
+            // any depth (`find -exec find -exec …`: each level is a shorter slice of the words).
+            let nested: Vec<String> = view
+                .nested_argv
+                .iter()
+                .flat_map(|argv| command_view(argv).inline_scripts)
+                .collect();
+            view.inline_scripts.extend(nested);
             return view;
         };
         view.wrappers.push(name);
@@ -216,6 +224,14 @@ fn collect_inline(view: &mut CommandView<'_>) {
             };
             let joined: Vec<&str> = words.iter().map(Word::text).collect();
             view.inline_scripts.push(joined.join(" "));
+        }
+        "alias" => {
+            // An alias's value is shell code, run wherever the alias is expanded.
+            for word in after {
+                if let Some((_, value)) = word.text().split_once('=') {
+                    view.inline_scripts.push(value.to_string());
+                }
+            }
         }
         "trap" => {
             // `trap [-lp] [--] ACTION SIGNAL…`

@@ -115,7 +115,14 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
     }
     view.nested_argv.iter().find_map(|argv| {
         let inner = command_view(argv);
-        hidden_code(inner.name.unwrap_or(""), inner.args)
+        let name = inner.name.unwrap_or("");
+        if is_network_client(name) {
+            return Some(format!("it runs the network client `{name}`"));
+        }
+        if is_shell_or_interpreter(name) && runs_inline_code(name, inner.args) {
+            return Some(format!("`{name}` runs inline code"));
+        }
+        hidden_code(name, inner.args)
     })
 }
 

@@ -487,7 +487,7 @@ pub const WRAPPERS: &[Wrapper] = &[
             "--ro-bind-fd",
         ],
     ),
-    scripts(positional(wrapper("sg", &[]), 1), &["-c"]),
+    scripts(positional(wrapper("sg", &["-c"]), 1), &["-c"]),
     wrapper("coproc", &[]),
     wrapper("caffeinate", &["-t", "-w"]),
 ];

@@ -137,11 +137,18 @@ fn check_segment(
     None
 }
 
-/// Rules for a command a program runs itself (`find -exec …`): argv only.
+/// Rules for a command a program runs itself (`find -exec …`): argv only, and the commands it
+/// runs in turn (`find -exec find -exec …`). Its command strings (`find -exec bash -c '…'`) are
+/// judged as the segment's inline scripts.
 fn check_argv(argv: &[super::ast::Word]) -> Option<DenyMatch> {
     let view = command_view(argv);
     if let Some((rule, message)) = rules::privilege(&view) {
         return deny(rule, message);
+    }
+    for inner in &view.nested_argv {
+        if let Some(hit) = check_argv(inner) {
+            return Some(hit);
+        }
     }
     let name = view.name?;
     if let Some((rule, message)) = rules::argv_rules(name, view.args) {
@@ -182,7 +189,13 @@ impl Downloads {
             self.in_pipeline = false;
         }
         let name = view.name.unwrap_or("");
-        let fetcher = is_network_client(name);
+        // A download run by another program (`find -exec curl …`, `gdb --args wget …`) is
+        // still a download.
+        let fetcher = is_network_client(name)
+            || view
+                .nested_argv
+                .iter()
+                .any(|argv| command_view(argv).name.is_some_and(is_network_client));
         let hit = self.judge(segment, view, name);
         if fetcher {
             self.in_pipeline = true;

@@ -101,8 +101,21 @@ pub fn hidden_code(name: &str, args: &[Word]) -> Option<String> {
         "crontab" => (!texts.iter().all(|t| *t == "-l" || t.starts_with("-u")))
             .then(|| "`crontab` installs commands that run later".into()),
         "at" | "batch" => found("`at` schedules commands to run later"),
-        "make" | "gmake" => {
-            option(&["--eval", "-E"]).then(|| "`make --eval` runs make code given inline".into())
+        "make" | "gmake" => (option(&["--eval", "-E"])
+            || any(&|t| {
+                ["SHELL=", ".SHELLFLAGS=", "MAKESHELL="]
+                    .iter()
+                    .any(|p| t.starts_with(p))
+            }))
+        .then(|| "`make` is given code or a shell to run its recipes with".into()),
+        // Options of the prefix binaries that run a program whatever the subcommand: a saved
+        // `cargo build` key must not cover `cargo build --config build.rustc-wrapper=…`.
+        "cargo" => option(&["--config"])
+            .then(|| "`cargo --config` can name programs for cargo to run".into()),
+        "go" => option(&["-toolexec", "--toolexec", "-exec", "--exec"])
+            .then(|| "`go -toolexec`/`-exec` runs a program".into()),
+        "npm" | "pnpm" | "yarn" if option(&["--script-shell", "--node-options"]) => {
+            found("it is told which shell or code to run scripts with")
         }
         "tcpdump" => option(&["-z"]).then(|| "`tcpdump -z` runs a program".into()),
         "tmux" | "screen" | "byobu" => {
@@ -313,6 +326,14 @@ mod tests {
             "crontab f",
             "at now",
             "make --eval='x:;id'",
+            "make SHELL=./x build",
+            "cargo build --config build.rustc-wrapper=./x",
+            "go build -toolexec=./x",
+            "npm test --script-shell=./x",
+            "make SHELL=./x build",
+            "cargo build --config build.rustc-wrapper=./x",
+            "go build -toolexec=./x",
+            "npm test --script-shell=./x",
             "python3 -m timeit 'import os'",
             "npx cowsay",
             "tmux new -d id",

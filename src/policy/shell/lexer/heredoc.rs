@@ -188,7 +188,7 @@ impl Parser<'_> {
                 '<' | '>' if scan.peek_at(1) == Some('(') => {
                     scan.process_substitution()?;
                 }
-                '(' if scan.starts_with("((") => {
+                '(' if scan.starts_with("((") && scan.is_arithmetic(scan.pos) => {
                     scan.advance(2);
                     let start = scan.pos;
                     scan.arithmetic_text(start)?;

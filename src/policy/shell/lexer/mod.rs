@@ -333,6 +333,13 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// bash's reserved words (and the words it reads like them), recognized unquoted in command
+/// position.
+pub const RESERVED: [&str; 22] = [
+    "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "for", "select",
+    "case", "esac", "in", "function", "!", "[[", "]]", "time", "coproc",
+];
+
 /// Characters that end an unquoted word.
 fn is_meta(c: char) -> bool {
     matches!(

@@ -85,7 +85,7 @@ impl Parser<'_> {
                     self.pos += 1;
                 }
                 '(' => {
-                    if self.peek_at(1) == Some('(') {
+                    if self.peek_at(1) == Some('(') && self.is_arithmetic(self.pos) {
                         let word = self.arithmetic_command()?;
                         let mut segment = Segment::new(connector);
                         segment.evaluated.push(word);
@@ -184,6 +184,15 @@ impl Parser<'_> {
                         script.features.compound = true;
                     }
                     self.skip_word();
+                }
+                "time" => {
+                    // bash's `time [-p] PIPELINE` times whatever follows, function definitions
+                    // included (`time f(){ …; }`): it is read as a keyword, not a program.
+                    self.skip_word();
+                    self.skip_blanks();
+                    if self.starts_with("-p") && self.peek_at(2).is_none_or(is_meta) {
+                        self.advance(2);
+                    }
                 }
                 "fi" | "done" | "esac" => {
                     script.features.compound = true;
@@ -626,10 +635,6 @@ impl Parser<'_> {
 
     /// The plain unquoted word at the cursor, if it is one, without consuming it.
     fn peek_reserved(&self) -> Option<&'static str> {
-        const RESERVED: [&str; 20] = [
-            "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "for",
-            "select", "case", "esac", "in", "function", "!", "[[", "]]",
-        ];
         // Reserved words are short ASCII: copy at most 8 bytes and compare those.
         let mut buffer = [0u8; 8];
         let mut len = 0;
@@ -644,7 +649,10 @@ impl Parser<'_> {
             len += 1;
         }
         let word = &buffer[..len];
-        RESERVED.iter().find(|r| r.as_bytes() == word).copied()
+        super::RESERVED
+            .iter()
+            .find(|r| r.as_bytes() == word)
+            .copied()
     }
 
     fn skip_word(&mut self) {

@@ -385,3 +385,37 @@ fn comments_are_located() {
         .collect();
     assert_eq!(found, vec!["# note", "#two"]);
 }
+
+#[test]
+fn double_parens_are_arithmetic_only_when_bash_says_so() {
+    // bash runs `rm x` here: the `)` matching the second `(` is not followed by `)`.
+    for input in [
+        "((rm x);ls)",
+        "((rm x) )",
+        "echo $((rm x) )",
+        "x=$((rm x);ls)",
+    ] {
+        let lexed = lex(input);
+        assert_eq!(lexed.error, None, "{input:?}");
+        assert!(
+            all_commands(&lexed.script).contains(&"rm x".to_string()),
+            "{input:?}: {:?}",
+            all_commands(&lexed.script)
+        );
+    }
+    for input in [
+        "((1 + (2)))",
+        "(( x = (1+2) * 3 ))",
+        "echo $(( (1) ))",
+        "echo $((1))",
+    ] {
+        let lexed = lex(input);
+        assert_eq!(lexed.error, None, "{input:?}");
+        assert!(
+            all_commands(&lexed.script)
+                .iter()
+                .all(|c| c.starts_with("echo")),
+            "{input:?}"
+        );
+    }
+}

@@ -219,7 +219,7 @@ impl Parser<'_> {
     /// A `$` expansion at the cursor.
     fn dollar(&mut self, word: &mut WordBuilder, quoted: bool) -> Result<(), LexError> {
         match self.peek_at(1) {
-            Some('(') if self.peek_at(2) == Some('(') => {
+            Some('(') if self.peek_at(2) == Some('(') && self.is_arithmetic(self.pos + 1) => {
                 self.pos += 3;
                 let start = self.pos;
                 let text = self.arithmetic_text(start)?;
@@ -512,6 +512,34 @@ impl Parser<'_> {
         let mut word = WordBuilder::new();
         word.push_part(WordPart::ProcessSub { script: script? });
         Ok(word.finish())
+    }
+
+    /// Whether the `((` at `at` is arithmetic, as bash decides: the `)` matching the second `(`
+    /// must be followed at once by `)`. Otherwise it is a subshell in a subshell (or `$(` of a
+    /// subshell): `((rm x);ls)` runs `rm x`, so it must not be read as arithmetic.
+    pub(super) fn is_arithmetic(&self, at: usize) -> bool {
+        let mut depth = 0usize;
+        let mut i = at + 1;
+        let mut quote: Option<char> = None;
+        while let Some(&c) = self.chars.get(i) {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\\') => i += 1,
+                (None, '\'' | '"') => quote = Some(c),
+                (None, '(') => depth += 1,
+                (None, ')') => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return self.chars.get(i + 1) == Some(&')');
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        // Unterminated: read as arithmetic, which fails to lex.
+        true
     }
 
     /// The text of `$((…))` / `((…))` up to the closing `))`, the cursor just inside.
