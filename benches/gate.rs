@@ -82,9 +82,15 @@ readable_roots = ["/usr/share"]
     let command = compound_command();
     assert!((900..=1024).contains(&command.len()), "{}", command.len());
     let shell_args = json!({ "command": command });
+    // The shape that took exponential time before: a secret directory and a few dozen stars.
+    let glob_args = json!({ "command": format!("cat /etc/{}x", "*".repeat(40)) });
     let read_args = json!({ "path": "src/deep/er/main.rs" });
     // The decision must be a real one, not an early error.
-    for (tool, args) in [("execute_command", &shell_args), ("read_file", &read_args)] {
+    for (tool, args) in [
+        ("execute_command", &shell_args),
+        ("execute_command", &glob_args),
+        ("read_file", &read_args),
+    ] {
         match evaluate(&ctx, &toolset, &registry, &propose, tool, args) {
             Evaluation::Refused(r) => panic!("{tool}: refused: {r:?}"),
             Evaluation::Decided { decision, .. } => {
@@ -108,6 +114,18 @@ readable_roots = ["/usr/share"]
                 &propose,
                 "execute_command",
                 black_box(&shell_args),
+            ))
+        })
+    });
+    group.bench_function("execute_command_pathological_glob", |b| {
+        b.iter(|| {
+            black_box(evaluate(
+                &ctx,
+                &toolset,
+                &registry,
+                &propose,
+                "execute_command",
+                black_box(&glob_args),
             ))
         })
     });

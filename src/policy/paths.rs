@@ -32,7 +32,7 @@ impl std::error::Error for PathError {}
 
 /// Resolves `input` against `base`: symlinks that exist are followed, components that do not
 /// exist yet are appended as written. `base` must itself be resolved already (as
-/// [`canonical_root`] makes it): only the components of `input` are looked at, one `lstat` each.
+/// [`canonical_root`] makes it): only the components of `input` are looked at.
 pub fn resolve(base: &Path, input: &str) -> Result<PathBuf, PathError> {
     if input.contains('\0') {
         return Err(PathError::Nul);
@@ -41,6 +41,57 @@ pub fn resolve(base: &Path, input: &str) -> Result<PathBuf, PathError> {
         return Err(PathError::Empty);
     }
     let input_path = Path::new(input);
+    let joined = base.join(input_path);
+    if let Some(resolved) = resolve_without_symlinks(&joined) {
+        return Ok(resolved);
+    }
+    resolve_walking(base, input_path)
+}
+
+/// The common case in one system call: a path that exists and has no symlink anywhere in it
+/// (the kernel refuses it otherwise, `RESOLVE_NO_SYMLINKS`) is where it lexically says, `..`
+/// included. Anything else — a symlink, a missing component, an old kernel — is `None`, and the
+/// walk decides.
+fn resolve_without_symlinks(joined: &Path) -> Option<PathBuf> {
+    use rustix::fs::{CWD, Mode, OFlags, ResolveFlags, openat2};
+    let opened = openat2(
+        CWD,
+        joined,
+        OFlags::PATH | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+    );
+    opened.ok()?;
+    if is_plain(joined) {
+        return Some(joined.to_path_buf());
+    }
+    let mut resolved = PathBuf::with_capacity(joined.as_os_str().len());
+    for component in joined.components() {
+        match component {
+            Component::RootDir => resolved.push("/"),
+            Component::Normal(name) => resolved.push(name),
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    Some(resolved)
+}
+
+/// An absolute path already in normal form: no `.` or `..` component, no `//`, no trailing `/`.
+fn is_plain(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    bytes.first() == Some(&b'/')
+        && (bytes.len() == 1 || bytes.last() != Some(&b'/'))
+        && bytes
+            .split(|&b| b == b'/')
+            .skip(1)
+            .all(|c| !c.is_empty() && c != b"." && c != b"..")
+}
+
+/// Resolves component by component, one `lstat` each, following symlinks as the kernel would.
+fn resolve_walking(base: &Path, input_path: &Path) -> Result<PathBuf, PathError> {
     let mut pending: Vec<OsString> = Vec::new();
     let mut resolved = if input_path.is_absolute() {
         PathBuf::from("/")
@@ -106,10 +157,19 @@ pub fn canonical_root(path: &Path) -> PathBuf {
     resolve(Path::new("/"), &absolute.to_string_lossy()).unwrap_or(absolute)
 }
 
-/// Whether `path` is `root` or beneath it (component-wise: `/srv2` is not under `/srv`).
+/// Whether `path` is `root` or beneath it (component-wise: `/srv2` is not under `/srv`). Both
+/// are resolved paths, so comparing their bytes up to a `/` is comparing their components.
 #[must_use]
 pub fn is_under(path: &Path, root: &Path) -> bool {
-    path.starts_with(root)
+    let (path, root) = (
+        path.as_os_str().as_encoded_bytes(),
+        root.as_os_str().as_encoded_bytes(),
+    );
+    let root = match root {
+        [rest @ .., b'/'] if !rest.is_empty() => rest,
+        _ => root,
+    };
+    path.starts_with(root) && (path.len() == root.len() || root == b"/" || path[root.len()] == b'/')
 }
 
 #[cfg(test)]
@@ -149,6 +209,42 @@ mod tests {
     fn under_is_component_wise() {
         assert!(is_under(Path::new("/srv/a"), Path::new("/srv")));
         assert!(is_under(Path::new("/srv"), Path::new("/srv")));
+        assert!(is_under(Path::new("/srv/a"), Path::new("/srv/")));
+        assert!(is_under(Path::new("/x"), Path::new("/")));
+        assert!(is_under(Path::new("/"), Path::new("/")));
         assert!(!is_under(Path::new("/srv2/a"), Path::new("/srv")));
+        assert!(!is_under(Path::new("/sr"), Path::new("/srv")));
+    }
+
+    /// The one-call fast path answers exactly what the component walk answers.
+    #[test]
+    fn the_fast_path_agrees_with_the_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = canonical_root(dir.path());
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join("real/deep")).unwrap();
+        std::fs::write(ws.join("real/deep/f"), "x").unwrap();
+        symlink("/etc", ws.join("link-to-etc")).unwrap();
+        symlink(ws.join("real/deep"), ws.join("jump")).unwrap();
+        for input in [
+            "real/deep/f",
+            "real/./deep//f",
+            "real/deep/../deep/f",
+            "real/deep/f/",
+            "../ws/real",
+            "jump/f",
+            "jump/../f",
+            "link-to-etc/hostname",
+            "missing/x",
+            "/etc/hostname",
+            "/etc/../etc/hostname",
+            "/proc/self/status",
+            ".",
+            "..",
+            "/",
+        ] {
+            let walked = resolve_walking(&ws, Path::new(input)).unwrap();
+            assert_eq!(resolve(&ws, input).unwrap(), walked, "{input}");
+        }
     }
 }

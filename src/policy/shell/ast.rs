@@ -42,12 +42,15 @@ pub enum WordPart {
     Tilde { user: String },
 }
 
+/// A word's parts: most words are one literal, held inline.
+pub type Parts = smallvec::SmallVec<[WordPart; 1]>;
+
 /// A shell word: its parts, and whether unquoted glob or brace expansion characters appear in
 /// it. Its text (quotes removed, expansions as written) is computed once, since every rule
 /// reads it.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Word {
-    pub parts: Vec<WordPart>,
+    pub parts: Parts,
     pub glob: bool,
     pub brace: bool,
     /// The rendered text, kept only when it differs from a single literal part's text (most
@@ -59,7 +62,7 @@ pub struct Word {
 impl Word {
     /// A word from its parts.
     #[must_use]
-    pub fn new(parts: Vec<WordPart>, glob: bool, brace: bool) -> Self {
+    pub fn new(parts: Parts, glob: bool, brace: bool) -> Self {
         let literal =
             !glob && !brace && parts.iter().all(|p| matches!(p, WordPart::Literal { .. }));
         let rendered = match parts.as_slice() {
@@ -79,7 +82,7 @@ impl Word {
     #[must_use]
     pub fn plain(text: &str) -> Self {
         Word::new(
-            vec![WordPart::Literal {
+            smallvec::smallvec![WordPart::Literal {
                 text: text.to_string(),
                 quoted: false,
             }],
@@ -304,6 +307,9 @@ pub struct Features {
     pub background: bool,
     /// A loop that cannot end by construction (`while true`, `until false`, `for ((;;))`).
     pub endless_loop: bool,
+    /// An arithmetic command (`(( … ))`, `for (( … ))`) or an array subscript assignment
+    /// (`a[…]=`): bash evaluates strings as arithmetic there.
+    pub arithmetic: bool,
 }
 
 /// A lexed command line: its segments in order, the functions it defines, and its shape.

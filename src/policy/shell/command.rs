@@ -6,65 +6,12 @@
 
 use super::ast::Word;
 use super::inline_code::shell_command_string;
+use super::names::has_variants;
+pub use super::names::{
+    INTERPRETERS, NETWORK_CLIENTS, SHELLS, STDIN_SCRIPTED, is_interpreter_family,
+    is_network_client, is_shell, reads_script_from_stdin,
+};
 use super::wrappers;
-
-/// Shells: `-c` runs their argument as a script.
-pub const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "yash",
-];
-
-/// Interpreters (named without their version suffix: `python3.11` is `python`).
-pub const INTERPRETERS: &[&str] = &[
-    "python",
-    "pypy",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "ruby",
-    "perl",
-    "php",
-    "lua",
-    "luajit",
-    "osascript",
-    "pwsh",
-    "powershell",
-    "expect",
-    "tclsh",
-    "wish",
-    "Rscript",
-    "R",
-    "julia",
-    "elixir",
-    "iex",
-    "erl",
-    "escript",
-    "racket",
-    "guile",
-    "sbcl",
-    "clisp",
-    "ghc",
-    "ghci",
-    "runghc",
-    "runhaskell",
-    "groovy",
-    "scala",
-    "kotlin",
-    "jshell",
-];
-
-/// Programs that read commands — some of which run programs — from standard input
-/// (`ed` and `ex` with `!cmd`, `gdb`'s `shell`, `sqlite3`'s `.shell`, `psql`'s `\!`).
-pub const STDIN_SCRIPTED: &[&str] = &[
-    "ed", "ex", "gdb", "lldb", "sqlite3", "psql", "mysql", "mariadb", "dc",
-];
-
-/// Programs that talk to the network.
-pub const NETWORK_CLIENTS: &[&str] = &[
-    "curl", "wget", "wget2", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "rsync", "ftp",
-    "tftp", "telnet", "aria2c", "fetch", "http", "https", "xh", "lftp", "ncftp", "axel", "curlie",
-    "rsh", "rlogin", "rcp", "mosh",
-];
 
 /// Whether `name` (normalized) is one of the wrappers looked through.
 #[must_use]
@@ -77,6 +24,9 @@ pub fn is_wrapper(name: &str) -> bool {
 pub struct CommandView<'a> {
     /// Wrappers looked through, outermost first (normalized names).
     pub wrappers: Vec<&'a str>,
+    /// Each wrapper's own words, from its name on (its options can carry hazards too:
+    /// `strace -o '!cmd'`).
+    pub wrapper_argv: Vec<&'a [Word]>,
     /// The effective command and its arguments.
     pub args: &'a [Word],
     /// The effective command's normalized name; `None` when it is an expansion or absent.
@@ -107,12 +57,6 @@ pub fn command_name(word: &Word) -> Option<&str> {
     Some(canonical_name(base))
 }
 
-/// Programs Debian and others install under variant names (`nc.openbsd`, `vim.tiny`).
-const VARIANT_FAMILIES: &[&str] = &[
-    "nc", "netcat", "ncat", "telnet", "ftp", "vim", "vi", "awk", "sed", "tar", "find", "curl",
-    "wget", "socat", "bash", "sh", "ssh",
-];
-
 fn canonical_name(base: &str) -> &str {
     let Some((stem, variant)) = base.split_once('.') else {
         return base;
@@ -121,7 +65,7 @@ fn canonical_name(base: &str) -> &str {
         && variant
             .chars()
             .all(|c| c.is_ascii_alphabetic() || c == '-' || c == '_');
-    if !is_variant || !VARIANT_FAMILIES.contains(&stem) {
+    if !is_variant || !has_variants(stem) {
         return base;
     }
     if stem == "netcat" { "nc" } else { stem }
@@ -134,29 +78,13 @@ pub fn interpreter_family(name: &str) -> &str {
 }
 
 #[must_use]
-pub fn is_shell(name: &str) -> bool {
-    SHELLS.contains(&name)
-}
-
-#[must_use]
 pub fn is_interpreter(name: &str) -> bool {
-    INTERPRETERS.contains(&interpreter_family(name))
+    is_interpreter_family(interpreter_family(name))
 }
 
 #[must_use]
 pub fn is_shell_or_interpreter(name: &str) -> bool {
     is_shell(name) || is_interpreter(name)
-}
-
-/// Whether a program runs commands it reads on standard input.
-#[must_use]
-pub fn reads_script_from_stdin(name: &str) -> bool {
-    STDIN_SCRIPTED.contains(&name)
-}
-
-#[must_use]
-pub fn is_network_client(name: &str) -> bool {
-    NETWORK_CLIENTS.contains(&name)
 }
 
 /// Looks through the wrappers of `words` to the command that runs.
@@ -188,6 +116,7 @@ pub fn command_view(words: &[Word]) -> CommandView<'_> {
             return view;
         };
         view.wrappers.push(name);
+        view.wrapper_argv.push(rest);
         let after = wrappers::skip_options(wrapper, &rest[1..], &mut view);
         if wrapper.name == "watch" && !rest[1..].iter().any(is_watch_exec) {
             // Without -x, watch hands its words to `sh -c` joined by spaces.

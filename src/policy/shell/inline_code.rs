@@ -27,6 +27,12 @@ const INTERPRETERS: &[CodeFlags] = &[
         long: &[],
     },
     CodeFlags {
+        family: "ipython",
+        short: &['c'],
+        short_with_value: &['m'],
+        long: &[],
+    },
+    CodeFlags {
         family: "pypy",
         short: &['c'],
         short_with_value: &['W', 'X', 'm', 'Q'],
@@ -218,13 +224,37 @@ pub fn runs_inline_code(name: &str, args: &[Word]) -> bool {
     } else {
         return false;
     };
-    // `deno eval '…'`, and modules written inline as `data:` URLs.
-    let deno_inline = |w: &str| family == "deno" && (w == "eval" || w.starts_with("data:"));
+    // `deno eval '…'`, and modules written inline as `data:` URLs (`node --import=data:…`).
+    let data_url = |w: &str| {
+        matches!(family, "deno" | "node" | "nodejs" | "bun")
+            && (w.contains("data:") || (family == "deno" && w == "eval"))
+    };
     words.any(|w| {
-        deno_inline(w)
+        data_url(w)
+            || perl_module_code(family, w)
             || cluster_has(w, flags.short, flags.short_with_value)
             || long_is(w, flags.long)
     })
+}
+
+/// perl's `-MModule=args` becomes `use Module split(/,/, q{args});`: anything beyond a module
+/// name and plain import arguments is code (`-M'strict;system("id")'`).
+fn perl_module_code(family: &str, word: &str) -> bool {
+    if family != "perl" {
+        return false;
+    }
+    let Some(spec) = word.strip_prefix("-M").or_else(|| word.strip_prefix("-m")) else {
+        return false;
+    };
+    let spec = spec.strip_prefix('-').unwrap_or(spec);
+    let (module, imports) = spec.split_once('=').unwrap_or((spec, ""));
+    let module_ok = module
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+    let imports_ok = imports
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | ',' | '.' | '-'));
+    !(module_ok && imports_ok)
 }
 
 /// A short-option cluster (`-lne`) holding one of `code` before any value-taking letter.

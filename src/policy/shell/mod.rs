@@ -14,7 +14,9 @@ pub mod denylist;
 pub mod hazards;
 pub mod inline;
 pub mod inline_code;
+pub mod late_eval;
 pub mod lexer;
+pub mod names;
 pub mod precheck;
 pub mod wrappers;
 
@@ -69,19 +71,28 @@ impl ShellAnalysis {
             );
         }
         let budget = Budget::default();
-        let mut lexed = lex_with(command, &budget, 0);
-        if let Some(error) = lexed.too_complex() {
-            return Self::too_complex(command, error.message.clone());
-        }
-        if let Err(error) = inline::expand(&mut lexed.script, &budget, 0) {
-            return Self::too_complex(command, error.message);
-        }
-        if let Some(why) = oversized_pattern(&lexed.script) {
-            return Self::too_complex(command, why);
-        }
-        let denied = denylist::check(&lexed);
-        let high_risk = precheck::high_risk_reason(&lexed);
-        let network = uses_network(&lexed.script);
+        let lexed = match prepared(command, &budget) {
+            Ok(lexed) => lexed,
+            Err(why) => return Self::too_complex(command, why),
+        };
+        // bash removes every backslash-newline outside quotes, comments and heredoc bodies
+        // before it reads a command (`$\⏎(…)` is `$(…)`). Where removing them changes the
+        // reading, both readings are judged, and the command is high-risk.
+        let joined = match without_continuations(command, &lexed.literal) {
+            Some(text) => match prepared(&text, &budget) {
+                Ok(joined) => Some(joined).filter(|j| j.script != lexed.script),
+                Err(why) => return Self::too_complex(command, why),
+            },
+            None => None,
+        };
+        let readings = || std::iter::once(&lexed).chain(joined.as_ref());
+        let denied = readings().find_map(denylist::check);
+        let high_risk = readings().find_map(precheck::high_risk_reason).or_else(|| {
+            joined.as_ref().map(|_| {
+                "a backslash-newline joins it into something else than it looks like".into()
+            })
+        });
+        let network = readings().any(|l| uses_network(&l.script));
         let approval_key = ApprovalKey::of(&lexed, high_risk.is_none(), prefix_binaries);
         ShellAnalysis {
             command: command.to_string(),
@@ -105,6 +116,61 @@ impl ShellAnalysis {
             classifier_text: String::new(),
         }
     }
+}
+
+/// Lexes `text` and its inline scripts on `budget`, or says why it is too complex.
+fn prepared(text: &str, budget: &Budget) -> Result<Lexed, String> {
+    let mut lexed = lex_with(text, budget, 0);
+    if let Some(error) = lexed.too_complex() {
+        return Err(error.message.clone());
+    }
+    inline::expand(&mut lexed.script, budget, 0).map_err(|e| e.message)?;
+    match oversized_pattern(&lexed.script) {
+        Some(why) => Err(why),
+        None => Ok(lexed),
+    }
+}
+
+/// `command` with every backslash-newline outside `literal` ranges removed, as bash reads it;
+/// `None` when there is none to remove.
+fn without_continuations(command: &str, literal: &[(usize, usize)]) -> Option<String> {
+    if !command.contains("\\\n") {
+        return None;
+    }
+    let chars: Vec<char> = command.chars().collect();
+    // The ranges are sorted and do not overlap: walk them alongside.
+    let mut spans = literal.iter().peekable();
+    let mut out = String::with_capacity(command.len());
+    let mut removed = false;
+    let mut i = 0;
+    while i < chars.len() {
+        while spans.peek().is_some_and(|(_, end)| *end <= i) {
+            spans.next();
+        }
+        let inside = spans.peek().is_some_and(|(start, _)| *start <= i);
+        let c = chars[i];
+        if c == '\\' && !inside {
+            match chars.get(i + 1) {
+                Some('\n') => {
+                    removed = true;
+                    i += 2;
+                    continue;
+                }
+                // An escaped character, the backslash included (`\\⏎` is a backslash, then
+                // a newline).
+                Some(&next) => {
+                    out.push(c);
+                    out.push(next);
+                    i += 2;
+                    continue;
+                }
+                None => {}
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    removed.then_some(out)
 }
 
 /// A network client in any word position, at any depth, or a `/dev/tcp` path.

@@ -3,7 +3,7 @@
 //! It walks every script of the command — substitutions, function bodies and the command
 //! strings its programs run — so nothing nested escapes it.
 
-use super::ast::{Connector, RedirectOp, Script, Segment};
+use super::ast::{Connector, RedirectOp, Script, Segment, Word, WordPart};
 use super::command::{
     CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
     reads_script_from_stdin,
@@ -11,7 +11,9 @@ use super::command::{
 use super::denylist::rm::{TempVars, assigns_tmpdir, forceful_outside_carve_out, parse_rm};
 use super::hazards::{hidden_code, variables};
 use super::inline_code::runs_inline_code;
+use super::late_eval::late_evaluation;
 use super::lexer::Lexed;
+use super::names::argument_sensitive;
 
 /// Why a command is high-risk without asking the classifier, if it is. `lexed` has its inline
 /// scripts expanded (as [`super::ShellAnalysis`] does).
@@ -27,7 +29,7 @@ pub(crate) fn high_risk_reason(lexed: &Lexed) -> Option<String> {
             reason = script_reason(script, tmpdir_assigned);
         }
     });
-    reason
+    reason.or_else(|| late_evaluation(&lexed.script))
 }
 
 fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
@@ -43,7 +45,13 @@ fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
         let name = view.name.unwrap_or("");
         if name == "rm" {
             let rm = parse_rm(view.args.get(1..).unwrap_or(&[]));
-            if forceful_outside_carve_out(&rm, &vars, index) {
+            // Targets fed by xargs are as unknown as an expansion.
+            let fed = view
+                .wrappers
+                .iter()
+                .any(|w| matches!(*w, "xargs" | "parallel"));
+            if forceful_outside_carve_out(&rm, &vars, index) || (fed && (rm.recursive || rm.force))
+            {
                 return Some("`rm -r`/`-f` deletes without asking".into());
             }
         }
@@ -71,6 +79,17 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
             redirect.target.text()
         ));
     }
+    // A redirection to or from a path built when it runs could be anything (`/dev/tcp/…`).
+    if let Some(redirect) = segment
+        .redirects
+        .iter()
+        .find(|r| !r.feeds_inline_input() && runtime_built(&r.target))
+    {
+        return Some(format!(
+            "it redirects from or to a path built when it runs (`{}`)",
+            redirect.target.text()
+        ));
+    }
     for word in segment.words.iter().chain(segment.evaluated.iter()) {
         if let Some(name) = command_name(word)
             && is_network_client(name)
@@ -78,15 +97,23 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
             return Some(format!("it uses the network client `{name}`"));
         }
     }
-    if let Some(name) = code_variable(segment, view) {
-        return Some(format!(
-            "it sets `{name}`, which names a program or code to run"
-        ));
+    if let Some(reason) = variables::sets_code_variable(segment, view) {
+        return Some(reason);
     }
     if segment.inline.iter().any(|inline| !inline.lexes) {
         return Some("a nested command does not lex".into());
     }
     let name = view.name.unwrap_or("");
+    // `python3 {-c,'…'}`, `X=-delete; find . $X`: options built when it runs are invisible
+    // here, and for these programs options can be code.
+    if (is_shell_or_interpreter(name) || argument_sensitive(name))
+        && let Some(word) = view.args.iter().skip(1).find(|w| runtime_built(w))
+    {
+        return Some(format!(
+            "the arguments of `{name}` are built when it runs (`{}`)",
+            word.text()
+        ));
+    }
     let stdin_script = segment
         .redirects
         .iter()
@@ -113,6 +140,11 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
     if let Some(reason) = hidden_code(name, view.args) {
         return Some(reason);
     }
+    for (wrapper, argv) in view.wrappers.iter().zip(&view.wrapper_argv) {
+        if let Some(reason) = hidden_code(wrapper, argv) {
+            return Some(reason);
+        }
+    }
     view.nested_argv.iter().find_map(|argv| {
         let inner = command_view(argv);
         let name = inner.name.unwrap_or("");
@@ -126,29 +158,15 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
     })
 }
 
-/// A variable naming a program or code, set by this segment: as a prefix or alone
-/// (`PAGER=x git log`, `LESSOPEN='|x'`), through a wrapper (`env LD_PRELOAD=x cmd`), or by a
-/// builtin (`export BASH_ENV=x`, `declare -x PATH=.`).
-fn code_variable<'a>(segment: &'a Segment, view: &CommandView<'a>) -> Option<&'a str> {
-    let assigned = segment.assignments.iter().map(|a| a.name.as_str());
-    let through_wrappers = view.assignments.iter().map(|w| variables::assigned_name(w));
-    let declares = matches!(
-        view.name,
-        Some("export" | "declare" | "typeset" | "local" | "readonly")
-    );
-    let declared = view
-        .args
-        .iter()
-        .skip(1)
-        .filter(move |_| declares)
-        .filter_map(|w| {
-            let text = w.text();
-            text.contains('=').then(|| variables::assigned_name(text))
-        });
-    assigned
-        .chain(through_wrappers)
-        .chain(declared)
-        .find(|name| variables::names_code(name))
+/// A word whose value is only known when it runs: a parameter, a substitution, arithmetic, a
+/// glob or a brace expansion (a `~` alone names a home, nothing more).
+fn runtime_built(word: &Word) -> bool {
+    word.glob
+        || word.brace
+        || word
+            .parts
+            .iter()
+            .any(|p| !matches!(p, WordPart::Literal { .. } | WordPart::Tilde { .. }))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use super::ast::Word;
 use super::command::CommandView;
+use std::sync::LazyLock;
 
 /// A wrapper that runs a command, and how to skip its own options.
 pub struct Wrapper {
@@ -132,7 +133,8 @@ pub const WRAPPERS: &[Wrapper] = &[
             "--process-slot-var",
         ],
     ),
-    wrapper("watch", &["-n", "--interval", "-q", "--equexit", "-d"]),
+    // `-d` takes its value only attached (`-d=permanent`): the next word is the command.
+    wrapper("watch", &["-n", "--interval", "-q", "--equexit"]),
     wrapper("time", &["-f", "-o", "--format", "--output"]),
     wrapper("setsid", &[]),
     wrapper("unbuffer", &[]),
@@ -488,14 +490,31 @@ pub const WRAPPERS: &[Wrapper] = &[
         ],
     ),
     scripts(positional(wrapper("sg", &["-c"]), 1), &["-c"]),
+    positional(wrapper("setarch", &[]), 1),
+    wrapper("linux32", &[]),
+    wrapper("linux64", &[]),
+    wrapper("prlimit", &["-p", "--pid", "-o", "--output"]),
+    wrapper("cpulimit", &["-l", "--limit", "-p", "--pid", "-e", "--exe"]),
+    wrapper("sshpass", &["-p", "-f", "-d", "-P"]),
+    wrapper("dbus-launch", &[]),
     wrapper("coproc", &[]),
     wrapper("caffeinate", &["-t", "-w"]),
 ];
 
+/// The wrappers sorted by name, for a binary search per segment instead of a scan.
+static BY_NAME: LazyLock<Vec<&'static Wrapper>> = LazyLock::new(|| {
+    let mut sorted: Vec<&'static Wrapper> = WRAPPERS.iter().collect();
+    sorted.sort_by_key(|w| w.name);
+    sorted
+});
+
 /// The wrapper called `name` (normalized), if it is one.
 #[must_use]
 pub fn find(name: &str) -> Option<&'static Wrapper> {
-    WRAPPERS.iter().find(|w| w.name == name)
+    BY_NAME
+        .binary_search_by(|w| w.name.cmp(name))
+        .ok()
+        .and_then(|i| BY_NAME.get(i).copied())
 }
 
 /// Skips a wrapper's options, assignments and positional words; records the command lines its
@@ -516,7 +535,24 @@ pub fn skip_options<'a>(
         i += skip_leading_options(wrapper, rest, view);
     }
     let rest = words.get(i..).unwrap_or(&[]);
-    if wrapper.runs_rest { rest } else { &[] }
+    if wrapper.runs_rest {
+        return rest;
+    }
+    // Its command comes only through its script option, which GNU getopt also finds after the
+    // file name (`script -q /dev/null -c '…'`).
+    let mut later = rest.iter();
+    while let Some(word) = later.next() {
+        let text = word.text();
+        if wrapper.script_options.contains(&text) {
+            view.inline_scripts
+                .extend(later.next().map(|w| w.text().to_string()));
+        } else if let Some((option, value)) = text.split_once('=')
+            && wrapper.script_options.contains(&option)
+        {
+            view.inline_scripts.push(value.to_string());
+        }
+    }
+    &[]
 }
 
 fn skip_leading_options<'a>(
@@ -554,7 +590,12 @@ fn skip_leading_options<'a>(
                 None => None,
             };
             if wrapper.script_options.contains(&option) {
-                inline.extend(value);
+                inline.extend(value.map(|v| split_string(wrapper, &v)));
+            } else if let Some(piped) = value
+                .as_deref()
+                .and_then(|v| piped_output(wrapper, option, v))
+            {
+                inline.push(piped);
             }
             i += 1;
             continue;
@@ -572,7 +613,12 @@ fn skip_leading_options<'a>(
                         Some(attached)
                     };
                     if wrapper.script_options.contains(&option.as_str()) {
-                        inline.extend(value);
+                        inline.extend(value.map(|v| split_string(wrapper, &v)));
+                    } else if let Some(piped) = value
+                        .as_deref()
+                        .and_then(|v| piped_output(wrapper, &option, v))
+                    {
+                        inline.push(piped);
                     }
                     break;
                 }
@@ -588,6 +634,26 @@ fn skip_leading_options<'a>(
         break;
     }
     i
+}
+
+/// `env -S` reads `\_` as a space (so `sh\_-c\_…` is `sh -c …`): the command string is judged
+/// with it as bash would see the words.
+fn split_string(wrapper: &Wrapper, value: &str) -> String {
+    if wrapper.name == "env" {
+        value.replace("\\_", " ")
+    } else {
+        value.to_string()
+    }
+}
+
+/// strace and ltrace write their output to a command when `-o` starts with `!` or `|`.
+fn piped_output(wrapper: &Wrapper, option: &str, value: &str) -> Option<String> {
+    let tracer = matches!(wrapper.name, "strace" | "ltrace");
+    let output = option == "-o" || option == "--output";
+    let command = value
+        .strip_prefix('!')
+        .or_else(|| value.strip_prefix('|'))?;
+    (tracer && output).then(|| command.to_string())
 }
 
 /// `NAME=value`: for `env`, any word holding `=` before the command is an assignment (even

@@ -58,10 +58,15 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
     }
     let mut vars = TempVars::for_script(tmpdir_assigned, &script.segments);
     let mut downloads = Downloads::default();
+    // Where earlier `cd`s moved, as far as literal words say.
+    let mut cwd: Option<String> = None;
     for (index, segment) in script.segments.iter().enumerate() {
         let view = command_view(&segment.words);
-        if let Some(hit) = check_segment(segment, &view, &vars, index) {
+        if let Some(hit) = check_segment(segment, &view, &vars, index, cwd.as_deref()) {
             return Some(hit);
+        }
+        if matches!(view.name, Some("cd" | "pushd")) {
+            cwd = moved_to(view.args.get(1), cwd.as_deref());
         }
         if let Some(hit) = downloads.remote_code(segment, &view) {
             return Some(hit);
@@ -76,11 +81,24 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
     None
 }
 
+/// The directory `cd DIR` moves to from `cwd`, when the words say (`None`: unknown).
+fn moved_to(dir: Option<&Word>, cwd: Option<&str>) -> Option<String> {
+    let Some(dir) = dir else {
+        return Some("~".into());
+    };
+    let path = path_view(dir);
+    if path.starts_with('/') || path.starts_with('~') {
+        return Some(path);
+    }
+    cwd.map(|c| paths::normalize(&format!("{c}/{path}")))
+}
+
 fn check_segment(
     segment: &Segment,
     view: &CommandView<'_>,
     vars: &TempVars,
     index: usize,
+    cwd: Option<&str>,
 ) -> Option<DenyMatch> {
     if let Some((rule, message)) = rules::privilege(view) {
         return deny(rule, message);
@@ -101,8 +119,19 @@ fn check_segment(
             return Some(hit);
         }
     }
+    // `{sudo,reboot}` in command position: bash runs `sudo reboot`.
+    if let Some(first) = segment.words.first().filter(|w| w.brace) {
+        let mut argv: Vec<Word> = paths::expand_braces(first.text(), 64)
+            .iter()
+            .map(|w| Word::plain(w))
+            .collect();
+        argv.extend(segment.words[1..].iter().cloned());
+        if let Some(hit) = check_argv(&argv) {
+            return Some(hit);
+        }
+    }
     for word in segment.all_words() {
-        if let Some(what) = secret_in_word(word) {
+        if let Some(what) = secret_in_word(word, cwd) {
             return deny("secrets", format!("`{}` touches {what}", word.text()));
         }
         let text = word.text();
@@ -189,23 +218,36 @@ impl Downloads {
             self.in_pipeline = false;
         }
         let name = view.name.unwrap_or("");
-        // A download run by another program (`find -exec curl …`, `gdb --args wget …`) is
-        // still a download.
-        let fetcher = is_network_client(name)
-            || view
-                .nested_argv
-                .iter()
-                .any(|argv| command_view(argv).name.is_some_and(is_network_client));
-        let hit = self.judge(segment, view, name);
+        let fetcher = runs_download(view);
+        let fetched_inside = fetches_inside(segment);
+        let hit = self.judge(segment, view, name, fetched_inside);
         if fetcher {
             self.in_pipeline = true;
             self.any = true;
             self.files.extend(fetched_files(view.args, segment));
         }
+        // `x=$(curl …)` and `git clone URL` bring code in too, to be run by a later segment.
+        if fetched_inside || fetches_repository(name, view.args) {
+            self.any = true;
+        }
         hit
     }
 
-    fn judge(&self, segment: &Segment, view: &CommandView<'_>, name: &str) -> Option<DenyMatch> {
+    fn judge(
+        &self,
+        segment: &Segment,
+        view: &CommandView<'_>,
+        name: &str,
+        fetched_inside: bool,
+    ) -> Option<DenyMatch> {
+        // Piped into a command chosen when it runs (`curl … | $BASH`): assume a shell.
+        let unknown_command = view.name.is_none() && !segment.words.is_empty();
+        if unknown_command && segment.connector == Connector::Pipe && self.in_pipeline {
+            return deny(
+                "remote-exec",
+                "downloaded text piped into a command chosen when it runs".into(),
+            );
+        }
         if runs_code(name) {
             if segment.connector == Connector::Pipe && self.in_pipeline {
                 return deny(
@@ -213,7 +255,7 @@ impl Downloads {
                     format!("downloaded text piped into `{name}`: remote code execution"),
                 );
             }
-            if fetches_inside(segment) {
+            if fetched_inside {
                 return deny(
                     "remote-exec",
                     format!("`{name}` runs code fetched from the network"),
@@ -259,6 +301,32 @@ impl Downloads {
                 .any(|w| self.files.contains(&base(w)));
         command_is_download || script_is_download
     }
+}
+
+/// A network client, run directly or by another program at any depth (`find -exec curl …`,
+/// `gdb --args wget …`): a download either way.
+fn runs_download(view: &CommandView<'_>) -> bool {
+    view.name.is_some_and(is_network_client)
+        || view
+            .nested_argv
+            .iter()
+            .any(|argv| runs_download(&command_view(argv)))
+}
+
+/// Version control and package commands that fetch code (`git clone`, `hg pull`, `svn co`).
+fn fetches_repository(name: &str, args: &[Word]) -> bool {
+    let sub = args
+        .iter()
+        .skip(1)
+        .map(Word::text)
+        .find(|t| !t.starts_with('-'));
+    matches!(
+        (name, sub),
+        ("git", Some("clone" | "fetch" | "pull" | "submodule"))
+            | ("hg", Some("clone" | "pull"))
+            | ("svn", Some("checkout" | "co" | "export"))
+            | ("pip" | "pip3", Some("download"))
+    )
 }
 
 /// Whether a substitution in this segment runs a network client.

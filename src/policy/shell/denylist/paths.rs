@@ -74,12 +74,12 @@ const SECRET_SAMPLES: &[&str] = &[
 pub fn secret_in_path(path: &str) -> Option<&'static str> {
     let components: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     let pairs = || components.windows(2);
+    // Backups count too (`/etc/shadow-`, `/etc/passwd.bak`).
     if pairs().any(|w| {
         w[0] == "etc"
-            && matches!(
-                w[1],
-                "passwd" | "shadow" | "gshadow" | "sudoers" | "sudoers.d" | "master.passwd"
-            )
+            && ["passwd", "shadow", "gshadow", "sudoers", "master.passwd"]
+                .iter()
+                .any(|f| w[1].starts_with(f))
     }) {
         return Some("the system's account and sudo files");
     }
@@ -117,19 +117,32 @@ const SECRET_HINTS: &[&str] = &[
     "credentials",
     "private-keys",
     ".netrc",
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    "/etc",
+    "git-credentials",
 ];
 
 /// Why a word names a secret: as a path, after an `=` (`if=/etc/shadow`, `--file=…`), as a
-/// glob that could expand to one, or as one of its brace expansions (`/etc/sh{a,}dow`).
+/// glob that could expand to one, or as one of its brace expansions (`/etc/sh{a,}dow`). A
+/// relative word is also read from `cwd`, the directory an earlier `cd` moved to
+/// (`cd /etc && cat shadow`).
 #[must_use]
-pub fn secret_in_word(word: &Word) -> Option<&'static str> {
+pub fn secret_in_word(word: &Word, cwd: Option<&str>) -> Option<&'static str> {
     let text = word.text();
-    let hinted = SECRET_HINTS.iter().any(|h| text.contains(h));
-    let could_expand_to_one = word.brace || (word.glob && text.contains('/'));
+    let relative = !text.starts_with('/') && !text.starts_with('~') && !text.starts_with('$');
+    let cwd = cwd.filter(|_| relative);
+    let hinted = SECRET_HINTS.iter().any(|h| text.contains(h))
+        || cwd.is_some_and(|d| SECRET_HINTS.iter().any(|h| d.contains(h)));
+    let could_expand_to_one = word.brace || (word.glob && (text.contains('/') || cwd.is_some()));
     if !hinted && !could_expand_to_one {
         return None;
     }
-    let path = path_view(word);
+    let path = match cwd {
+        Some(dir) => normalize(&format!("{dir}/{}", path_view(word))),
+        None => path_view(word),
+    };
     let mut candidates = if word.brace {
         expand_braces(&path, 64)
     } else {

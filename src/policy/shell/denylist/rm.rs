@@ -35,11 +35,18 @@ pub fn parse_rm(args: &[Word]) -> RmArgs<'_> {
                 rm.force = true;
                 continue;
             }
+            // GNU rm takes any unambiguous prefix of a long option (`--r`, `--recu`, `--f`).
+            let long_is = |full: &str| text.len() > 2 && full.starts_with(text);
             match text {
-                "--recursive" => rm.recursive = true,
-                "--force" => rm.force = true,
-                "--no-preserve-root" => rm.no_preserve_root = true,
-                long if long.starts_with("--") => {}
+                long if long.starts_with("--") => {
+                    if long_is("--recursive") {
+                        rm.recursive = true;
+                    } else if long_is("--force") {
+                        rm.force = true;
+                    } else if long_is("--no-preserve-root") && text.len() > 4 {
+                        rm.no_preserve_root = true;
+                    }
+                }
                 short => {
                     for c in short.chars().skip(1) {
                         match c {
@@ -158,10 +165,11 @@ pub fn assigns_tmpdir(script: &Script) -> bool {
     let mut found = false;
     script.walk(&mut |s| {
         for segment in &s.segments {
+            // A nameref (`declare -n r=TMPDIR`) can assign it under another name.
             found |= segment.assignments.iter().any(|a| a.name == "TMPDIR")
                 || segment.words.iter().any(|w| {
                     let t = w.text();
-                    t == "TMPDIR" || t.starts_with("TMPDIR=")
+                    t == "TMPDIR" || t.starts_with("TMPDIR=") || t.ends_with("=TMPDIR")
                 });
         }
     });

@@ -4,80 +4,10 @@
 use super::paths::{is_block_device, normalize, path_view};
 use crate::policy::shell::ast::Word;
 use crate::policy::shell::command::CommandView;
+use crate::policy::shell::names::{is_privilege, is_ruled};
 
 /// A rule's name (`denylist:<name>`) and the sentence the model is told.
 pub type Finding = (&'static str, String);
-
-/// Every command name an argv rule looks at.
-const RULED: &[&str] = &[
-    "shutdown",
-    "reboot",
-    "halt",
-    "poweroff",
-    "kexec",
-    "init",
-    "telinit",
-    "systemctl",
-    "loginctl",
-    "dd",
-    "wipefs",
-    "blkdiscard",
-    "shred",
-    "truncate",
-    "fdisk",
-    "sfdisk",
-    "parted",
-    "mkswap",
-    "hdparm",
-    "tee",
-    "cp",
-    "mv",
-    "install",
-    "ln",
-    "kill",
-    "pkill",
-    "killall",
-    "killall5",
-    "chmod",
-    "chown",
-    "mount",
-    "umount",
-    "iptables",
-    "ip6tables",
-    "iptables-restore",
-    "ip6tables-restore",
-    "iptables-legacy",
-    "iptables-nft",
-    "nft",
-    "ufw",
-    "firewall-cmd",
-    "ebtables",
-    "arptables",
-    "crontab",
-    "history",
-    "useradd",
-    "userdel",
-    "usermod",
-    "groupadd",
-    "groupdel",
-    "groupmod",
-    "chpasswd",
-    "adduser",
-    "deluser",
-    "addgroup",
-    "delgroup",
-    "newusers",
-    "chage",
-    "passwd",
-    "nc",
-    "ncat",
-    "netcat",
-    "socat",
-];
-
-const PRIVILEGE: &[&str] = &[
-    "sudo", "su", "doas", "visudo", "sudoedit", "pkexec", "run0", "runuser",
-];
 
 /// Privilege escalation in the wrappers or as the command itself.
 #[must_use]
@@ -87,7 +17,7 @@ pub fn privilege(view: &CommandView<'_>) -> Option<Finding> {
         .iter()
         .copied()
         .chain(view.name)
-        .find(|n| PRIVILEGE.contains(n))?;
+        .find(|n| is_privilege(n))?;
     Some((
         "privilege",
         format!("privilege escalation (`{hit}`) is never allowed; the agent runs as itself"),
@@ -98,7 +28,20 @@ pub fn privilege(view: &CommandView<'_>) -> Option<Finding> {
 #[must_use]
 pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
     // Most commands are none of these: answer them without looking at their arguments.
-    if !RULED.contains(&name) && !name.starts_with("mkfs") && !name.starts_with("mke2fs") {
+    if [
+        "iptables",
+        "ip6tables",
+        "ebtables",
+        "arptables",
+        "nft",
+        "firewall",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+    {
+        return Some(("firewall", format!("`{name}` changes the firewall")));
+    }
+    if !is_ruled(name) && !name.starts_with("mkfs") && !name.starts_with("mke2fs") {
         return None;
     }
     let texts: Vec<&str> = args.iter().skip(1).map(Word::text).collect();
@@ -117,16 +60,20 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
         }
         "systemctl" | "loginctl"
             if texts.iter().any(|t| {
+                let unit = t.strip_suffix(".target").unwrap_or(t);
                 matches!(
-                    *t,
+                    unit,
                     "poweroff"
                         | "reboot"
+                        | "soft-reboot"
                         | "halt"
                         | "kexec"
                         | "suspend"
                         | "hibernate"
+                        | "hybrid-sleep"
                         | "rescue"
                         | "emergency"
+                        | "shutdown"
                 )
             }) =>
         {
@@ -171,17 +118,49 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
         {
             return Some(("disk-write", format!("`{name}` onto a block device")));
         }
+        // `install -m 4755 /bin/sh ./x` makes a setuid copy, as `chmod 4755` would.
+        "install" => {
+            let mut it = texts.iter();
+            while let Some(t) = it.next() {
+                let mode = match *t {
+                    "-m" | "--mode" => it.next().copied(),
+                    s if s.starts_with("--mode=") => Some(&s[7..]),
+                    s if s.starts_with("-m") && s.len() > 2 => Some(&s[2..]),
+                    _ => None,
+                };
+                if let Some(mode) = mode
+                    && let Some(finding) = chmod(&[mode])
+                {
+                    return Some(finding);
+                }
+            }
+        }
         "kill" => {
             let lower = lower();
             let mut it = lower.iter();
             while let Some(t) = it.next() {
-                let signal = match t.as_str() {
-                    "-s" | "-n" | "--signal" => it.next().map(String::as_str),
-                    s if s.starts_with("--signal=") => Some(&s[9..]),
-                    s if s.starts_with('-') => Some(&s[1..]),
-                    _ => None,
+                let signals: Vec<&str> = match t.as_str() {
+                    "-s" | "-n" | "--signal" => it.next().map(String::as_str).into_iter().collect(),
+                    s if s.starts_with("--signal=") => vec![&s[9..]],
+                    // `-9`, `-KILL`, or a signal attached to `-s`/`-n` (`-sKILL`, `-n9`).
+                    s if s.starts_with('-') && s.len() > 1 => {
+                        let mut read = vec![&s[1..]];
+                        if s.starts_with("-s") || s.starts_with("-n") {
+                            read.push(&s[2..]);
+                        }
+                        read
+                    }
+                    _ => Vec::new(),
                 };
-                if signal.is_some_and(|s| matches!(s, "9" | "kill" | "sigkill")) {
+                // `-09` is 9.
+                let is_kill = |s: &str| {
+                    let trimmed = s.trim_start_matches('0');
+                    matches!(
+                        if trimmed.is_empty() { s } else { trimmed },
+                        "9" | "kill" | "sigkill"
+                    )
+                };
+                if signals.into_iter().any(is_kill) {
                     return Some((
                         "kill",
                         "`kill -9` gives a process no chance to clean up".to_string(),
@@ -196,7 +175,10 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
         "chown" => {
             let spec = texts.iter().find(|t| !t.starts_with('-'))?;
             let owner = spec.split([':', '.']).next().unwrap_or("");
-            if owner == "root" || owner == "0" {
+            // `+0` is uid 0 written as a number.
+            let owner = owner.strip_prefix('+').unwrap_or(owner);
+            let numeric_root = !owner.is_empty() && owner.chars().all(|c| c == '0');
+            if owner == "root" || numeric_root {
                 return Some(("permissions", "`chown` to root".to_string()));
             }
         }
@@ -283,19 +265,48 @@ fn chmod(texts: &[&str]) -> Option<Finding> {
         }
         return None;
     }
+    // Symbolic clauses, applied in order (`u=rwx,g=rwx,o=rwx` is 777 too): what each class
+    // ends up granted. `X` counts as `x`; copying a class (`o=u`) counts as all three.
+    let mut granted = [[false; 3]; 3];
     for clause in mode.split(',') {
-        let Some(op_at) = clause.find(['+', '=']) else {
-            continue;
+        let who_len = clause
+            .find(|c: char| !matches!(c, 'u' | 'g' | 'o' | 'a'))
+            .unwrap_or(clause.len());
+        let who = &clause[..who_len];
+        let classes: Vec<usize> = if who.is_empty() || who.contains('a') {
+            vec![0, 1, 2]
+        } else {
+            who.chars().filter_map(|c| "ugo".find(c)).collect()
         };
-        let who = &clause[..op_at];
-        let perms = &clause[op_at + 1..];
-        if perms.contains('s') {
-            return setid();
+        let mut rest = &clause[who_len..];
+        while let Some(op) = rest.chars().next().filter(|c| matches!(c, '+' | '-' | '=')) {
+            let perms_len = rest[1..]
+                .find(['+', '-', '='])
+                .map_or(rest.len() - 1, |i| i);
+            let perms = &rest[1..1 + perms_len];
+            rest = &rest[1 + perms_len..];
+            if op != '-' && perms.contains(['s']) {
+                return setid();
+            }
+            let copies = perms.contains(['u', 'g', 'o']);
+            let bits = [
+                copies || perms.contains('r'),
+                copies || perms.contains('w'),
+                copies || perms.contains(['x', 'X']),
+            ];
+            for &class in &classes {
+                for (bit, &given) in bits.iter().enumerate() {
+                    match op {
+                        '+' => granted[class][bit] |= given,
+                        '-' => granted[class][bit] &= !given,
+                        _ => granted[class][bit] = given,
+                    }
+                }
+            }
         }
-        let everyone = who == "a" || (who.contains('u') && who.contains('g') && who.contains('o'));
-        if everyone && perms.contains('r') && perms.contains('w') && perms.contains('x') {
-            return world();
-        }
+    }
+    if granted.iter().all(|class| class.iter().all(|b| *b)) {
+        return world();
     }
     None
 }

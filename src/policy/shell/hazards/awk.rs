@@ -3,6 +3,81 @@
 //! plus gawk's `@load`/`@include`. String and regex literals are skipped first, so
 //! `/a|b/` and `"x > y"` are not mistaken for either.
 
+use super::args::{Args, option_is};
+
+/// Why an awk command line runs a program or writes a file: its program (the first operand,
+/// or gawk's `-e`/`--source` texts) is read; a program from a file (`-f`, gawk's `-E`,
+/// `--include`, `--load`, mawk's `-W exec`) cannot be judged.
+pub fn hazard_in_args(args: Args<'_>) -> Option<String> {
+    let texts: Vec<&str> = args.texts().collect();
+    let from_file = |t: &str| format!("`awk {t}` runs a program from a file nobody reviewed");
+    let mut programs = Vec::new();
+    let mut i = 0;
+    while i < texts.len() {
+        let t = texts[i];
+        let next = texts.get(i + 1).copied();
+        let long = |name: &str| option_is(t, name);
+        if long("--file") || long("--exec") || long("--include") || long("--load") {
+            return Some(from_file(t));
+        }
+        if long("--source") {
+            match t.split_once('=') {
+                Some((_, v)) => programs.push(v),
+                None => {
+                    programs.extend(next);
+                    i += 1;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        match t {
+            "--" => {
+                programs.extend(next);
+                break;
+            }
+            "-W" => {
+                if next.is_some_and(|v| v.starts_with("e") || v.starts_with("ex")) {
+                    return Some(from_file("-W exec"));
+                }
+                i += 2;
+                continue;
+            }
+            _ if t.starts_with("-W") => {
+                if t[2..].starts_with('e') {
+                    return Some(from_file(t));
+                }
+            }
+            _ if t.starts_with("--") => {}
+            _ if t.starts_with('-') && t.len() > 1 => {
+                let letter = t[1..].chars().next().unwrap_or('-');
+                let attached = &t[1 + letter.len_utf8()..];
+                match letter {
+                    'f' | 'E' | 'i' | 'l' => return Some(from_file(t)),
+                    'e' => {
+                        if attached.is_empty() {
+                            programs.extend(next);
+                            i += 1;
+                        } else {
+                            programs.push(attached);
+                        }
+                    }
+                    'F' | 'v' if attached.is_empty() => i += 1,
+                    _ => {}
+                }
+            }
+            program => {
+                if programs.is_empty() {
+                    programs.push(program);
+                }
+                break;
+            }
+        }
+        i += 1;
+    }
+    programs.iter().find_map(|p| hazard(p)).map(str::to_string)
+}
+
 /// Why an awk program runs a program or writes a file, if it does.
 #[must_use]
 pub fn hazard(program: &str) -> Option<&'static str> {

@@ -6,7 +6,7 @@
 //! setting a key that names a program. A saved `git pull` key never covers these: the pre-check
 //! marks them high-risk before any allowlist is read.
 
-use crate::policy::shell::ast::Word;
+use super::args::{Args, option_is};
 
 /// Global options (before the subcommand) that take the next word.
 const GLOBAL_WITH_VALUE: &[&str] = &[
@@ -75,8 +75,8 @@ fn key_runs_code(key: &str) -> bool {
 
 /// Why a git command line runs a program it names, if it does.
 #[must_use]
-pub fn hazard(args: &[Word]) -> Option<String> {
-    let texts: Vec<&str> = args.iter().skip(1).map(Word::text).collect();
+pub fn hazard(args: Args<'_>) -> Option<String> {
+    let texts: Vec<&str> = args.texts().collect();
     let mut i = 0;
     while i < texts.len() {
         let t = texts[i];
@@ -96,16 +96,24 @@ pub fn hazard(args: &[Word]) -> Option<String> {
     }
     let subcommand = *texts.get(i)?;
     let rest = &texts[i + 1..];
-    let has = |names: &[&str]| {
-        rest.iter().any(|a| {
-            names
-                .iter()
-                .any(|n| *a == *n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
-        })
-    };
+    let has = |names: &[&str]| rest.iter().any(|a| names.iter().any(|n| option_is(a, n)));
     if has(&["--upload-pack", "--receive-pack", "--exec"]) {
         return Some(format!(
             "`git {subcommand}` is told which program to run for the transfer"
+        ));
+    }
+    // A pager for every match, a file written anywhere, hooks from a template directory, or
+    // configuration (with its code-running keys) planted in the new repository.
+    if has(&[
+        "--open-files-in-pager",
+        "--output",
+        "--template",
+        "--config",
+    ]) || (subcommand == "grep" && rest.iter().any(|a| a.starts_with("-O")))
+        || (subcommand == "clone" && rest.iter().any(|a| a.starts_with("-c")))
+    {
+        return Some(format!(
+            "`git {subcommand}` with these arguments runs a program or writes where it is told"
         ));
     }
     let runs = match subcommand {
@@ -131,7 +139,7 @@ mod tests {
     use crate::policy::shell::lexer::lex;
 
     fn check(cmd: &str) -> Option<String> {
-        hazard(&lex(cmd).script.segments[0].words)
+        hazard(super::Args::of(&lex(cmd).script.segments[0].words))
     }
 
     #[test]
@@ -158,6 +166,13 @@ mod tests {
             "git config --global alias.st '!id'",
             "git config core.hooksPath .h",
             "git config diff.x.textconv id",
+            "git grep -O'sh -c id' TODO",
+            "git grep --open-files-in-pager=id TODO",
+            "git diff --output=/tmp/x",
+            "git log --outp=/tmp/x",
+            "git clone --template=./t ./src dst",
+            "git clone -c core.fsmonitor=x ./src dst",
+            "git fetch --upload-p=x",
         ] {
             assert!(check(cmd).is_some(), "{cmd}");
         }

@@ -4,6 +4,90 @@
 //! The scan follows GNU sed's grammar closely enough to find every command letter; anything it
 //! cannot follow counts as a hazard (fail closed).
 
+use super::args::{Args, option_is};
+
+/// Why a sed command line runs a program or writes a file: its scripts (`-e S`, clustered
+/// `-ne'S'`, `--expression=S` or a prefix of it, else the first operand) are read, and a script
+/// from a file (`-f`) cannot be judged.
+pub fn hazard_in_args(args: Args<'_>) -> Option<String> {
+    let texts: Vec<&str> = args.texts().collect();
+    let mut scripts = Vec::new();
+    let mut explicit = false;
+    let mut first_operand = None;
+    let mut i = 0;
+    while i < texts.len() {
+        let t = texts[i];
+        let next = texts.get(i + 1).copied();
+        if t == "--" {
+            if first_operand.is_none() {
+                first_operand = next;
+            }
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (given, value) = match long.split_once('=') {
+                Some((g, v)) => (g, Some(v)),
+                None => (long, None),
+            };
+            let given = format!("--{given}");
+            if option_is(&given, "--expression") {
+                explicit = true;
+                scripts.extend(value.or(next));
+                i += if value.is_some() { 1 } else { 2 };
+                continue;
+            }
+            if option_is(&given, "--file") {
+                return Some("`sed -f` runs a script from a file nobody reviewed".into());
+            }
+            if option_is(&given, "--line-length") && value.is_none() {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) {
+            // Each letter is a flag until one takes a value: `e` and `f` take the rest of the
+            // cluster or the next word, `l` a number, `i` an optional attached suffix.
+            for (at, c) in cluster.char_indices() {
+                let rest = &cluster[at + c.len_utf8()..];
+                match c {
+                    'e' => {
+                        explicit = true;
+                        if rest.is_empty() {
+                            scripts.extend(next);
+                            i += 1;
+                        } else {
+                            scripts.push(rest);
+                        }
+                        break;
+                    }
+                    'f' => {
+                        return Some("`sed -f` runs a script from a file nobody reviewed".into());
+                    }
+                    'l' => {
+                        if rest.is_empty() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                    'i' => break,
+                    _ => {}
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if first_operand.is_none() {
+            first_operand = Some(t);
+        }
+        i += 1;
+    }
+    if !explicit {
+        scripts.extend(first_operand);
+    }
+    scripts.iter().find_map(|s| hazard(s)).map(str::to_string)
+}
+
 /// Why a sed script runs a program or writes a file, if it does.
 #[must_use]
 pub fn hazard(script: &str) -> Option<&'static str> {

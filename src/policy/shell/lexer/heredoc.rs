@@ -34,6 +34,7 @@ impl Parser<'_> {
             .find(|(nl, _)| *nl == newline)
             .map_or(newline + 1, |(_, resume)| *resume);
         let (body, end) = self.body_lines(body_start, &delimiter, strip_tabs, quoted)?;
+        self.literal.push((body_start, end));
         match self
             .heredoc_resume
             .iter_mut()

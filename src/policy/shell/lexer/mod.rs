@@ -112,6 +112,9 @@ pub struct Lexed {
     pub error: Option<LexError>,
     /// Character ranges (start, end) of the comments, outside any quote or heredoc body.
     pub comments: Vec<(usize, usize)>,
+    /// Character ranges bash reads literally, where a backslash-newline is not a line
+    /// continuation: single-quoted and `$'…'` text, comments and heredoc bodies.
+    pub literal: Vec<(usize, usize)>,
 }
 
 impl Lexed {
@@ -144,6 +147,7 @@ pub fn lex_with(input: &str, budget: &Budget, depth: usize) -> Lexed {
         Ok(script) => Lexed {
             script,
             error: None,
+            literal: strict.literal_spans(),
             comments: strict.comments,
         },
         Err(error) if error.kind == LexErrorKind::TooComplex => too_complex(error),
@@ -153,6 +157,7 @@ pub fn lex_with(input: &str, budget: &Budget, depth: usize) -> Lexed {
                 Ok(script) => Lexed {
                     script,
                     error: Some(error),
+                    literal: lenient.literal_spans(),
                     comments: lenient.comments,
                 },
                 Err(e) if e.kind == LexErrorKind::TooComplex => too_complex(e),
@@ -172,6 +177,7 @@ fn too_complex(error: LexError) -> Lexed {
         script: Script::default(),
         error: Some(error),
         comments: Vec::new(),
+        literal: Vec::new(),
     }
 }
 
@@ -209,6 +215,8 @@ struct Parser<'a> {
     loop_heads: Vec<(LoopKind, usize, usize)>,
     /// Comment ranges met at the top level.
     comments: Vec<(usize, usize)>,
+    /// Quoted-literal and heredoc-body ranges met (see [`Lexed::literal`]).
+    literal: Vec<(usize, usize)>,
 }
 
 impl<'a> Parser<'a> {
@@ -222,7 +230,16 @@ impl<'a> Parser<'a> {
             heredoc_resume: Vec::new(),
             loop_heads: Vec::new(),
             comments: Vec::new(),
+            literal: Vec::new(),
         }
+    }
+
+    /// Every literal range, comments included, in order.
+    fn literal_spans(&self) -> Vec<(usize, usize)> {
+        let mut spans: Vec<(usize, usize)> =
+            self.literal.iter().chain(&self.comments).copied().collect();
+        spans.sort_unstable();
+        spans
     }
 
     fn peek(&self) -> Option<char> {

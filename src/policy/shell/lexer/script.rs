@@ -86,6 +86,7 @@ impl Parser<'_> {
                 }
                 '(' => {
                     if self.peek_at(1) == Some('(') && self.is_arithmetic(self.pos) {
+                        script.features.arithmetic = true;
                         let word = self.arithmetic_command()?;
                         let mut segment = Segment::new(connector);
                         segment.evaluated.push(word);
@@ -185,6 +186,28 @@ impl Parser<'_> {
                     }
                     self.skip_word();
                 }
+                "coproc" => {
+                    // `coproc [NAME] COMMAND` runs COMMAND in the background; a NAME comes only
+                    // before a compound command (`coproc w { …; }`, `coproc if …`).
+                    self.skip_word();
+                    script.features.background = true;
+                    self.skip_blanks();
+                    if self.peek_reserved().is_none() && self.peek() != Some('(') {
+                        let name_start = self.pos;
+                        while self
+                            .peek()
+                            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                        {
+                            self.pos += 1;
+                        }
+                        self.skip_blanks();
+                        let compound_follows = self.peek() == Some('(')
+                            || self.peek_reserved().is_some_and(|r| r != "}");
+                        if self.pos == name_start || !compound_follows {
+                            self.pos = name_start;
+                        }
+                    }
+                }
                 "time" => {
                     // bash's `time [-p] PIPELINE` times whatever follows, function definitions
                     // included (`time f(){ …; }`): it is read as a keyword, not a program.
@@ -205,6 +228,9 @@ impl Parser<'_> {
                     self.skip_word();
                     let (segment, endless) = self.for_header(connector)?;
                     script.features.endless_loop |= endless;
+                    script.features.arithmetic |= segment.words.is_empty()
+                        && segment.assignments.is_empty()
+                        && !segment.evaluated.is_empty();
                     return Ok(Parsed::Segment(segment));
                 }
                 "case" => {
@@ -301,6 +327,14 @@ impl Parser<'_> {
                     } else if segment.words.is_empty()
                         && let Some(assignment) = split_assignment(&word)
                     {
+                        if word
+                            .text()
+                            .split('=')
+                            .next()
+                            .is_some_and(|n| n.contains('['))
+                        {
+                            script.features.arithmetic = true;
+                        }
                         segment.assignments.push(assignment);
                         if self.peek() == Some('(') {
                             // `name=(a b c)`: an array; its elements are evaluated.
@@ -398,7 +432,7 @@ impl Parser<'_> {
         segment.assignments.push(Assignment {
             name,
             value: Word::new(
-                vec![WordPart::Literal {
+                smallvec::smallvec![WordPart::Literal {
                     text: "<for list>".into(),
                     quoted: true,
                 }],
@@ -681,6 +715,7 @@ fn absorb(script: &mut Script, inner: Script, connector: Connector) {
     outer.function |= inner.function;
     outer.background |= inner.background;
     outer.endless_loop |= inner.endless_loop;
+    outer.arithmetic |= inner.arithmetic;
 }
 
 /// Whether a `while` (or `until`) condition of one simple command is true (or false) by
@@ -746,7 +781,7 @@ fn split_assignment(word: &Word) -> Option<Assignment> {
         return None;
     }
     let rest = &text[eq + 1..];
-    let mut parts = Vec::with_capacity(word.parts.len());
+    let mut parts = crate::policy::shell::ast::Parts::new();
     if !rest.is_empty() {
         parts.push(WordPart::Literal {
             text: rest.to_string(),

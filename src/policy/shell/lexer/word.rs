@@ -2,11 +2,11 @@
 //! process substitution, tilde, and heredoc bodies.
 
 use super::{Closer, LexError, Parser, is_meta};
-use crate::policy::shell::ast::{Script, Word, WordPart};
+use crate::policy::shell::ast::{Parts, Script, Word, WordPart};
 
 /// Accumulates the parts of one word and the shape that tells globs from quoted text.
 pub(super) struct WordBuilder {
-    parts: Vec<WordPart>,
+    parts: Parts,
     /// An unquoted `*` or `?`.
     glob: bool,
     /// The word from its first unquoted `[` or `{` on, quoted characters as NUL and expansions
@@ -18,7 +18,7 @@ pub(super) struct WordBuilder {
 impl WordBuilder {
     pub(super) fn new() -> Self {
         WordBuilder {
-            parts: Vec::new(),
+            parts: Parts::new(),
             glob: false,
             shape: String::new(),
         }
@@ -40,6 +40,27 @@ impl WordBuilder {
         // Most words are short: one allocation of this size usually holds the whole literal.
         let mut text = String::with_capacity(24);
         text.push(c);
+        self.parts.push(WordPart::Literal { text, quoted });
+    }
+
+    /// Appends a run of characters of one quotedness at once (the common case: a plain word).
+    /// Unquoted runs never hold glob or brace characters (the caller stops at them).
+    pub(super) fn push_run(&mut self, run: &[char], quoted: bool) {
+        if run.is_empty() {
+            return;
+        }
+        if !self.shape.is_empty() {
+            self.shape
+                .extend(run.iter().map(|&c| if quoted { '\0' } else { c }));
+        }
+        if let Some(WordPart::Literal { text, quoted: q }) = self.parts.last_mut()
+            && *q == quoted
+        {
+            text.extend(run);
+            return;
+        }
+        let mut text = String::with_capacity(run.len().max(24));
+        text.extend(run);
         self.parts.push(WordPart::Literal { text, quoted });
     }
 
@@ -80,7 +101,17 @@ fn has_brace_expansion(shape: &str) -> bool {
     false
 }
 
-impl Parser<'_> {
+/// A character that is only itself in an unquoted word: no quoting, expansion, glob, brace,
+/// tilde or assignment meaning, and not the end of the word.
+fn is_plain(c: char) -> bool {
+    !is_meta(c)
+        && !matches!(
+            c,
+            '\\' | '\'' | '"' | '$' | '`' | '~' | '=' | '*' | '?' | '[' | '{'
+        )
+}
+
+impl<'a> Parser<'a> {
     /// Lexes one word at the cursor, up to the next unquoted metacharacter.
     pub(super) fn parse_word(&mut self) -> Result<Word, LexError> {
         let start = self.pos;
@@ -104,10 +135,8 @@ impl Parser<'_> {
                 },
                 '\'' => {
                     self.pos += 1;
-                    let text = self.single_quoted()?;
-                    for ch in text.chars() {
-                        word.push_char(ch, true);
-                    }
+                    let run = self.single_quoted_run()?;
+                    word.push_run(run, true);
                 }
                 '"' => self.double_quoted(&mut word)?,
                 '$' => self.dollar(&mut word, false)?,
@@ -135,6 +164,12 @@ impl Parser<'_> {
                         self.pos = user_start;
                     }
                 }
+                _ if is_plain(c) => {
+                    let run = self.rest();
+                    let len = run.iter().take_while(|&&c| is_plain(c)).count();
+                    word.push_run(&run[..len], false);
+                    self.pos += len;
+                }
                 _ => {
                     if c == '=' {
                         seen_equals = true;
@@ -148,18 +183,43 @@ impl Parser<'_> {
         Ok(word.finish())
     }
 
+    /// The inside of `'…'` (the opening quote already consumed), the closing one consumed.
+    fn single_quoted_run(&mut self) -> Result<&'a [char], LexError> {
+        let start = self.pos;
+        let rest = self.rest();
+        match rest.iter().position(|&c| c == '\'') {
+            Some(len) => {
+                self.literal.push((start, start + len));
+                self.pos += len + 1;
+                Ok(&rest[..len])
+            }
+            None if self.lenient => {
+                self.literal.push((start, self.chars.len()));
+                self.pos = self.chars.len();
+                Ok(rest)
+            }
+            None => Err(LexError {
+                kind: super::LexErrorKind::Syntax,
+                message: "unterminated single quote".into(),
+                offset: start.saturating_sub(1),
+            }),
+        }
+    }
+
     /// The text up to the closing `'` (the opening one already consumed).
     fn single_quoted(&mut self) -> Result<String, LexError> {
         let start = self.pos;
         while let Some(c) = self.peek() {
             if c == '\'' {
                 let text = self.slice(start, self.pos);
+                self.literal.push((start, self.pos));
                 self.pos += 1;
                 return Ok(text);
             }
             self.pos += 1;
         }
         if self.lenient {
+            self.literal.push((start, self.pos));
             return Ok(self.slice(start, self.pos));
         }
         Err(LexError {
@@ -209,8 +269,13 @@ impl Parser<'_> {
                     });
                 }
                 _ => {
-                    word.push_char(c, true);
-                    self.pos += 1;
+                    let run = self.rest();
+                    let len = run
+                        .iter()
+                        .take_while(|&&c| !matches!(c, '"' | '\\' | '$' | '`'))
+                        .count();
+                    word.push_run(&run[..len], true);
+                    self.pos += len;
                 }
             }
         }
@@ -402,6 +467,17 @@ impl Parser<'_> {
     /// `$'…'` after the `$'`: C escapes decoded, so `$'\x72\x6d'` is `rm`.
     pub(super) fn ansi_c_quoted(&mut self) -> Result<String, LexError> {
         let start = self.pos;
+        let mut out = self.ansi_c_text(start)?;
+        self.literal
+            .push((start, self.pos.saturating_sub(1).max(start)));
+        // bash cuts the string at a NUL byte: `$'sudo\x00'` is `sudo`.
+        if let Some(nul) = out.find('\0') {
+            out.truncate(nul);
+        }
+        Ok(out)
+    }
+
+    fn ansi_c_text(&mut self, start: usize) -> Result<String, LexError> {
         let mut out = String::new();
         loop {
             let Some(c) = self.peek() else {
@@ -435,6 +511,13 @@ impl Parser<'_> {
                         '0'..='7' => {
                             self.pos -= 1;
                             out.push(self.radix_char(8, 3));
+                        }
+                        // `\cX`: the control character of X (`\c@` is NUL).
+                        'c' => {
+                            if let Some(x) = self.peek() {
+                                self.pos += 1;
+                                out.push(char::from(x as u8 & 0x1f));
+                            }
                         }
                         other => out.push(other),
                     }

@@ -1,0 +1,113 @@
+//! A program's arguments read the way GNU `getopt_long` reads them, for the hazard rules:
+//! `--name`, `--name=value`, and any prefix of a long name (`--to-comm` is `--to-command`,
+//! `--expr` is `--expression`) — tools accept unambiguous prefixes, so a rule that only knew the
+//! full spelling would be walked around. Short options may be clustered (`-ne'…'`).
+
+use crate::policy::shell::ast::Word;
+
+/// The arguments after the command word.
+#[derive(Clone, Copy)]
+pub struct Args<'a> {
+    words: &'a [Word],
+}
+
+/// The shortest prefix of a long option taken as that option (`--` and two letters): shorter
+/// prefixes are ambiguous in every tool these rules look at.
+const MIN_PREFIX: usize = 4;
+
+impl<'a> Args<'a> {
+    /// `argv` with its command word first.
+    #[must_use]
+    pub fn of(argv: &'a [Word]) -> Self {
+        Args {
+            words: argv.get(1..).unwrap_or(&[]),
+        }
+    }
+
+    pub fn texts(self) -> impl Iterator<Item = &'a str> {
+        self.words.iter().map(Word::text)
+    }
+
+    #[must_use]
+    pub fn first(self) -> Option<&'a str> {
+        self.texts().next()
+    }
+
+    #[must_use]
+    pub fn any(self, pred: impl Fn(&str) -> bool) -> bool {
+        self.texts().any(pred)
+    }
+
+    #[must_use]
+    pub fn contains(self, text: &str) -> bool {
+        self.texts().any(|t| t == text)
+    }
+
+    /// Whether any of `names` is given: a long option by its name or a prefix of it (with or
+    /// without `=value`), anything else (`-c`, `-exec`, `-ex`) exactly or with `=value`.
+    #[must_use]
+    pub fn has(self, names: &[&str]) -> bool {
+        self.texts().any(|t| names.iter().any(|n| option_is(t, n)))
+    }
+
+    /// The values given to any of `names`: attached (`--x=v`, `-xv` for a one-letter `-x`) or
+    /// the next word.
+    pub fn values(self, names: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
+        let texts: Vec<&'a str> = self.texts().collect();
+        let mut out = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            for n in names {
+                if let Some(value) = attached_value(t, n) {
+                    out.push(value);
+                } else if option_is(t, n) {
+                    out.extend(texts.get(i + 1).copied());
+                }
+            }
+        }
+        out.into_iter()
+    }
+}
+
+/// Whether the argument `word` is the option `name`.
+#[must_use]
+pub fn option_is(word: &str, name: &str) -> bool {
+    let given = word.split_once('=').map_or(word, |(n, _)| n);
+    if given == name {
+        return true;
+    }
+    name.starts_with("--")
+        && given.starts_with("--")
+        && given.len() >= MIN_PREFIX
+        && name.starts_with(given)
+}
+
+/// The value attached to `name` in `word` (`--name=v`, a prefix of it `=v`, or `-xv`).
+fn attached_value<'w>(word: &'w str, name: &str) -> Option<&'w str> {
+    if let Some((given, value)) = word.split_once('=')
+        && option_is(given, name)
+    {
+        return Some(value);
+    }
+    let short = name.strip_prefix('-').filter(|n| n.len() == 1)?;
+    word.strip_prefix('-')
+        .filter(|w| !w.starts_with('-'))
+        .and_then(|w| w.strip_prefix(short))
+        .filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::option_is;
+
+    #[test]
+    fn long_options_by_prefix() {
+        assert!(option_is("--to-command=x", "--to-command"));
+        assert!(option_is("--to-comm=x", "--to-command"));
+        assert!(option_is("--expr", "--expression"));
+        assert!(!option_is("--e", "--expression"));
+        assert!(!option_is("--pre-glob=x", "--pre"));
+        assert!(option_is("-c", "-c"));
+        assert!(!option_is("-cx", "-c"));
+        assert!(option_is("-exec", "-exec"));
+    }
+}

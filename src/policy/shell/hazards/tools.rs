@@ -1,0 +1,159 @@
+//! The hazard rules of single programs, one function each: editors, debuggers, `set`, tar,
+//! sqlite3, and the build and package tools whose options run programs whatever the subcommand
+//! (a saved `cargo build` key must not cover `cargo build --config build.rustc-wrapper=…`).
+
+use super::args::Args;
+
+/// vim and kin: commands at start (`-c`, `+…`, `--cmd`), scripts (`-S`, `-s`), a vimrc (`-u`),
+/// and Ex mode reading commands (`-e`, `-es`).
+pub fn editor(name: &str, args: Args<'_>) -> Option<String> {
+    let runs = args.any(|t| t.starts_with('+'))
+        || args.has(&["--cmd", "-u", "-e", "-E", "-es", "-Es", "-s"])
+        || args.any(|t| t.starts_with("-c") || t.starts_with("-S"));
+    runs.then(|| format!("`{name}` is given editor commands, which can run programs"))
+}
+
+/// gdb and lldb take commands on the command line (`-ex`, `-eval-command`, `-x FILE` …), with
+/// one dash or two, abbreviated.
+pub fn debugger(name: &str, args: Args<'_>) -> Option<String> {
+    let runs = args.any(|t| {
+        let Some(option) = t.strip_prefix("--").or_else(|| t.strip_prefix('-')) else {
+            return false;
+        };
+        let option = option.split_once('=').map_or(option, |(o, _)| o);
+        matches!(option, "ex" | "iex" | "x" | "ix" | "o" | "s" | "k" | "O")
+            || [
+                "eval-command",
+                "init-eval-command",
+                "command",
+                "init-command",
+                "one-line",
+                "source",
+                "batch",
+            ]
+            .iter()
+            .any(|full| option.len() >= 3 && full.starts_with(option))
+    });
+    runs.then(|| format!("`{name}` is given commands, which can run programs"))
+}
+
+/// `set -o posix` (aliases expand), `set -k` (arguments become environment assignments).
+pub fn set_options(args: Args<'_>) -> Option<String> {
+    let texts: Vec<&str> = args.texts().collect();
+    let named = texts.windows(2).any(|w| {
+        w[0].starts_with('-') && w[0].contains('o') && matches!(w[1], "posix" | "keyword")
+    });
+    let short_k = texts
+        .iter()
+        .any(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('k'));
+    (named || short_k || texts.contains(&"--posix"))
+        .then(|| "`set` changes how later words are read (posix mode, keyword arguments)".into())
+}
+
+/// tar: programs it runs for compression, checkpoints, volumes or every extracted file.
+pub fn tar(args: Args<'_>) -> Option<String> {
+    const LONG: &[&str] = &[
+        "--to-command",
+        "--checkpoint-action",
+        "--use-compress-program",
+        "--info-script",
+        "--new-volume-script",
+        "--rsh-command",
+        "--rmt-command",
+    ];
+    if let Some(hit) = args
+        .texts()
+        .find(|t| LONG.iter().any(|l| super::args::option_is(t, l)))
+    {
+        return Some(format!("`tar {hit}` runs a program"));
+    }
+    // Short clusters: `-I PROG` and `-F SCRIPT` take programs; so do the same letters in the
+    // old-style first word (`tar xIf zstd a.tar`).
+    let with_value = ['f', 'C', 'T', 'X', 'b', 'H', 'K', 'L', 'N', 'g', 'V'];
+    for (at, t) in args.texts().enumerate() {
+        let cluster = match t.strip_prefix('-') {
+            Some(c) if !c.starts_with('-') => c,
+            None if at == 0 => t,
+            _ => continue,
+        };
+        for c in cluster.chars() {
+            if c == 'I' || c == 'F' {
+                return Some(format!("`tar -{c}` runs a program"));
+            }
+            if with_value.contains(&c) {
+                break;
+            }
+        }
+    }
+    None
+}
+
+/// sqlite3: dot-commands (`.shell`, `.system`, `.once '|cmd'`) given as arguments, or run at
+/// start (`-cmd`, `-init`).
+pub fn sqlite(args: Args<'_>) -> Option<String> {
+    let positional: Vec<&str> = args.texts().filter(|t| !t.starts_with('-')).collect();
+    let dot_command = positional
+        .iter()
+        .skip(1)
+        .any(|t| t.trim_start().starts_with('.'));
+    (dot_command || args.has(&["-cmd", "-init"]))
+        .then(|| "`sqlite3` is given dot-commands, which can run programs".into())
+}
+
+/// Build and package tools: options that name programs, code or another build file, and
+/// subcommands that run whatever command follows (or download and run a package).
+pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
+    let first = args.first();
+    let hit = match name {
+        "make" | "gmake" => {
+            args.has(&[
+                "--eval",
+                "-E",
+                "-f",
+                "--file",
+                "--makefile",
+                "-C",
+                "--directory",
+                "-I",
+                "--include-dir",
+            ]) || args.any(|t| {
+                ["SHELL=", ".SHELLFLAGS=", "MAKESHELL=", "MAKEFLAGS="]
+                    .iter()
+                    .any(|p| t.starts_with(p))
+            }) || args.any(|t| t.starts_with("-f") || t.starts_with("-C"))
+        }
+        "cargo" => {
+            args.has(&["--config", "--manifest-path", "-Z"]) || args.any(|t| t.starts_with("-Z"))
+        }
+        "go" => {
+            args.has(&[
+                "-toolexec",
+                "--toolexec",
+                "-exec",
+                "--exec",
+                "-vettool",
+                "--vettool",
+                "-overlay",
+            ]) || (matches!(first, Some("run" | "install" | "get" | "generate"))
+                && args.any(|t| t.contains('@') || t == "generate"))
+        }
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            args.has(&["--script-shell", "--node-options", "--userconfig"])
+                || matches!(
+                    (name, first),
+                    ("npm", Some("exec" | "x"))
+                        | ("pnpm", Some("dlx" | "exec"))
+                        | ("yarn", Some("dlx" | "exec" | "node"))
+                        | ("bun", Some("x"))
+                )
+        }
+        "uv" => matches!(first, Some("run" | "tool")),
+        "pipx" | "poetry" | "pipenv" | "conda" => first == Some("run"),
+        "bundle" => first == Some("exec"),
+        "npx" | "pnpx" | "bunx" | "uvx" => true,
+        _ => false,
+    };
+    hit.then(|| {
+        format!("`{name}` is given code or a program to run (or runs whatever command follows)")
+    })
+}

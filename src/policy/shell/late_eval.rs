@@ -1,0 +1,107 @@
+//! Strings bash evaluates as code after the gate has looked: arithmetic evaluates array
+//! subscripts, and a subscript can hold a command substitution — `x='a[$(cmd)]'; echo $((x))`
+//! runs `cmd`, as do `[[ $x -eq 0 ]]`, `${!x}` and `${x@P}`. No rule can see what such a string
+//! holds once it comes from a quoted literal, a file or standard input, so a command that both
+//! brings in such a string and evaluates strings is high-risk.
+
+use super::ast::{Script, Segment, Word, WordPart};
+use super::command::command_name;
+
+/// Why strings in this command may be evaluated as code later, if they may.
+#[must_use]
+pub fn late_evaluation(script: &Script) -> Option<String> {
+    let mut evaluates = false;
+    let mut untrusted = false;
+    script.walk(&mut |s| {
+        evaluates |= s.features.arithmetic;
+        for segment in &s.segments {
+            evaluates |= evaluates_strings(segment);
+            untrusted |= brings_in_strings(segment);
+        }
+    });
+    (evaluates && untrusted).then(|| {
+        "it evaluates strings (arithmetic, `[[ -eq ]]`, `${!x}`, `${x@P}`) that come from a quoted literal holding `$(`, a file or its input; a subscript in them can run commands".into()
+    })
+}
+
+/// Arithmetic on strings, indirection or prompt expansion in this segment.
+fn evaluates_strings(segment: &Segment) -> bool {
+    let words: Vec<Option<&str>> = segment.words.iter().map(Word::literal).collect();
+    let arithmetic_test = matches!(words.first(), Some(Some("[[" | "[" | "test")))
+        && words
+            .iter()
+            .any(|w| matches!(w, Some("-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge")));
+    let integer_declaration = matches!(
+        segment.words.first().and_then(command_name),
+        Some("declare" | "typeset" | "local")
+    ) && words
+        .iter()
+        .any(|w| w.is_some_and(|w| w.starts_with('-') && w.contains('i')));
+    arithmetic_test
+        || integer_declaration
+        || segment.all_words().any(|w| {
+            w.parts.iter().any(|p| match p {
+                WordPart::Arithmetic { .. } => true,
+                WordPart::Param {
+                    name, op, braced, ..
+                } => {
+                    *braced
+                        && (name.starts_with('!')
+                            || op.contains('@')
+                            || op.starts_with('[')
+                            || op.starts_with(':'))
+                }
+                _ => false,
+            })
+        })
+}
+
+/// Strings that no rule read: a quoted literal holding `$(` or a backtick, or input read by
+/// `read`/`mapfile`, a heredoc or a here-string.
+fn brings_in_strings(segment: &Segment) -> bool {
+    let reads = matches!(
+        segment.words.first().and_then(command_name),
+        Some("read" | "mapfile" | "readarray")
+    );
+    let inline_input = segment.redirects.iter().any(|r| r.feeds_inline_input());
+    let hidden_code = segment.all_words().any(|w| {
+        w.parts.iter().any(|p| {
+            matches!(p, WordPart::Literal { text, quoted: true } if text.contains("$(") || text.contains('`'))
+        })
+    });
+    reads || inline_input || hidden_code
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::shell::ShellAnalysis;
+
+    fn flagged(cmd: &str) -> bool {
+        ShellAnalysis::new(cmd, &[]).high_risk.is_some()
+    }
+
+    #[test]
+    fn strings_evaluated_later() {
+        for cmd in [
+            "x='a[$(id)]'; echo $((x))",
+            "x='a[$(id)]'; echo ${!x}",
+            "x='$(id)'; echo ${x@P}",
+            "x='a[$(id)]'; [[ $x -eq 0 ]]",
+            "read x < f; echo $((x + 1))",
+            "while read n; do echo $((n*2)); done < nums",
+            "x='a[`id`]'; declare -i y=x",
+            "mapfile -t a < f; echo ${a[0]:$n}",
+        ] {
+            assert!(flagged(cmd), "{cmd}");
+        }
+        for cmd in [
+            "echo $((1 + 2))",
+            "i=0; i=$((i+1)); echo $i",
+            "for ((i=0;i<3;i++)); do echo $i; done",
+            "x=5; [[ $x -eq 5 ]] && echo five",
+            "read -r name < f; echo \"$name\"",
+        ] {
+            assert!(!flagged(cmd), "{cmd}");
+        }
+    }
+}

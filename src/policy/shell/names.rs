@@ -1,0 +1,93 @@
+//! The lists of program names the rules look up, each written once: the macro makes the list
+//! (for whoever needs to show it) and a `match` over it (what every segment's lookup uses — a
+//! length switch and one comparison instead of a scan of the list).
+
+/// `names!(doc; pub const LIST, pub fn is_in = ["a", "b"]);`
+macro_rules! names {
+    ($(#[$doc:meta])* $vis:vis const $list:ident, fn $test:ident = [$($name:literal),+ $(,)?]) => {
+        $(#[$doc])*
+        $vis const $list: &[&str] = &[$($name),+];
+
+        $(#[$doc])*
+        #[must_use]
+        $vis fn $test(name: &str) -> bool {
+            matches!(name, $($name)|+)
+        }
+    };
+}
+
+names!(
+    /// Shells: `-c` runs their argument as a script.
+    pub const SHELLS, fn is_shell = [
+        "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "yash",
+    ]
+);
+
+names!(
+    /// Interpreters, by family (their version suffix removed: `python3.11` is `python`).
+    pub const INTERPRETERS, fn is_interpreter_family = [
+        "python", "pypy", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua", "luajit",
+        "osascript", "pwsh", "powershell", "expect", "tclsh", "wish", "Rscript", "R", "julia",
+        "elixir", "iex", "erl", "escript", "racket", "guile", "sbcl", "clisp", "ghc", "ghci",
+        "runghc", "runhaskell", "groovy", "scala", "kotlin", "jshell", "ipython",
+    ]
+);
+
+names!(
+    /// Programs that read commands — some of which run programs — from standard input (`ed`
+    /// and `ex` with `!cmd`, `gdb`'s `shell`, `sqlite3`'s `.shell`, `psql`'s `\!`).
+    pub const STDIN_SCRIPTED, fn reads_script_from_stdin = [
+        "ed", "ex", "gdb", "lldb", "sqlite3", "psql", "mysql", "mariadb", "dc",
+    ]
+);
+
+names!(
+    /// Programs that talk to the network.
+    pub const NETWORK_CLIENTS, fn is_network_client = [
+        "curl", "wget", "wget2", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "rsync",
+        "ftp", "tftp", "telnet", "aria2c", "fetch", "http", "https", "xh", "lftp", "ncftp",
+        "axel", "curlie", "rsh", "rlogin", "rcp", "mosh",
+    ]
+);
+
+names!(
+    /// Programs Debian and others install under variant names (`nc.openbsd`, `vim.tiny`).
+    pub const VARIANT_FAMILIES, fn has_variants = [
+        "nc", "netcat", "ncat", "telnet", "ftp", "vim", "vi", "awk", "sed", "tar", "find", "curl",
+        "wget", "socat", "bash", "sh", "ssh",
+    ]
+);
+
+names!(
+    /// Privilege escalation, as a wrapper or the command itself.
+    pub const PRIVILEGE, fn is_privilege = [
+        "sudo", "su", "doas", "visudo", "sudoedit", "pkexec", "run0", "runuser",
+    ]
+);
+
+names!(
+    /// Every command name a denylist argv rule looks at (the rest are answered by name alone).
+    pub const RULED, fn is_ruled = [
+        "shutdown", "reboot", "halt", "poweroff", "kexec", "init", "telinit", "systemctl",
+        "loginctl", "dd", "wipefs", "blkdiscard", "shred", "truncate", "fdisk", "sfdisk", "parted",
+        "mkswap", "hdparm", "tee", "cp", "mv", "install", "ln", "kill", "pkill", "killall",
+        "killall5", "chmod", "chown", "mount", "umount", "iptables", "ip6tables",
+        "iptables-restore", "ip6tables-restore", "iptables-legacy", "iptables-nft", "nft", "ufw",
+        "firewall-cmd", "ebtables", "arptables", "crontab", "history", "useradd", "userdel",
+        "usermod", "groupadd", "groupdel", "groupmod", "chpasswd", "adduser", "deluser", "addgroup",
+        "delgroup", "newusers", "chage", "passwd", "nc", "ncat", "netcat", "socat",
+    ]
+);
+
+names!(
+    /// Programs whose options can be code or name programs (the hazard rules read them): an
+    /// option built when the command runs (`X=-delete; find . $X`) cannot be judged.
+    pub const ARGUMENT_SENSITIVE, fn argument_sensitive = [
+        "find", "gfind", "bfs", "fd", "fdfind", "sed", "gsed", "awk", "gawk", "mawk", "nawk",
+        "git", "tar", "gtar", "bsdtar", "rg", "sort", "zip", "vim", "vi", "nvim", "ex", "view",
+        "editor", "ed", "less", "more", "man", "gdb", "lldb", "strace", "ltrace", "make", "gmake",
+        "cargo", "go", "npm", "pnpm", "yarn", "bun", "uv", "pipx", "sqlite3", "dc", "xargs",
+        "env", "parallel", "tcpdump", "crontab", "at", "enable", "mapfile", "readarray", "hash",
+        "shopt", "set", "let", "trap", "eval", "source", ".", "exec", "command", "builtin",
+    ]
+);
