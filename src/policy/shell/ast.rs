@@ -1,6 +1,8 @@
 //! What the shell lexer produces: scripts of simple-command segments, with every nested script
 //! (substitutions, function bodies, heredoc bodies) kept where the rules can walk into it.
 
+use super::marks::{Marks, marks};
+
 /// How a segment is joined to the one before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Connector {
@@ -33,9 +35,9 @@ pub enum WordPart {
         quoted: bool,
     },
     /// `$(…)` or `` `…` ``.
-    CommandSub { script: Script, quoted: bool },
+    CommandSub { script: Box<Script>, quoted: bool },
     /// `<(…)` or `>(…)`.
-    ProcessSub { script: Script },
+    ProcessSub { script: Box<Script> },
     /// `$((…))`.
     Arithmetic { text: String },
     /// An unquoted leading `~` or `~user`.
@@ -55,8 +57,11 @@ pub struct Word {
     pub brace: bool,
     /// The rendered text, kept only when it differs from a single literal part's text (most
     /// words are one literal: they are not copied twice).
-    rendered: Option<String>,
+    rendered: Option<Box<str>>,
     literal: bool,
+    /// What its text mentions (secret-path substrings, raw sockets), found once here for every
+    /// rule that asks.
+    pub marks: Marks,
 }
 
 impl Word {
@@ -67,15 +72,18 @@ impl Word {
             !glob && !brace && parts.iter().all(|p| matches!(p, WordPart::Literal { .. }));
         let rendered = match parts.as_slice() {
             [WordPart::Literal { .. }] => None,
-            _ => Some(render(&parts)),
+            _ => Some(render(&parts).into_boxed_str()),
         };
-        Word {
+        let mut word = Word {
             parts,
             glob,
             brace,
             rendered,
             literal,
-        }
+            marks: Marks::default(),
+        };
+        word.marks = marks(word.text());
+        word
     }
 
     /// A plain literal word.
@@ -117,7 +125,9 @@ impl Word {
     /// Scripts nested in this word (command and process substitutions).
     pub fn nested_scripts(&self) -> impl Iterator<Item = &Script> {
         self.parts.iter().filter_map(|p| match p {
-            WordPart::CommandSub { script, .. } | WordPart::ProcessSub { script } => Some(script),
+            WordPart::CommandSub { script, .. } | WordPart::ProcessSub { script } => {
+                Some(script.as_ref())
+            }
             _ => None,
         })
     }
@@ -338,3 +348,4 @@ impl Script {
         }
     }
 }
+

@@ -46,6 +46,10 @@ pub struct CommandView<'a> {
 #[must_use]
 pub fn command_name(word: &Word) -> Option<&str> {
     let text = word.literal()?;
+    // The common case: a bare name, already normal.
+    if !text.is_empty() && !text.bytes().any(|b| b == b'/' || b == b'.') {
+        return Some(text);
+    }
     let trimmed = text.trim_end_matches('/');
     let base = match trimmed.rfind('/') {
         Some(slash) => &trimmed[slash + 1..],

@@ -2,41 +2,21 @@
 //! subscripts, and a subscript can hold a command substitution — `x='a[$(cmd)]'; echo $((x))`
 //! runs `cmd`, as do `[[ $x -eq 0 ]]`, `${!x}` and `${x@P}`. No rule can see what such a string
 //! holds once it comes from a quoted literal, a file or standard input, so a command that both
-//! brings in such a string and evaluates strings is high-risk.
+//! brings in such a string and evaluates strings is high-risk ([`super::facts::Facts`] gathers
+//! both over the whole command).
 
-use super::ast::{Script, Segment, Word, WordPart};
+use super::ast::{Segment, Word, WordPart};
 use super::command::command_name;
 
-/// Why strings in this command may be evaluated as code later, if they may.
-#[must_use]
-pub fn late_evaluation(script: &Script) -> Option<String> {
-    let mut evaluates = false;
-    let mut untrusted = false;
-    script.walk(&mut |s| {
-        evaluates |= s.features.arithmetic;
-        for segment in &s.segments {
-            evaluates |= evaluates_strings(segment);
-            untrusted |= brings_in_strings(segment);
-        }
-    });
-    (evaluates && untrusted).then(|| {
-        "it evaluates strings (arithmetic, `[[ -eq ]]`, `${!x}`, `${x@P}`) that come from a quoted literal holding `$(`, a file or its input; a subscript in them can run commands".into()
-    })
-}
-
 /// Arithmetic on strings, indirection or prompt expansion in this segment.
-fn evaluates_strings(segment: &Segment) -> bool {
-    let words: Vec<Option<&str>> = segment.words.iter().map(Word::literal).collect();
-    let arithmetic_test = matches!(words.first(), Some(Some("[[" | "[" | "test")))
-        && words
-            .iter()
-            .any(|w| matches!(w, Some("-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge")));
-    let integer_declaration = matches!(
-        segment.words.first().and_then(command_name),
-        Some("declare" | "typeset" | "local")
-    ) && words
-        .iter()
-        .any(|w| w.is_some_and(|w| w.starts_with('-') && w.contains('i')));
+pub(super) fn evaluates_strings(segment: &Segment) -> bool {
+    let mut words = segment.words.iter().map(Word::literal);
+    let first = segment.words.first().and_then(command_name);
+    let arithmetic_test = matches!(first, Some("[[" | "[" | "test"))
+        && words.any(|w| matches!(w, Some("-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge")));
+    let mut words = segment.words.iter().map(Word::literal);
+    let integer_declaration = matches!(first, Some("declare" | "typeset" | "local"))
+        && words.any(|w| w.is_some_and(|w| w.starts_with('-') && w.contains('i')));
     arithmetic_test
         || integer_declaration
         || segment.all_words().any(|w| {
@@ -58,7 +38,7 @@ fn evaluates_strings(segment: &Segment) -> bool {
 
 /// Strings that no rule read: a quoted literal holding `$(` or a backtick, or input read by
 /// `read`/`mapfile`, a heredoc or a here-string.
-fn brings_in_strings(segment: &Segment) -> bool {
+pub(super) fn brings_in_strings(segment: &Segment) -> bool {
     let reads = matches!(
         segment.words.first().and_then(command_name),
         Some("read" | "mapfile" | "readarray")

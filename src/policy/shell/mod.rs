@@ -11,19 +11,20 @@ pub mod approval_key;
 pub mod ast;
 pub mod command;
 pub mod denylist;
+pub mod facts;
 pub mod hazards;
 pub mod inline;
 pub mod inline_code;
 pub mod late_eval;
 pub mod lexer;
+pub mod marks;
 pub mod names;
 pub mod precheck;
 pub mod wrappers;
 
 use approval_key::ApprovalKey;
-use ast::Script;
-use command::{command_name, is_network_client};
 use denylist::DenyMatch;
+use facts::Facts;
 use lexer::{Budget, Lexed, lex_with};
 
 /// Commands longer than this are not judged: no real command needs it, and the work stays
@@ -78,22 +79,22 @@ impl ShellAnalysis {
         // bash removes every backslash-newline outside quotes, comments and heredoc bodies
         // before it reads a command (`$\⏎(…)` is `$(…)`). Where removing them changes the
         // reading, both readings are judged, and the command is high-risk.
-        let joined = match without_continuations(command, &lexed.literal) {
+        let joined = match without_continuations(command, &lexed.0.literal) {
             Some(text) => match prepared(&text, &budget) {
-                Ok(joined) => Some(joined).filter(|j| j.script != lexed.script),
+                Ok(joined) => Some(joined).filter(|j| j.0.script != lexed.0.script),
                 Err(why) => return Self::too_complex(command, why),
             },
             None => None,
         };
         let readings = || std::iter::once(&lexed).chain(joined.as_ref());
-        let denied = readings().find_map(denylist::check);
-        let high_risk = readings().find_map(precheck::high_risk_reason).or_else(|| {
+        let denied = readings().find_map(|l| denylist::check(&l.0, &l.1));
+        let high_risk = readings().find_map(|l| precheck::high_risk_reason(&l.0, &l.1)).or_else(|| {
             joined.as_ref().map(|_| {
                 "a backslash-newline joins it into something else than it looks like".into()
             })
         });
-        let network = readings().any(|l| uses_network(&l.script));
-        let approval_key = ApprovalKey::of(&lexed, high_risk.is_none(), prefix_binaries);
+        let network = readings().any(|l| l.1.network.is_some());
+        let approval_key = ApprovalKey::of(&lexed.0, high_risk.is_none(), prefix_binaries);
         ShellAnalysis {
             command: command.to_string(),
             too_complex: None,
@@ -101,7 +102,7 @@ impl ShellAnalysis {
             high_risk,
             network,
             approval_key,
-            classifier_text: without_comments(command, &lexed),
+            classifier_text: without_comments(command, &lexed.0),
         }
     }
 
@@ -118,16 +119,18 @@ impl ShellAnalysis {
     }
 }
 
-/// Lexes `text` and its inline scripts on `budget`, or says why it is too complex.
-fn prepared(text: &str, budget: &Budget) -> Result<Lexed, String> {
+/// Lexes `text` and its inline scripts on `budget` and gathers its facts, or says why it is
+/// too complex.
+fn prepared(text: &str, budget: &Budget) -> Result<(Lexed, Facts), String> {
     let mut lexed = lex_with(text, budget, 0);
     if let Some(error) = lexed.too_complex() {
         return Err(error.message.clone());
     }
     inline::expand(&mut lexed.script, budget, 0).map_err(|e| e.message)?;
-    match oversized_pattern(&lexed.script) {
-        Some(why) => Err(why),
-        None => Ok(lexed),
+    let facts = Facts::of(&lexed.script);
+    match &facts.oversized {
+        Some(why) => Err(why.clone()),
+        None => Ok((lexed, facts)),
     }
 }
 
@@ -171,44 +174,6 @@ fn without_continuations(command: &str, literal: &[(usize, usize)]) -> Option<St
         i += 1;
     }
     removed.then_some(out)
-}
-
-/// A network client in any word position, at any depth, or a `/dev/tcp` path.
-fn uses_network(script: &Script) -> bool {
-    let mut found = false;
-    script.walk(&mut |s| {
-        found |= s.segments.iter().any(|segment| {
-            segment.all_words().any(|w| {
-                command_name(w).is_some_and(is_network_client)
-                    || w.text().contains("/dev/tcp/")
-                    || w.text().contains("/dev/udp/")
-            })
-        });
-    });
-    found
-}
-
-/// A glob or brace word too large to match against the secret paths in bounded time.
-fn oversized_pattern(script: &Script) -> Option<String> {
-    let mut found = None;
-    script.walk(&mut |s| {
-        for word in s.segments.iter().flat_map(ast::Segment::all_words) {
-            if found.is_some() || !(word.glob || word.brace) {
-                continue;
-            }
-            let text = word.text();
-            if text.chars().count() > MAX_PATTERN_CHARS {
-                found = Some(format!(
-                    "a pattern of more than {MAX_PATTERN_CHARS} characters"
-                ));
-            } else if word.brace && text.matches('{').count() > MAX_BRACES {
-                found = Some(format!(
-                    "a word with more than {MAX_BRACES} brace expressions"
-                ));
-            }
-        }
-    });
-    found
 }
 
 /// The command without its comments, each line's trailing blanks trimmed.

@@ -91,3 +91,18 @@ names!(
         "shopt", "set", "let", "trap", "eval", "source", ".", "exec", "command", "builtin",
     ]
 );
+
+names!(
+    /// Programs whose arguments are a command (see `wrappers::WRAPPERS`, which holds how to
+    /// skip each one's options; a test keeps the two in step).
+    pub const WRAPPER_NAMES, fn is_wrapper_name = [
+        "sudo", "doas", "env", "nohup", "nice", "timeout", "stdbuf", "ionice", "command", "builtin",
+        "exec", "xargs", "watch", "time", "setsid", "unbuffer", "busybox", "toybox", "chroot",
+        "flock", "taskset", "chrt", "strace", "ltrace", "unshare", "script", "nsenter", "numactl",
+        "setpriv", "systemd-run", "faketime", "torsocks", "proxychains", "proxychains4",
+        "dbus-run-session", "xvfb-run", "ssh-agent", "valgrind", "catchsegv", "eatmydata",
+        "nocache", "chronic", "ifne", "fakeroot", "fakechroot", "cgexec", "runcon", "chpst",
+        "firejail", "bwrap", "sg", "setarch", "linux32", "linux64", "prlimit", "cpulimit",
+        "sshpass", "dbus-launch", "coproc", "caffeinate",
+    ]
+);

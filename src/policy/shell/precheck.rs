@@ -5,31 +5,33 @@
 
 use super::ast::{Connector, RedirectOp, Script, Segment, Word, WordPart};
 use super::command::{
-    CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
+    CommandView, command_view, is_network_client, is_shell_or_interpreter,
     reads_script_from_stdin,
 };
-use super::denylist::rm::{TempVars, assigns_tmpdir, forceful_outside_carve_out, parse_rm};
+use super::denylist::rm::{TempVars, forceful_outside_carve_out, parse_rm};
+use super::facts::Facts;
 use super::hazards::{hidden_code, variables};
 use super::inline_code::runs_inline_code;
-use super::late_eval::late_evaluation;
 use super::lexer::Lexed;
 use super::names::argument_sensitive;
 
 /// Why a command is high-risk without asking the classifier, if it is. `lexed` has its inline
 /// scripts expanded (as [`super::ShellAnalysis`] does).
 #[must_use]
-pub(crate) fn high_risk_reason(lexed: &Lexed) -> Option<String> {
+pub(crate) fn high_risk_reason(lexed: &Lexed, facts: &Facts) -> Option<String> {
     if let Some(error) = &lexed.error {
         return Some(format!("the command does not lex ({error})"));
     }
-    let tmpdir_assigned = assigns_tmpdir(&lexed.script);
+    if let Some(client) = &facts.network {
+        return Some(format!("it uses the network client `{client}`"));
+    }
     let mut reason = None;
     lexed.script.walk(&mut |script| {
         if reason.is_none() {
-            reason = script_reason(script, tmpdir_assigned);
+            reason = script_reason(script, facts.tmpdir_assigned);
         }
     });
-    reason.or_else(|| late_evaluation(&lexed.script))
+    reason.or_else(|| facts.late_evaluation())
 }
 
 fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
@@ -89,13 +91,6 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
             "it redirects from or to a path built when it runs (`{}`)",
             redirect.target.text()
         ));
-    }
-    for word in segment.words.iter().chain(segment.evaluated.iter()) {
-        if let Some(name) = command_name(word)
-            && is_network_client(name)
-        {
-            return Some(format!("it uses the network client `{name}`"));
-        }
     }
     if let Some(reason) = variables::sets_code_variable(segment, view) {
         return Some(reason);

@@ -5,6 +5,7 @@
 
 use super::ast::Word;
 use super::command::CommandView;
+use super::names::is_wrapper_name;
 use std::sync::LazyLock;
 
 /// A wrapper that runs a command, and how to skip its own options.
@@ -511,6 +512,10 @@ static BY_NAME: LazyLock<Vec<&'static Wrapper>> = LazyLock::new(|| {
 /// The wrapper called `name` (normalized), if it is one.
 #[must_use]
 pub fn find(name: &str) -> Option<&'static Wrapper> {
+    // Most commands are no wrapper: a `match` on the names answers them without a search.
+    if !is_wrapper_name(name) {
+        return None;
+    }
     BY_NAME
         .binary_search_by(|w| w.name.cmp(name))
         .ok()
@@ -674,4 +679,25 @@ pub fn is_assignment_word(text: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::shell::names::WRAPPER_NAMES;
+
+    /// The fast name test and the table name the same wrappers.
+    #[test]
+    fn the_name_list_is_the_table() {
+        let mut table: Vec<&str> = WRAPPERS.iter().map(|w| w.name).collect();
+        let mut names = WRAPPER_NAMES.to_vec();
+        table.sort_unstable();
+        names.sort_unstable();
+        assert_eq!(table, names);
+        assert!(
+            WRAPPERS
+                .iter()
+                .all(|w| find(w.name).is_some_and(|f| f.name == w.name))
+        );
+    }
 }

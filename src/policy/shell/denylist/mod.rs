@@ -12,7 +12,8 @@ use super::command::{
 };
 use super::lexer::Lexed;
 use paths::{is_block_device, path_view, secret_in_word};
-use rm::{TempVars, assigns_tmpdir, deny_rm, parse_rm};
+use super::facts::Facts;
+use rm::{TempVars, deny_rm, parse_rm};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -32,9 +33,8 @@ impl fmt::Display for DenyMatch {
 /// Checks a lexed command (its inline scripts expanded, as [`super::ShellAnalysis`] does)
 /// against the denylist. Any denied segment denies the whole command.
 #[must_use]
-pub(crate) fn check(lexed: &Lexed) -> Option<DenyMatch> {
-    let tmpdir_assigned = assigns_tmpdir(&lexed.script);
-    check_script(&lexed.script, tmpdir_assigned)
+pub(crate) fn check(lexed: &Lexed, facts: &Facts) -> Option<DenyMatch> {
+    check_script(&lexed.script, facts.tmpdir_assigned)
 }
 
 fn deny(rule: &'static str, message: String) -> Option<DenyMatch> {
@@ -131,11 +131,12 @@ fn check_segment(
         }
     }
     for word in segment.all_words() {
-        if let Some(what) = secret_in_word(word, cwd) {
-            return deny("secrets", format!("`{}` touches {what}", word.text()));
-        }
         let text = word.text();
-        if text.contains("/dev/tcp/") || text.contains("/dev/udp/") {
+        let marks = word.marks;
+        if let Some(what) = secret_in_word(word, marks, cwd) {
+            return deny("secrets", format!("`{text}` touches {what}"));
+        }
+        if marks.raw_socket {
             return deny(
                 "reverse-shell",
                 format!("`{text}` opens a raw network socket"),
@@ -158,8 +159,7 @@ fn check_segment(
         }
     }
     for inline in &segment.inline {
-        let tmpdir = assigns_tmpdir(&inline.script) || vars.tmpdir_assigned;
-        if let Some(hit) = check_script(&inline.script, tmpdir) {
+        if let Some(hit) = check_script(&inline.script, vars.tmpdir_assigned) {
             return Some(hit);
         }
     }

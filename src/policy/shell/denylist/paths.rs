@@ -3,6 +3,7 @@
 //! are `/etc/shadow`), and globs matched against the secrets they could reach.
 
 use crate::policy::glob::{Glob, LeadingDot};
+use crate::policy::shell::marks::{self, Marks};
 use crate::policy::shell::ast::{Word, WordPart};
 
 /// The word as a path: home references written `~`, lexically normalized.
@@ -105,36 +106,16 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
     None
 }
 
-/// Substrings one of which every secret path holds: words without any (and without a glob or
-/// brace that could produce one) are passed over cheaply.
-const SECRET_HINTS: &[&str] = &[
-    "passwd",
-    "shadow",
-    "sudoers",
-    "id_",
-    "authorized_keys",
-    "known_hosts",
-    "credentials",
-    "private-keys",
-    ".netrc",
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    "/etc",
-    "git-credentials",
-];
-
 /// Why a word names a secret: as a path, after an `=` (`if=/etc/shadow`, `--file=…`), as a
 /// glob that could expand to one, or as one of its brace expansions (`/etc/sh{a,}dow`). A
 /// relative word is also read from `cwd`, the directory an earlier `cd` moved to
 /// (`cd /etc && cat shadow`).
 #[must_use]
-pub fn secret_in_word(word: &Word, cwd: Option<&str>) -> Option<&'static str> {
+pub fn secret_in_word(word: &Word, marks: Marks, cwd: Option<&str>) -> Option<&'static str> {
     let text = word.text();
     let relative = !text.starts_with('/') && !text.starts_with('~') && !text.starts_with('$');
     let cwd = cwd.filter(|_| relative);
-    let hinted = SECRET_HINTS.iter().any(|h| text.contains(h))
-        || cwd.is_some_and(|d| SECRET_HINTS.iter().any(|h| d.contains(h)));
+    let hinted = marks.secret_hint || cwd.is_some_and(|d| marks::marks(d).secret_hint);
     let could_expand_to_one = word.brace || (word.glob && (text.contains('/') || cwd.is_some()));
     if !hinted && !could_expand_to_one {
         return None;

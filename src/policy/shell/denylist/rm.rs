@@ -158,24 +158,6 @@ impl TempVars {
     }
 }
 
-/// Whether any segment anywhere in the script assigns `TMPDIR` (`TMPDIR=…`, or a word naming
-/// it for `export`, `read`, `declare`, `for` …).
-#[must_use]
-pub fn assigns_tmpdir(script: &Script) -> bool {
-    let mut found = false;
-    script.walk(&mut |s| {
-        for segment in &s.segments {
-            // A nameref (`declare -n r=TMPDIR`) can assign it under another name.
-            found |= segment.assignments.iter().any(|a| a.name == "TMPDIR")
-                || segment.words.iter().any(|w| {
-                    let t = w.text();
-                    t == "TMPDIR" || t.starts_with("TMPDIR=") || t.ends_with("=TMPDIR")
-                });
-        }
-    });
-    found
-}
-
 /// `$(mktemp …)` or `` `mktemp …` `` and nothing else.
 fn is_mktemp_value(word: &Word) -> bool {
     match word.parts.as_slice() {

@@ -170,6 +170,13 @@ pub fn sets_code_variable(segment: &Segment, view: &CommandView<'_>) -> Option<S
         return Some(found(name));
     }
     let builtin = view.name?;
+    if !matches!(
+        builtin,
+        "export" | "declare" | "typeset" | "local" | "readonly" | "read" | "printf" | "mapfile"
+            | "readarray" | "getopts"
+    ) {
+        return None;
+    }
     let args: Vec<&str> = view.args.iter().skip(1).map(Word::text).collect();
     let options = || args.iter().filter(|a| a.starts_with('-'));
     let names: Vec<&str> = match builtin {

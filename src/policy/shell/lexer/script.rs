@@ -668,7 +668,7 @@ impl Parser<'_> {
     }
 
     /// The plain unquoted word at the cursor, if it is one, without consuming it.
-    fn peek_reserved(&self) -> Option<&'static str> {
+    pub(super) fn peek_reserved(&self) -> Option<&'static str> {
         // Reserved words are short ASCII: copy at most 8 bytes and compare those.
         let mut buffer = [0u8; 8];
         let mut len = 0;
@@ -682,11 +682,32 @@ impl Parser<'_> {
             buffer[len] = c as u8;
             len += 1;
         }
-        let word = &buffer[..len];
-        super::RESERVED
-            .iter()
-            .find(|r| r.as_bytes() == word)
-            .copied()
+        // A `match` on the bytes: one length switch, not a scan of the list.
+        Some(match &buffer[..len] {
+            b"{" => "{",
+            b"}" => "}",
+            b"if" => "if",
+            b"then" => "then",
+            b"elif" => "elif",
+            b"else" => "else",
+            b"fi" => "fi",
+            b"do" => "do",
+            b"done" => "done",
+            b"while" => "while",
+            b"until" => "until",
+            b"for" => "for",
+            b"select" => "select",
+            b"case" => "case",
+            b"esac" => "esac",
+            b"in" => "in",
+            b"function" => "function",
+            b"!" => "!",
+            b"[[" => "[[",
+            b"]]" => "]]",
+            b"time" => "time",
+            b"coproc" => "coproc",
+            _ => return None,
+        })
     }
 
     fn skip_word(&mut self) {

@@ -419,3 +419,20 @@ fn double_parens_are_arithmetic_only_when_bash_says_so() {
         );
     }
 }
+
+/// Every reserved word is recognized as one, and nothing else is.
+#[test]
+fn reserved_words_are_exactly_the_list() {
+    for word in super::RESERVED {
+        let chars: Vec<char> = word.chars().collect();
+        let budget = super::Budget::default();
+        let parser = super::Parser::new(&chars, false, 0, &budget);
+        assert_eq!(parser.peek_reserved(), Some(word), "{word}");
+    }
+    for word in ["iff", "done2", "x", "{}", "coprocs"] {
+        let chars: Vec<char> = word.chars().collect();
+        let budget = super::Budget::default();
+        let parser = super::Parser::new(&chars, false, 0, &budget);
+        assert_eq!(parser.peek_reserved(), None, "{word}");
+    }
+}

@@ -143,7 +143,7 @@ impl<'a> Parser<'a> {
                 '`' => {
                     let script = self.backtick()?;
                     word.push_part(WordPart::CommandSub {
-                        script,
+                        script: Box::new(script),
                         quoted: false,
                     });
                 }
@@ -264,7 +264,7 @@ impl<'a> Parser<'a> {
                 '`' => {
                     let script = self.backtick()?;
                     word.push_part(WordPart::CommandSub {
-                        script,
+                        script: Box::new(script),
                         quoted: true,
                     });
                 }
@@ -302,7 +302,7 @@ impl<'a> Parser<'a> {
                 let script = self.parse_script(Closer::Paren);
                 self.leave();
                 word.push_part(WordPart::CommandSub {
-                    script: script?,
+                    script: Box::new(script?),
                     quoted,
                 });
             }
@@ -429,7 +429,7 @@ impl<'a> Parser<'a> {
                         '`' => {
                             let script = self.backtick()?;
                             inner.push_part(WordPart::CommandSub {
-                                script,
+                                script: Box::new(script),
                                 quoted: true,
                             });
                         }
@@ -593,7 +593,9 @@ impl<'a> Parser<'a> {
         let script = self.parse_script(Closer::Paren);
         self.leave();
         let mut word = WordBuilder::new();
-        word.push_part(WordPart::ProcessSub { script: script? });
+        word.push_part(WordPart::ProcessSub {
+            script: Box::new(script?),
+        });
         Ok(word.finish())
     }
 
@@ -689,7 +691,7 @@ impl<'a> Parser<'a> {
                     let at = self.pos;
                     match self.backtick() {
                         Ok(script) => word.push_part(WordPart::CommandSub {
-                            script,
+                            script: Box::new(script),
                             quoted: true,
                         }),
                         Err(e) if e.kind == super::LexErrorKind::TooComplex => return Err(e),

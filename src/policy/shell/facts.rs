@@ -1,0 +1,81 @@
+//! What the whole command holds, gathered in one walk over every script in it (substitutions,
+//! function bodies, the command strings its programs run), for the rules that judge the command
+//! as a whole: whether it assigns `TMPDIR`, which network client it names, whether a pattern is
+//! too large to judge, and whether it evaluates strings that could hold code.
+
+use super::ast::{Script, Segment, Word};
+use super::command::{command_name, is_network_client};
+use super::late_eval::{brings_in_strings, evaluates_strings};
+use super::{MAX_BRACES, MAX_PATTERN_CHARS};
+
+/// The command's facts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Some segment assigns `TMPDIR` (or could, through a nameref): `$TMPDIR` is not trusted.
+    pub tmpdir_assigned: bool,
+    /// A network client named in any word (or a raw socket path).
+    pub network: Option<String>,
+    /// A glob or brace word too large to match against the secret paths in bounded time.
+    pub oversized: Option<String>,
+    /// Strings are evaluated as arithmetic, indirection or prompts.
+    pub evaluates_strings: bool,
+    /// Strings no rule read come in (a quoted `$(`, `read`, a heredoc).
+    pub brings_in_strings: bool,
+}
+
+impl Facts {
+    /// Gathers the facts of `script`, nested scripts included.
+    #[must_use]
+    pub fn of(script: &Script) -> Self {
+        let mut facts = Facts::default();
+        script.walk(&mut |s| {
+            facts.evaluates_strings |= s.features.arithmetic;
+            for segment in &s.segments {
+                facts.segment(segment);
+            }
+        });
+        facts
+    }
+
+    fn segment(&mut self, segment: &Segment) {
+        self.tmpdir_assigned |= segment.assignments.iter().any(|a| a.name == "TMPDIR");
+        self.evaluates_strings |= evaluates_strings(segment);
+        self.brings_in_strings |= brings_in_strings(segment);
+        for word in segment.all_words() {
+            self.word(word);
+        }
+    }
+
+    fn word(&mut self, word: &Word) {
+        let text = word.text();
+        // A nameref (`declare -n r=TMPDIR`) can assign it under another name.
+        self.tmpdir_assigned |=
+            text == "TMPDIR" || text.starts_with("TMPDIR=") || text.ends_with("=TMPDIR");
+        if self.network.is_none() {
+            if let Some(name) = command_name(word).filter(|n| is_network_client(n)) {
+                self.network = Some(name.to_string());
+            } else if word.marks.raw_socket {
+                self.network = Some(text.to_string());
+            }
+        }
+        if self.oversized.is_none() && (word.glob || word.brace) {
+            if text.chars().count() > MAX_PATTERN_CHARS {
+                self.oversized = Some(format!(
+                    "a pattern of more than {MAX_PATTERN_CHARS} characters"
+                ));
+            } else if word.brace && text.matches('{').count() > MAX_BRACES {
+                self.oversized = Some(format!(
+                    "a word with more than {MAX_BRACES} brace expressions"
+                ));
+            }
+        }
+    }
+
+    /// Why strings in this command may be evaluated as code later, if they may.
+    #[must_use]
+    pub fn late_evaluation(&self) -> Option<String> {
+        (self.evaluates_strings && self.brings_in_strings).then(|| {
+            "it evaluates strings (arithmetic, `[[ -eq ]]`, `${!x}`, `${x@P}`) that come from a quoted literal holding `$(`, a file or its input; a subscript in them can run commands".into()
+        })
+    }
+}
