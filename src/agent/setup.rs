@@ -97,7 +97,8 @@ pub fn assemble(
 
 /// What every session of one agent can share: the model client (its connection pool and TLS
 /// roots are the bulk of a session's memory otherwise), the built-in tools, the kernel's
-/// sandbox support and the leak guard.
+/// sandbox support, the leak guard, and the agent's MCP servers (started on first use, then one
+/// process per server for all its sessions).
 #[derive(Clone)]
 pub struct AgentParts {
     pub provider: Arc<dyn LlmProvider>,
@@ -105,22 +106,28 @@ pub struct AgentParts {
     pub toolset: Toolset,
     pub support: SandboxSupport,
     pub redactor: crate::policy::redact::Redactor,
+    pub mcp: Option<Arc<crate::tools::mcp::client::McpServers>>,
 }
 
 impl AgentParts {
-    pub fn new(config: &Config, agent: &str) -> Result<Self, String> {
+    pub fn new(config: &Arc<Config>, agent: &str) -> Result<Self, String> {
+        let agent_config = config
+            .agents
+            .get(agent)
+            .ok_or_else(|| format!("no agent `{agent}`"))?;
         Ok(AgentParts {
             provider: provider_for(config, agent)?,
             registry: Arc::new(ToolRegistry::builtin()),
-            toolset: Toolset::for_agent(
-                config
-                    .agents
-                    .get(agent)
-                    .ok_or_else(|| format!("no agent `{agent}`"))?,
-                std::iter::empty(),
-            ),
+            toolset: Toolset::for_agent(agent_config, std::iter::empty()),
             support: SandboxSupport::probe(),
             redactor: crate::policy::redact::Redactor::from_config(config),
+            mcp: (!agent_config.mcp.is_empty()).then(|| {
+                Arc::new(crate::tools::mcp::client::McpServers::new(
+                    config.clone(),
+                    agent,
+                    helper_binary(),
+                ))
+            }),
         })
     }
 }
@@ -221,13 +228,7 @@ pub fn assemble_with(
             redactor: redactor.clone(),
         })),
         redactor: redactor.clone(),
-        mcp: (!agent_config.mcp.is_empty()).then(|| {
-            Arc::new(crate::tools::mcp::client::McpServers::new(
-                config.clone(),
-                agent,
-                helper_binary(),
-            ))
-        }),
+        mcp: parts.mcp.clone(),
         with_mcp: std::sync::RwLock::new(None),
         context: Some(Arc::new(Conversation {
             runs: RunStore::new(store_for_subagents),

@@ -16,9 +16,25 @@ pub struct BulkApproval {
     pub token: String,
     /// The tokens of the cards it answers, as they were when the row was posted.
     pub cards: Vec<String>,
+    /// The tool of each card, in the same order (what the row shows).
+    #[serde(default)]
+    pub tools: Vec<String>,
     /// Where the row was posted.
     pub posted_to: Option<CardRef>,
     pub used: bool,
+    /// The set of waiting cards changed and a newer row took its place: it answers nothing.
+    #[serde(default)]
+    pub replaced: bool,
+}
+
+/// What pressing a row found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// The row was live and is now used: answer its cards.
+    Row(Box<BulkApproval>),
+    Used,
+    Replaced,
+    Unknown,
 }
 
 /// The "all N" rows in a store.
@@ -54,19 +70,68 @@ impl BulkApprovals {
             .and_then(|b| serde_json::from_slice(&b).ok()))
     }
 
-    /// Marks a row used; `None` when it was used already (the first press wins) or is unknown.
-    pub fn take(&self, token: &ApprovalToken) -> Result<Option<BulkApproval>, StoreError> {
-        loop {
-            let Some(bytes) = self.store.get(BULK_TREE, token.as_str().as_bytes())? else {
-                return Ok(None);
-            };
-            let Ok(mut bulk) = serde_json::from_slice::<BulkApproval>(&bytes) else {
-                return Ok(None);
-            };
-            if bulk.used {
-                return Ok(None);
+    /// Marks a row used, if it is live: the first press wins, and a replaced row answers
+    /// nothing.
+    pub fn take(&self, token: &ApprovalToken) -> Result<Taken, StoreError> {
+        let mut row = None;
+        let changed = self.change(token, |bulk| {
+            row = Some(bulk.clone());
+            if bulk.used || bulk.replaced {
+                return false;
             }
             bulk.used = true;
+            true
+        })?;
+        Ok(match row {
+            None => Taken::Unknown,
+            Some(mut bulk) if changed => {
+                bulk.used = true;
+                Taken::Row(Box::new(bulk))
+            }
+            Some(bulk) if bulk.replaced => Taken::Replaced,
+            Some(_) => Taken::Used,
+        })
+    }
+
+    /// Marks a live row replaced; false when it was used (or replaced) first.
+    pub fn retire(&self, token: &ApprovalToken) -> Result<bool, StoreError> {
+        self.change(token, |bulk| {
+            if bulk.used || bulk.replaced {
+                return false;
+            }
+            bulk.replaced = true;
+            true
+        })
+    }
+
+    /// Every row still live (after a restart: the rows on screen belong to the last process).
+    pub fn live(&self) -> Result<Vec<BulkApproval>, StoreError> {
+        Ok(self
+            .store
+            .scan_prefix(BULK_TREE, b"")?
+            .iter()
+            .filter_map(|(_, b)| serde_json::from_slice::<BulkApproval>(b).ok())
+            .filter(|b| !b.used && !b.replaced)
+            .collect())
+    }
+
+    /// Applies `edit` atomically (it returns whether it changed anything), flushed; false when
+    /// the row is unknown or `edit` left it alone.
+    fn change(
+        &self,
+        token: &ApprovalToken,
+        mut edit: impl FnMut(&mut BulkApproval) -> bool,
+    ) -> Result<bool, StoreError> {
+        loop {
+            let Some(bytes) = self.store.get(BULK_TREE, token.as_str().as_bytes())? else {
+                return Ok(false);
+            };
+            let Ok(mut bulk) = serde_json::from_slice::<BulkApproval>(&bytes) else {
+                return Ok(false);
+            };
+            if !edit(&mut bulk) {
+                return Ok(false);
+            }
             let swapped = self.store.compare_and_swap(
                 BULK_TREE,
                 token.as_str().as_bytes(),
@@ -75,8 +140,9 @@ impl BulkApprovals {
             )?;
             if swapped.is_ok() {
                 self.store.flush()?;
-                return Ok(Some(bulk));
+                return Ok(true);
             }
+            // Changed in between (a press racing a replacement): look again.
         }
     }
 
@@ -105,12 +171,39 @@ mod tests {
             .create(&BulkApproval {
                 token: token.to_string(),
                 cards: vec!["t1a".into(), "t1b".into()],
+                tools: vec!["shell".into(), "shell".into()],
                 posted_to: None,
                 used: false,
+                replaced: false,
             })
             .unwrap();
-        let taken = bulks.take(&token).unwrap().unwrap();
+        let Taken::Row(taken) = bulks.take(&token).unwrap() else {
+            panic!("a live row is taken");
+        };
         assert_eq!(taken.cards.len(), 2);
-        assert_eq!(bulks.take(&token).unwrap(), None);
+        assert_eq!(bulks.take(&token).unwrap(), Taken::Used);
+        assert!(!bulks.retire(&token).unwrap(), "a used row is not replaced");
+    }
+
+    #[test]
+    fn a_replaced_row_answers_nothing() {
+        let bulks = BulkApprovals::new(Arc::new(MemoryStore::new()));
+        let token = ApprovalToken::generate().unwrap();
+        bulks
+            .create(&BulkApproval {
+                token: token.to_string(),
+                cards: vec!["t1a".into(), "t1b".into()],
+                tools: Vec::new(),
+                posted_to: None,
+                used: false,
+                replaced: false,
+            })
+            .unwrap();
+        assert_eq!(bulks.live().unwrap().len(), 1);
+        assert!(bulks.retire(&token).unwrap());
+        assert_eq!(bulks.take(&token).unwrap(), Taken::Replaced);
+        assert!(bulks.live().unwrap().is_empty());
+        let unknown = ApprovalToken::generate().unwrap();
+        assert_eq!(bulks.take(&unknown).unwrap(), Taken::Unknown);
     }
 }

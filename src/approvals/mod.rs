@@ -5,10 +5,11 @@
 
 mod bulk;
 mod button;
+pub mod card;
 mod pending;
 mod token;
 
-pub use bulk::{BulkApproval, BulkApprovals};
+pub use bulk::{BulkApproval, BulkApprovals, Taken};
 pub use button::{BulkChoice, ButtonData, MAX_BUTTON_DATA, question_key};
 pub use pending::{ApprovalChoice, PendingApproval, PendingApprovals, PendingState, PressOutcome};
 pub use token::{ApprovalToken, TOKEN_VERSION};

@@ -9,6 +9,8 @@ use crate::agent::classifier::Surface;
 use crate::agent::llm::{ChatMessage, Role};
 use crate::agent::runs::RunStore;
 use crate::agent::setup::assemble;
+use crate::approvals::ApprovalChoice;
+use crate::approvals::card::build_card;
 use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver};
 use crate::policy::resolve::AlwaysOffer;
 use crate::policy::shell::ShellAnalysis;
@@ -20,7 +22,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use tollgate_console::{ConsoleAnswer, Lines, parse_answer, render_card};
-use tollgate_surface::{ApprovalCard, Button};
 
 #[derive(Args, Debug)]
 pub struct ChatArgs {
@@ -46,40 +47,16 @@ impl Approver for ConsoleApprover {
     fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_> {
         Box::pin(async move {
             let _turn = self.turn.lock().await;
-            let mut rows = vec![vec![
-                Button {
-                    label: "approve".into(),
-                    token: "a".into(),
-                },
-                Button {
-                    label: "deny".into(),
-                    token: "d".into(),
-                },
-            ]];
-            match &request.decision.always {
-                AlwaysOffer::Tool => rows.push(vec![Button {
-                    label: "always this tool (this session)".into(),
-                    token: "t".into(),
-                }]),
-                AlwaysOffer::Command(key) => rows.push(vec![Button {
-                    label: format!("always {} (agent {})", key.describe(), request.agent),
-                    token: "c".into(),
-                }]),
-                AlwaysOffer::None => {}
-            }
-            let details = match &request.proposal.preview {
-                Some(preview) => format!("{}\n{preview}", request.proposal.message),
-                None => request.proposal.message.clone(),
-            };
-            let card = ApprovalCard {
-                agent: request.agent.clone(),
-                requester: request.session.clone(),
-                tool: request.proposal.tool.clone(),
-                tier: request.decision.tier.to_string(),
-                reason: request.decision.reason.clone(),
-                details,
-                rows,
-            };
+            // The keys the operator types stand in for the chats' button data.
+            let (card, _) = build_card(&request, &self.operator, |choice| {
+                match choice {
+                    ApprovalChoice::Approve => "a",
+                    ApprovalChoice::Deny => "d",
+                    ApprovalChoice::AlwaysTool => "t",
+                    ApprovalChoice::AlwaysCommand => "c",
+                }
+                .to_string()
+            });
             say(&render_card(&card));
             loop {
                 let Some(line) = self.lines.next().await else {

@@ -2,15 +2,98 @@
 //! until SIGINT/SIGTERM. On a stop, calls that are running are recorded as interrupted (the
 //! process exit kills them and their sandboxes); calls waiting for approval stay pending and
 //! their buttons keep working after the next start.
+//!
+//! This is the wiring: the one place that names a platform crate. The runtime (`crate::serve`)
+//! takes the bridges as `tollgate_surface::Bridge`s.
 
 use super::{Failure, load_config, open_store};
 use crate::agent::runs::RunStore;
+use crate::config::Config;
 use crate::policy::redact::Redactor;
+use crate::serve::settings::BridgeSettings;
 use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use tollgate_surface::{Bridge, Platform};
+use tollgate_telegram::TelegramBridge;
 use tollgate_telegram::bot::TelegramBot;
+
+/// A bridge that can start: its platform and token.
+struct Startable {
+    platform: Platform,
+    token: String,
+}
+
+/// The bridges whose section is present and whose token variable is set; a usage error naming
+/// the variables when none is.
+fn startable(config: &Config, file: &str) -> Result<Vec<Startable>, Failure> {
+    let mut ready = Vec::new();
+    let mut missing = Vec::new();
+    if let Some(telegram) = &config.telegram {
+        BridgeSettings::for_platform(config, Platform::Telegram)
+            .map_err(|e| Failure::usage(format!("{e} (in {file})")))?;
+        let token = std::env::var(&telegram.token_env).unwrap_or_default();
+        if token.trim().is_empty() {
+            missing.push(format!(
+                "set {} to the Telegram bot's token (telegram.token_env in {file})",
+                telegram.token_env
+            ));
+        } else {
+            ready.push(Startable {
+                platform: Platform::Telegram,
+                token,
+            });
+        }
+    }
+    if let Some(discord) = &config.discord {
+        missing.push(format!(
+            "[discord] is configured in {file}, but this build has no Discord bridge yet (token variable {})",
+            discord.token_env
+        ));
+    }
+    if !ready.is_empty() {
+        for problem in &missing {
+            eprintln!("tollgate serve: not starting a bridge: {problem}");
+        }
+        return Ok(ready);
+    }
+    if missing.is_empty() {
+        return Err(Failure::usage(format!(
+            "no bridge is configured: add a [telegram] section to {file} and set TELEGRAM_BOT_TOKEN to the bot's token"
+        )));
+    }
+    Err(Failure::usage(format!(
+        "no bridge can start: {}",
+        missing.join("; ")
+    )))
+}
+
+/// Connects one bridge.
+async fn connect(
+    config: &Config,
+    startable: &Startable,
+    redactor: &Redactor,
+) -> Result<Arc<dyn Bridge>, Failure> {
+    match (startable.platform, &config.telegram) {
+        (Platform::Telegram, Some(telegram)) => {
+            let bot = TelegramBot::connect(&startable.token, &telegram.api_url)
+                .await
+                .map_err(|e| {
+                    Failure::runtime(redactor.redact(&format!(
+                        "connecting to the Telegram Bot API at {}: {e}",
+                        telegram.api_url
+                    )))
+                })?;
+            eprintln!("tollgate serve: Telegram bot @{} connected", bot.username);
+            Ok(Arc::new(TelegramBridge::new(bot)))
+        }
+        (platform, _) => Err(Failure::runtime(format!(
+            "no bridge for {} in this build",
+            platform.as_str()
+        ))),
+    }
+}
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {}
@@ -21,19 +104,7 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
         .source
         .as_ref()
         .map_or_else(|| "the config".to_string(), |p| p.display().to_string());
-    let Some(telegram) = config.telegram.clone() else {
-        return Err(Failure::usage(format!(
-            "no bridge is configured: add a [telegram] section to {file} and set TELEGRAM_BOT_TOKEN to the bot's token"
-        )));
-    };
-    let token = std::env::var(&telegram.token_env).unwrap_or_default();
-    if token.trim().is_empty() {
-        return Err(Failure::usage(format!(
-            "no bridge can start: set {} to the Telegram bot's token (telegram.token_env in {file})",
-            telegram.token_env
-        )));
-    }
-    crate::serve::telegram_agent(&config).map_err(Failure::usage)?;
+    let ready = startable(&config, &file)?;
     let store = open_store(&config)?;
     let redactor = Redactor::from_config(&config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -41,26 +112,19 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
         .build()
         .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
     let code = runtime.block_on(async {
-        let bot = TelegramBot::connect(&token, &telegram.api_url)
-            .await
-            .map_err(|e| {
-                Failure::runtime(redactor.redact(&format!(
-                    "connecting to the Telegram Bot API at {}: {e}",
-                    telegram.api_url
-                )))
-            })?;
-        eprintln!(
-            "tollgate serve: Telegram bot @{} connected; serving (stop with Ctrl-C or SIGTERM)",
-            bot.username
-        );
+        let mut bridges = Vec::new();
+        for one in &ready {
+            bridges.push(connect(&config, one, &redactor).await?);
+        }
+        eprintln!("tollgate serve: serving (stop with Ctrl-C or SIGTERM)");
         let allowlists_changed = Arc::new(tokio::sync::Notify::new());
         let control = super::control::listen(&config, store.clone(), allowlists_changed.clone())
             .map_err(|e| Failure::runtime(format!("opening the control socket: {e}")))?;
         let (signal, code) = stop_signal();
-        crate::serve::run_telegram(
+        crate::serve::run(
             config.clone(),
             store.clone(),
-            bot,
+            bridges,
             allowlists_changed,
             signal,
         )

@@ -258,6 +258,12 @@ pub struct DiscordConfig {
     pub queue_cap: usize,
     #[serde(default = "defaults::progress_interval_secs")]
     pub progress_interval_secs: u64,
+    /// Show "typing…" while a run works.
+    #[serde(default = "defaults::yes")]
+    pub typing: bool,
+    /// Seconds a session's worker stays in memory with nothing to do.
+    #[serde(default = "defaults::idle_session_secs")]
+    pub idle_session_secs: u64,
 }
 
 /// Per-agent and per-bridge defaults live in code: the compiled-in TOML holds scalars only,

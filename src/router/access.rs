@@ -3,7 +3,7 @@
 //! Telegram's anonymous group admins are not identified, so they are ignored too.
 
 use crate::config::{AccessId, DiscordConfig, TelegramConfig};
-use tollgate_surface::{ChatKind, Inbound, Platform};
+use tollgate_surface::{ChatKind, ChatRef, Inbound, Platform, UserRef};
 
 /// Telegram's stand-in sender for anonymous group admins, and for channel posts.
 const TELEGRAM_ANONYMOUS_SENDERS: [i64; 2] = [1_087_968_824, 136_817_688];
@@ -90,6 +90,49 @@ pub fn discord_access(config: &DiscordConfig, message: &Inbound) -> Access {
     }
 }
 
+/// Whether `user` may answer Telegram cards and use admin commands: listed in `admins` by id.
+/// A bot never counts, whatever its id.
+#[must_use]
+pub fn telegram_admin(config: &TelegramConfig, user: &UserRef) -> bool {
+    !user.is_bot && is_admin(&config.admins, user.id)
+}
+
+/// Whether `user` may answer Discord cards and use admin commands: listed in `admins`, or
+/// holding an `admin_roles` role in the guild where the card is (never in DMs). A bot never
+/// counts.
+#[must_use]
+pub fn discord_admin(
+    config: &DiscordConfig,
+    user: &UserRef,
+    roles: &[i64],
+    chat: &ChatRef,
+) -> bool {
+    if user.is_bot {
+        return false;
+    }
+    let role_admin =
+        chat.guild.is_some() && roles.iter().any(|r| is_admin(&config.admin_roles, *r));
+    is_admin(&config.admins, user.id) || role_admin
+}
+
+/// The session of a chat for `user`: `telegram:<chat>[:<topic>]`, `discord:<channel-or-thread>`,
+/// with `:<user>` in shared chats when sessions are per user.
+#[must_use]
+pub fn chat_session_key(chat: &ChatRef, user: i64, per_user_in_groups: bool) -> String {
+    let mut key = match chat.platform {
+        Platform::Telegram => match chat.thread {
+            Some(topic) => format!("telegram:{}:{topic}", chat.id),
+            None => format!("telegram:{}", chat.id),
+        },
+        Platform::Discord => format!("discord:{}", chat.thread.unwrap_or(chat.id)),
+        Platform::Console => format!("console:{user}"),
+    };
+    if per_user_in_groups && chat.kind == ChatKind::Group {
+        key.push_str(&format!(":{user}"));
+    }
+    key
+}
+
 /// In groups the bot answers only when mentioned or replied to (unless `require_mention` is
 /// off); in private chats, always.
 #[must_use]
@@ -104,25 +147,12 @@ pub fn should_answer(require_mention: bool, message: &Inbound) -> bool {
 /// with `:<user>` in shared chats when sessions are per user.
 #[must_use]
 pub fn session_key(message: &Inbound, per_user_in_groups: bool) -> String {
-    let chat = &message.chat;
-    let mut key = match chat.platform {
-        Platform::Telegram => match chat.thread {
-            Some(topic) => format!("telegram:{}:{topic}", chat.id),
-            None => format!("telegram:{}", chat.id),
-        },
-        Platform::Discord => format!("discord:{}", chat.thread.unwrap_or(chat.id)),
-        Platform::Console => format!("console:{}", message.sender.id),
-    };
-    if per_user_in_groups && chat.kind == ChatKind::Group {
-        key.push_str(&format!(":{}", message.sender.id));
-    }
-    key
+    chat_session_key(&message.chat, message.sender.id, per_user_in_groups)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tollgate_surface::{ChatRef, UserRef};
 
     fn telegram(text: &str) -> TelegramConfig {
         let toml = format!(
@@ -164,7 +194,7 @@ mod tests {
             text: "hi".into(),
             mentioned: false,
             reply_to_bot: false,
-            attachments: vec![],
+            files: vec![],
         }
     }
 

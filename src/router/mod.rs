@@ -4,4 +4,7 @@
 
 mod access;
 
-pub use access::{Access, discord_access, session_key, should_answer, telegram_access};
+pub use access::{
+    Access, chat_session_key, discord_access, discord_admin, session_key, should_answer,
+    telegram_access, telegram_admin,
+};

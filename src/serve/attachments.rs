@@ -1,12 +1,12 @@
-//! Files sent with a message: downloaded into the session's workspace under a sanitized name
-//! (no path separators, no leading dots, no control characters), at most 20 MB each, and named
-//! to the agent by path.
+//! Files sent with a message: fetched through the chat's bridge into the session's workspace
+//! under a sanitized name (no path separators, no leading dots, no control characters), at most
+//! 20 MB each (less where the platform allows less), and named to the agent by path.
 
-use super::shared::Shared;
+use super::gateway::BridgeHandle;
 use std::path::{Path, PathBuf};
-use tollgate_telegram::updates::RemoteFile;
+use tollgate_surface::RemoteFile;
 
-/// The Bot API's own download limit, and ours.
+/// Our own limit on one attachment.
 pub const MAX_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
 
 const MAX_NAME_CHARS: usize = 100;
@@ -49,7 +49,7 @@ fn free_path(dir: &Path, name: &str) -> PathBuf {
 /// Downloads the files into `<workspace>/attachments/`; returns the lines that tell the agent
 /// (and, for refused files, the user) what happened.
 pub async fn receive(
-    shared: &Shared,
+    handle: &BridgeHandle,
     workspace: &Path,
     files: &[RemoteFile],
 ) -> (Vec<String>, Vec<String>) {
@@ -63,21 +63,19 @@ pub async fn receive(
         refused.push(format!("the attachments could not be saved ({e})"));
         return (for_agent, refused);
     }
+    let cap = MAX_ATTACHMENT_BYTES.min(handle.bridge.limits().download_bytes);
     for file in files {
         let name = sanitize_name(&file.name);
-        if file.bytes > MAX_ATTACHMENT_BYTES {
+        if file.bytes > cap {
             refused.push(format!(
-                "`{name}` is {:.1} MB; files up to 20 MB are accepted",
-                file.bytes as f64 / 1_048_576.0
+                "`{name}` is {:.1} MB; files up to {:.1} MB are accepted",
+                file.bytes as f64 / 1_048_576.0,
+                cap as f64 / 1_048_576.0
             ));
             continue;
         }
         let path = free_path(&dir, &name);
-        match shared
-            .bot
-            .download(&file.file_id, &path, MAX_ATTACHMENT_BYTES)
-            .await
-        {
+        match handle.bridge.fetch(file, &path, cap).await {
             Ok(bytes) => {
                 let relative = path.strip_prefix(workspace).unwrap_or(&path);
                 for_agent.push(format!(

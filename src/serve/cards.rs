@@ -3,41 +3,27 @@
 //! timeout, or a re-decision that withdraws it. A resumed run asks again and finds its record:
 //! the card already shown stays the card that answers.
 
-use super::bulk::refresh_bulk_row;
 use super::shared::{Shared, WaitingQuestion, lock};
 use crate::agent::reminders::now_secs;
+use crate::approvals::card::{BUTTON_LABEL_CHARS, build_card, cut};
 use crate::approvals::{ApprovalChoice, ApprovalToken, PendingApproval, PendingState};
 use crate::config::ApprovalsTo;
 use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture};
-use crate::policy::resolve::AlwaysOffer;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
-use tollgate_surface::{ApprovalCard, Button, CardOutcome, CardRef, ChatKind, ChatRef, Platform};
-use tollgate_telegram::bot::is_unreachable_user;
-use tollgate_telegram::card::render_card;
-
-/// Characters of a command shown on an "Always" button (the card shows it whole).
-const BUTTON_LABEL_CHARS: usize = 60;
+use tollgate_surface::{BridgeErrorKind, Button, CardOutcome, CardRef, CardView, ChatRef};
 
 /// Answers a session's prompts through cards.
 pub struct CardApprover {
     pub shared: Arc<Shared>,
     pub chat: ChatRef,
     pub session: String,
+    pub agent: String,
     /// Who sent the message the current run answers (shown on cards; answers questions).
     pub requester: Mutex<(i64, String)>,
     /// The current run's id (records are per run: call ids repeat across runs).
     pub run: Mutex<String>,
-}
-
-fn cut(text: &str, chars: usize) -> String {
-    if text.chars().count() <= chars {
-        return text.to_string();
-    }
-    let mut short: String = text.chars().take(chars - 1).collect();
-    short.push('…');
-    short
 }
 
 /// The answer a settled record stands for.
@@ -57,96 +43,36 @@ pub fn answer_of(record: &PendingApproval) -> Option<Answer> {
     }
 }
 
-/// The card and the choices its buttons offer.
-fn build_card(
-    request: &ApprovalRequest,
-    requester: &str,
-    token: &ApprovalToken,
-) -> (ApprovalCard, Vec<ApprovalChoice>) {
-    let button = |label: String, choice: ApprovalChoice| Button {
-        label,
-        token: token.button(choice.as_str()),
-    };
-    let mut choices = vec![ApprovalChoice::Approve, ApprovalChoice::Deny];
-    let mut rows = vec![vec![
-        button("✅ Approve".into(), ApprovalChoice::Approve),
-        button("⛔ Deny".into(), ApprovalChoice::Deny),
-    ]];
-    // "Always" only where the mode's ceiling asked (step 13): elsewhere it would change nothing.
-    match &request.decision.always {
-        AlwaysOffer::Tool => {
-            choices.push(ApprovalChoice::AlwaysTool);
-            rows.push(vec![button(
-                "Always: this tool (this session)".into(),
-                ApprovalChoice::AlwaysTool,
-            )]);
-        }
-        AlwaysOffer::Command(key) => {
-            choices.push(ApprovalChoice::AlwaysCommand);
-            let label = format!("Always: {} (agent {})", key.describe(), request.agent);
-            rows.push(vec![button(
-                cut(&label, BUTTON_LABEL_CHARS),
-                ApprovalChoice::AlwaysCommand,
-            )]);
-        }
-        AlwaysOffer::None => {}
-    }
-    let mut details = request.proposal.message.clone();
-    if let Some(preview) = &request.proposal.preview {
-        details.push('\n');
-        details.push_str(preview);
-    }
-    if let AlwaysOffer::Command(key) = &request.decision.always {
-        details.push_str(&format!(
-            "\n\n\"Always\" would allow {} for agent {} from now on.",
-            key.describe(),
-            request.agent
-        ));
-    }
-    let card = ApprovalCard {
-        agent: request.agent.clone(),
-        requester: requester.to_string(),
-        tool: request.proposal.tool.clone(),
-        tier: request.decision.tier.to_string(),
-        reason: request.decision.reason.clone(),
-        details,
-        rows,
-    };
-    (card, choices)
-}
-
-/// Posts a record's card where `approvals_to` says; returns where it landed.
+/// Posts a record's card through the bridge of its chat's platform, where `approvals_to` says;
+/// returns where it landed.
 pub async fn post_card(shared: &Shared, record: &PendingApproval) -> Vec<CardRef> {
     let (Some(card), Some(chat)) = (&record.card, &record.chat) else {
         return Vec::new();
     };
+    let Some(handle) = shared.bridge(chat.platform) else {
+        shared.log(&format!(
+            "the card for call {} belongs on {}, which this service does not run: it waits there",
+            record.call_id,
+            chat.platform.as_str()
+        ));
+        return Vec::new();
+    };
     let mut card = card.clone();
     card.details = shared.redactor.redact(&card.details);
-    let rendered = render_card(&card);
-    let mut targets = Vec::new();
-    if shared.telegram.approvals_to == ApprovalsTo::Admins {
-        for admin in shared.admin_ids() {
-            targets.push(ChatRef {
-                platform: Platform::Telegram,
-                id: admin,
-                kind: ChatKind::Private,
-                thread: None,
-                guild: None,
-                parent: None,
-            });
-        }
-    }
+    let view = CardView::Approval(card);
+    let targets = if handle.settings.approvals_to == ApprovalsTo::Admins {
+        handle.settings.admin_chats()
+    } else {
+        Vec::new()
+    };
     let mut posted = Vec::new();
     let mut fall_back = targets.is_empty();
     for target in &targets {
-        match send_one(shared, target, &rendered, &card.rows).await {
-            Ok(message_id) => posted.push(CardRef {
-                chat: target.clone(),
-                message_id,
-            }),
-            Err(e) if is_unreachable_user(&e) => {
+        match handle.bridge.post_card(target, &view).await {
+            Ok(at) => posted.push(at),
+            Err(e) if e.kind == BridgeErrorKind::Unreachable => {
                 shared.log(&format!(
-                    "admin {} has not started a chat with the bot, so the card for call {} goes to chat {} instead ({e})",
+                    "admin {} cannot be messaged (has not started a chat with the bot, or blocked it), so the card for call {} goes to chat {} instead ({e})",
                     target.id, record.call_id, chat.id
                 ));
                 fall_back = true;
@@ -155,14 +81,11 @@ pub async fn post_card(shared: &Shared, record: &PendingApproval) -> Vec<CardRef
         }
     }
     if fall_back || posted.is_empty() {
-        match send_one(shared, chat, &rendered, &card.rows).await {
-            Ok(message_id) => posted.push(CardRef {
-                chat: chat.clone(),
-                message_id,
-            }),
+        match handle.bridge.post_card(chat, &view).await {
+            Ok(at) => posted.push(at),
             Err(e) => shared.log(&format!("sending a card to chat {}: {e}", chat.id)),
         }
-    } else if !posted.iter().any(|p| p.chat.id == chat.id) {
+    } else if !posted.iter().any(|p| p.chat == *chat) {
         shared
             .notice(
                 chat,
@@ -173,22 +96,13 @@ pub async fn post_card(shared: &Shared, record: &PendingApproval) -> Vec<CardRef
     posted
 }
 
-async fn send_one(
-    shared: &Shared,
-    target: &ChatRef,
-    rendered: &tollgate_telegram::card::RenderedCard,
-    rows: &[Vec<Button>],
-) -> Result<i64, tollgate_surface::BridgeError> {
-    let message_id = shared.bot.send_card(target, &rendered.html, rows).await?;
-    if let Some(full) = &rendered.full_details
-        && let Err(e) = shared
-            .bot
-            .send_document(target, "approval-details.txt", full)
-            .await
-    {
-        shared.log(&format!("attaching a card's full details: {e}"));
+/// Brings the "all N" row of every chat in `posted` up to date.
+pub fn refresh_rows(shared: &Arc<Shared>, posted: &[CardRef]) {
+    let mut chats: Vec<&ChatRef> = posted.iter().map(|p| &p.chat).collect();
+    chats.dedup();
+    for chat in chats {
+        shared.bulk_rows.refresh(shared, chat);
     }
-    Ok(message_id)
 }
 
 impl CardApprover {
@@ -239,7 +153,7 @@ impl CardApprover {
             if let Err(e) = shared.approvals.set_posted(&token, &posted) {
                 shared.log(&format!("recording where card {} went: {e}", record.token));
             }
-            refresh_bulk_row(shared, &self.chat).await;
+            refresh_rows(shared, &posted);
         }
         let wait = Duration::from_secs(record.expires.saturating_sub(now_secs()));
         let answer = tokio::select! {
@@ -256,8 +170,8 @@ impl CardApprover {
             Ok(true) => {
                 if let Ok(Some(settled)) = shared.approvals.get(&token) {
                     shared.show_outcome(&settled, &CardOutcome::TimedOut).await;
+                    refresh_rows(shared, &settled.posted_to);
                 }
-                refresh_bulk_row(shared, &self.chat).await;
                 Answer::TimedOut
             }
             _ => shared
@@ -278,7 +192,8 @@ impl CardApprover {
         let token = ApprovalToken::generate()
             .map_err(|e| format!("no randomness for an approval token ({e}); nothing ran"))?;
         let requester = lock(&self.requester).1.clone();
-        let (mut card, choices) = build_card(request, &requester, &token);
+        let (mut card, choices) =
+            build_card(request, &requester, |choice| token.button(choice.as_str()));
         // Stored redacted: every later rendering (edits, a resend after a restart) shows this.
         card.details = self.shared.redactor.redact(&card.details);
         let timeout = self
@@ -319,7 +234,6 @@ impl Approver for CardApprover {
 
     fn withdraw(&self, call_id: &str, outcome: &str) {
         let shared = self.shared.clone();
-        let chat = self.chat.clone();
         let (session, run, call_id, outcome) = (
             self.session.clone(),
             self.current_run(),
@@ -344,7 +258,7 @@ impl Approver for CardApprover {
                 shared
                     .show_outcome(&record, &CardOutcome::Redecided { decision: outcome })
                     .await;
-                refresh_bulk_row(&shared, &chat).await;
+                refresh_rows(&shared, &record.posted_to);
             }
         });
     }
@@ -363,11 +277,6 @@ impl Approver for CardApprover {
             let requester = lock(&self.requester).0;
             // A question's buttons carry `q…` (an approval's carry `t1…`): presses tell them apart.
             let key = crate::approvals::question_key(&token);
-            let html = format!(
-                "❓ <b>{}</b> asks: {}\n(answer with a button, or reply with text)",
-                tollgate_telegram::render::escape(&shared.agent),
-                tollgate_telegram::render::escape(&shared.redactor.redact(&question))
-            );
             let rows: Vec<Vec<Button>> = choices
                 .iter()
                 .enumerate()
@@ -378,11 +287,14 @@ impl Approver for CardApprover {
                     }]
                 })
                 .collect();
-            let card = match shared.bot.send_card(&self.chat, &html, &rows).await {
-                Ok(message_id) => Some(CardRef {
-                    chat: self.chat.clone(),
-                    message_id,
-                }),
+            let view = CardView::Question {
+                agent: self.agent.clone(),
+                question: shared.redactor.redact(&question),
+                rows,
+            };
+            let handle = shared.bridge(self.chat.platform)?;
+            let card = match handle.bridge.post_card(&self.chat, &view).await {
+                Ok(at) => at,
                 Err(e) => {
                     shared.log(&format!("sending a question card: {e}"));
                     return None;
@@ -396,14 +308,14 @@ impl Approver for CardApprover {
                     requester,
                     choices,
                     card,
-                    html,
+                    view,
                     answer: sender,
                 },
             );
             let timeout = shared
                 .config
                 .agents
-                .get(&shared.agent)
+                .get(&self.agent)
                 .map_or(600, |a| a.approval_timeout_secs);
             let answer = tokio::time::timeout(Duration::from_secs(timeout), receiver).await;
             lock(&shared.questions).remove(&key);

@@ -1,38 +1,47 @@
-//! The chat commands, registered with Telegram's command menu. They act on the sender's current
-//! session; `/mode`, `/sandbox` and `/allowlist` are for the bridge's admins only.
+//! The chat commands, registered with each platform's command menu. They act on the sender's
+//! current session; `/mode`, `/sandbox` and `/allowlist` are for the bridge's admins only.
 
 use super::shared::Shared;
 use super::worker::SessionWorker;
 use crate::policy::mode::{ApprovalMode, SandboxPolicy};
 use crate::policy::shell::approval_key::ApprovalKey;
 use crate::store::Allowlists;
+use tollgate_surface::CommandSpec;
 
-/// The command menu: name and description.
-pub const COMMANDS: [(&str, &str); 7] = [
-    ("help", "What this bot does and its commands"),
-    ("new", "Start a new conversation"),
-    ("stop", "Stop the current run and drop queued messages"),
-    ("status", "Agent, mode, sandbox and what is running"),
-    ("mode", "Admins: set the approval mode of this chat"),
-    ("sandbox", "Admins: set the sandbox of this chat"),
-    ("allowlist", "Admins: list or revoke saved approvals"),
+const fn command(name: &'static str, description: &'static str, admin_only: bool) -> CommandSpec {
+    CommandSpec {
+        name,
+        description,
+        admin_only,
+    }
+}
+
+/// The command menu.
+pub const COMMANDS: [CommandSpec; 7] = [
+    command("help", "What this bot does and its commands", false),
+    command("new", "Start a new conversation", false),
+    command(
+        "stop",
+        "Stop the current run and drop queued messages",
+        false,
+    ),
+    command("status", "Agent, mode, sandbox and what is running", false),
+    command("mode", "Admins: set the approval mode of this chat", true),
+    command("sandbox", "Admins: set the sandbox of this chat", true),
+    command("allowlist", "Admins: list or revoke saved approvals", true),
 ];
 
-const ADMIN_ONLY: [&str; 3] = ["mode", "sandbox", "allowlist"];
-
-/// `/name@bot args` → (`name`, `args`), for commands addressed to this bot (or to no bot).
+/// `/name args` → (`name`, `args`). The bridge has already written a command addressed to this
+/// bot without its address; one still carrying an address (`/stop@other_bot`) is for another
+/// bot and is not a command here.
 #[must_use]
-pub fn parse_command<'a>(text: &'a str, bot_username: &str) -> Option<(&'a str, &'a str)> {
+pub fn parse_command(text: &str) -> Option<(&str, &str)> {
     let rest = text.trim().strip_prefix('/')?;
-    let (head, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    let (name, addressee) = head.split_once('@').unwrap_or((head, ""));
-    if !addressee.is_empty() && !addressee.eq_ignore_ascii_case(bot_username) {
-        return None;
-    }
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     COMMANDS
         .iter()
-        .any(|(known, _)| *known == name)
-        .then_some((name, args.trim()))
+        .find(|c| c.name == name)
+        .map(|c| (c.name, args.trim()))
 }
 
 /// Runs a command; returns the reply.
@@ -43,12 +52,13 @@ pub fn run_command(
     args: &str,
     is_admin: bool,
 ) -> String {
-    if ADMIN_ONLY.contains(&name) && !is_admin {
+    let admin_only = COMMANDS.iter().any(|c| c.name == name && c.admin_only);
+    if admin_only && !is_admin {
         return format!("Only this bot's admins can use /{name}.");
     }
     let policy = &worker.assembled.session;
     match name {
-        "help" => help(shared),
+        "help" => help(&worker.agent),
         "new" => {
             worker.stop();
             match shared.runs.save_transcript(&worker.key, &[]) {
@@ -89,17 +99,16 @@ pub fn run_command(
             Err(e) => format!("{e}. Usage: /sandbox POLICY"),
         },
         "allowlist" => allowlist(shared, worker, args),
-        _ => help(shared),
+        _ => help(&worker.agent),
     }
 }
 
-fn help(shared: &Shared) -> String {
+fn help(agent: &str) -> String {
     let mut text = format!(
-        "I am agent `{}`. Tell me what you need. Actions that need approval show a card that only this bot's admins can answer.\n",
-        shared.agent
+        "I am agent `{agent}`. Tell me what you need. Actions that need approval show a card that only this bot's admins can answer.\n"
     );
-    for (name, description) in COMMANDS {
-        text.push_str(&format!("/{name} — {description}\n"));
+    for c in COMMANDS {
+        text.push_str(&format!("/{} — {}\n", c.name, c.description));
     }
     text
 }
@@ -115,7 +124,7 @@ fn status(shared: &Shared, worker: &SessionWorker) -> String {
         .count();
     format!(
         "Agent `{}` · session `{}`\nMode `{}` · sandbox `{}`\n{} · {waiting} approval(s) waiting",
-        shared.agent,
+        worker.agent,
         worker.key,
         snapshot.dials.mode,
         snapshot.dials.sandbox,
@@ -131,7 +140,7 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
             let lists = Allowlists::new(shared.store.clone());
             let tools = lists.tool_entries(Some(&worker.key)).unwrap_or_default();
             let commands = lists
-                .command_entries(Some(&shared.agent))
+                .command_entries(Some(&worker.agent))
                 .unwrap_or_default();
             if tools.is_empty() && commands.is_empty() {
                 return "Nothing is allowed always here.".into();
@@ -184,14 +193,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn commands_are_parsed_for_this_bot_only() {
-        assert_eq!(parse_command("/stop", "toll_bot"), Some(("stop", "")));
+    fn commands_are_parsed_without_an_address_only() {
+        assert_eq!(parse_command("/stop"), Some(("stop", "")));
         assert_eq!(
-            parse_command("/mode@toll_bot  high-risk ", "toll_bot"),
+            parse_command("/mode  high-risk "),
             Some(("mode", "high-risk"))
         );
-        assert_eq!(parse_command("/stop@other_bot", "toll_bot"), None);
-        assert_eq!(parse_command("/unknown", "toll_bot"), None);
-        assert_eq!(parse_command("stop", "toll_bot"), None);
+        assert_eq!(parse_command("/stop@other_bot"), None);
+        assert_eq!(parse_command("/unknown"), None);
+        assert_eq!(parse_command("stop"), None);
     }
 }

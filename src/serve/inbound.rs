@@ -1,59 +1,136 @@
-//! A message's way in: access (strangers ignored silently and audited), mention gating, the
-//! per-user rate limit, answers to open questions, commands, attachments, then the session's
-//! queue.
+//! A message's way in, on its session's inbox task: access by the platform's rules (strangers
+//! ignored silently and audited), mention gating, the per-user rate limit, answers to open
+//! questions, commands, attachments, then the session's queue. A command a platform delivers
+//! apart from messages (a Discord slash command) takes the same way and is answered through its
+//! handle.
 
-use super::Service;
 use super::attachments::receive;
 use super::commands::{parse_command, run_command};
 use super::presses::finish_question;
 use super::rate::RateVerdict;
+use super::sessions::Service;
 use super::shared::lock;
-use super::worker::Queued;
-use crate::router::{Access, session_key, should_answer, telegram_access};
+use super::worker::{Queued, SessionWorker};
+use crate::router::{Access, should_answer};
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Instant;
-use tollgate_telegram::updates::TelegramMessage;
+use tollgate_surface::{ChatRef, CommandInvocation, Inbound, PressHandle};
 
-/// Handles one message.
-pub async fn handle_message(service: &Service, message: TelegramMessage) {
+/// What an inbox holds.
+#[derive(Debug)]
+pub enum Incoming {
+    Message(Inbound),
+    Command(CommandInvocation),
+}
+
+impl Incoming {
+    /// The chat and the sender, which pick the session.
+    #[must_use]
+    pub fn origin(&self) -> (&ChatRef, i64) {
+        match self {
+            Incoming::Message(m) => (&m.chat, m.sender.id),
+            Incoming::Command(c) => (&c.chat, c.sender.id),
+        }
+    }
+}
+
+/// Where replies to one incoming item go: the chat, or the command's own handle.
+struct ReplyTo<'a> {
+    chat: &'a ChatRef,
+    command: Option<&'a PressHandle>,
+}
+
+impl ReplyTo<'_> {
+    async fn say(&self, service: &Service, text: &str) {
+        let shared = &service.shared;
+        match self.command {
+            Some(handle) => shared.reply(self.chat.platform, handle, text, false).await,
+            None => shared.notice(self.chat, text).await,
+        }
+    }
+}
+
+/// Lets one message (or command) of session `key` in.
+pub async fn handle_incoming(service: &Arc<Service>, key: &str, incoming: Incoming) {
+    match incoming {
+        Incoming::Message(message) => handle_message(service, key, &message, None).await,
+        Incoming::Command(command) => {
+            // Seen as the message `/name args`, so every rule applies the same way.
+            let message = Inbound {
+                chat: command.chat.clone(),
+                sender: command.sender.clone(),
+                roles: command.roles.clone(),
+                message_id: 0,
+                text: format!("/{} {}", command.name, command.args),
+                mentioned: true,
+                reply_to_bot: false,
+                files: Vec::new(),
+            };
+            handle_message(service, key, &message, Some(&command.handle)).await;
+        }
+    }
+}
+
+async fn handle_message(
+    service: &Arc<Service>,
+    key: &str,
+    inbound: &Inbound,
+    command: Option<&PressHandle>,
+) {
     let shared = &service.shared;
-    let inbound = &message.inbound;
-    let key = session_key(inbound, shared.telegram.group_sessions_per_user);
-    let admin = match telegram_access(&shared.telegram, inbound) {
+    let Some(handle) = shared.bridge(inbound.chat.platform) else {
+        return;
+    };
+    let settings = &handle.settings;
+    let reply = ReplyTo {
+        chat: &inbound.chat,
+        command,
+    };
+    let platform = inbound.chat.platform.as_str();
+    let admin = match settings.access(inbound) {
         Access::Admitted { admin } => admin,
         Access::Ignored(reason) => {
             // Silently: a reply would confirm the bot exists. Bots are not audited (noise).
             if !inbound.sender.is_bot {
                 shared.audit(
                     "access_denied",
-                    &key,
-                    json!({"user": format!("telegram:{}", inbound.sender.id), "chat": inbound.chat.id, "reason": reason}),
+                    key,
+                    json!({"user": format!("{platform}:{}", inbound.sender.id), "chat": inbound.chat.id, "reason": reason}),
                 );
+            }
+            // A platform's command (unlike a message) waits for an answer: it gets a bare one.
+            if let Some(handle) = command {
+                shared
+                    .reply(inbound.chat.platform, handle, "Not available here.", true)
+                    .await;
             }
             return;
         }
     };
-    if !should_answer(shared.telegram.require_mention, inbound) {
+    if command.is_none() && !should_answer(settings.require_mention, inbound) {
         return;
     }
-    let verdict = lock(&service.rate).check(inbound.sender.id, Instant::now());
+    let verdict = lock(&handle.rate).check(inbound.sender.id, Instant::now());
     match verdict {
         RateVerdict::Accept => {}
         RateVerdict::RefuseWithNotice => {
-            shared
-                .notice(
-                    &inbound.chat,
-                    &format!(
-                        "You are sending messages faster than {} a minute; I will ignore new ones for a moment.",
-                        shared.telegram.rate_limit_per_minute
-                    ),
-                )
-                .await;
+            let text = format!(
+                "You are sending messages faster than {} a minute; I will ignore new ones for a moment.",
+                settings.rate_limit_per_minute
+            );
+            return reply.say(service, &text).await;
+        }
+        RateVerdict::RefuseSilently => {
+            if let Some(handle) = command {
+                shared
+                    .reply(inbound.chat.platform, handle, "Slow down.", true)
+                    .await;
+            }
             return;
         }
-        RateVerdict::RefuseSilently => return,
     }
-    let text = strip_mention(&inbound.text, &service.shared.bot.username);
+    let text = inbound.text.trim();
     // An open question of this session, from its requester, is answered by text.
     let open_question = {
         let mut questions = lock(&shared.questions);
@@ -64,34 +141,44 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
         found.and_then(|k| questions.remove(&k))
     };
     if let Some(question) = open_question {
-        finish_question(shared, question, &text).await;
+        finish_question(shared, question, text).await;
+        if let Some(handle) = command {
+            shared
+                .reply(inbound.chat.platform, handle, "Answered.", true)
+                .await;
+        }
         return;
     }
-    let Some(worker) = session_or_notice(service, &key, inbound).await else {
+    let Some(worker) = session_or_notice(service, key, &reply).await else {
         return;
     };
-    if let Some((name, args)) = parse_command(&text, &shared.bot.username) {
-        let reply = run_command(shared, &worker, name, args, admin);
-        shared.notice(&inbound.chat, &reply).await;
-        return;
+    if let Some((name, args)) = parse_command(text) {
+        let answer = run_command(shared, &worker, name, args, admin);
+        return reply.say(service, &answer).await;
+    }
+    if command.is_some() {
+        return reply
+            .say(service, &format!("`{text}` is not one of my commands."))
+            .await;
     }
     // The workspace path is resolved (and created) only for a message that brings files.
-    let (mut lines, refused) = if message.files.is_empty() {
+    let (mut lines, refused) = if inbound.files.is_empty() {
         (Vec::new(), Vec::new())
     } else {
-        receive(shared, &service.workspace(&key), &message.files).await
+        let workspace = service.workspace(&worker.agent, key);
+        receive(handle, &workspace, &inbound.files).await
     };
     if !refused.is_empty() {
-        shared.notice(&inbound.chat, &refused.join("\n")).await;
+        reply.say(service, &refused.join("\n")).await;
     }
-    if text.trim().is_empty() && lines.is_empty() {
+    if text.is_empty() && lines.is_empty() {
         return;
     }
-    lines.insert(0, text);
+    lines.insert(0, text.to_string());
     let requester = (
         inbound.sender.id,
         format!(
-            "{} (telegram:{})",
+            "{} ({platform}:{})",
             inbound.sender.display, inbound.sender.id
         ),
     );
@@ -99,22 +186,18 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
     let mut queued = worker.enqueue(text.clone(), requester.clone());
     if queued == Queued::Evicted {
         // Let go as idle between the lookup and now: a fresh worker takes it.
-        service.forget(&key, &worker);
-        let Some(fresh) = session_or_notice(service, &key, inbound).await else {
+        service.forget(key, &worker);
+        let Some(fresh) = session_or_notice(service, key, &reply).await else {
             return;
         };
         queued = fresh.enqueue(text, requester);
     }
     if let Queued::Full { announce: true } = queued {
-        shared
-            .notice(
-                &inbound.chat,
-                &format!(
-                    "I am busy and {} messages are already waiting; this one was dropped. Try again when I answer.",
-                    shared.telegram.queue_cap
-                ),
-            )
-            .await;
+        let text = format!(
+            "I am busy and {} messages are already waiting; this one was dropped. Try again when I answer.",
+            settings.queue_cap
+        );
+        reply.say(service, &text).await;
     }
 }
 
@@ -122,30 +205,21 @@ pub async fn handle_message(service: &Service, message: TelegramMessage) {
 async fn session_or_notice(
     service: &Service,
     key: &str,
-    inbound: &tollgate_surface::Inbound,
-) -> Option<std::sync::Arc<super::worker::SessionWorker>> {
-    match service.session(key, &inbound.chat) {
+    reply: &ReplyTo<'_>,
+) -> Option<Arc<SessionWorker>> {
+    match service.session(key, reply.chat) {
         Ok(worker) => Some(worker),
         Err(e) => {
             service
                 .shared
                 .log(&format!("session {key} could not start: {e}"));
-            service
-                .shared
-                .notice(
-                    &inbound.chat,
+            reply
+                .say(
+                    service,
                     &format!("⚠ This chat's agent could not start: {e}"),
                 )
                 .await;
             None
         }
     }
-}
-
-/// The text without the bot's @-mention.
-fn strip_mention(text: &str, username: &str) -> String {
-    if username.is_empty() {
-        return text.to_string();
-    }
-    text.replace(&format!("@{username}"), "").trim().to_string()
 }

@@ -1,17 +1,20 @@
 //! What a button press does. The token only locates a record; the presser is checked here on
-//! every press (an admin of this bridge for approvals, the requester for questions). The first
-//! valid press wins; others are told who answered; a card whose run is gone is expired.
+//! every press, by the rules of the platform the press came from (an admin of that bridge for
+//! approvals — never a bot, never someone of another platform — the requester for questions).
+//! The first valid press wins; every press gets an answer, so no button keeps spinning; every
+//! refused press is audited under the session it touched.
 
-use super::bulk::refresh_bulk_row;
-use super::cards::answer_of;
-use super::shared::{Shared, lock};
+use super::bulk::{retire_on_screen, row_view};
+use super::cards::{answer_of, refresh_rows};
+use super::shared::{Shared, WaitingQuestion, lock};
 use crate::approvals::{
     ApprovalChoice, ApprovalToken, BulkChoice, ButtonData, PendingApproval, PendingState,
-    PressOutcome,
+    PressOutcome, Taken,
 };
-use serde_json::json;
-use tollgate_surface::CardOutcome;
-use tollgate_telegram::updates::TelegramPress;
+use crate::router::chat_session_key;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tollgate_surface::{CardOutcome, Platform, Press};
 
 fn outcome_of(record: &PendingApproval) -> Option<CardOutcome> {
     match &record.state {
@@ -41,41 +44,117 @@ fn run_waits(shared: &Shared, record: &PendingApproval) -> bool {
     }
 }
 
-async fn reply(shared: &Shared, press: &TelegramPress, text: &str, alert: bool) {
-    if let Err(e) = shared
-        .bot
-        .answer_press(&press.callback_id, text, alert)
-        .await
-    {
-        shared.log(&format!("answering a press: {e}"));
+/// The platform a record's cards live on.
+fn platform_of(record: &PendingApproval) -> Option<Platform> {
+    record
+        .chat
+        .as_ref()
+        .map(|c| c.platform)
+        .or_else(|| record.posted_to.first().map(|p| p.chat.platform))
+}
+
+/// One press being handled: who pressed, and how to answer and audit it.
+struct Pressed<'a> {
+    shared: &'a Arc<Shared>,
+    press: &'a Press,
+    /// `telegram:42`: the presser as audit entries name them.
+    presser: String,
+    /// The presser as cards show who answered.
+    by: String,
+}
+
+impl Pressed<'_> {
+    async fn answer(&self, text: &str, private: bool) {
+        self.shared
+            .reply(self.press.chat.platform, &self.press.handle, text, private)
+            .await;
+    }
+
+    /// Whether the presser is an admin of the bridge the press came from, for a card of
+    /// `platform` (ids of one platform mean nothing on another).
+    fn is_admin_for(&self, platform: Option<Platform>) -> bool {
+        let chat = &self.press.chat;
+        platform == Some(chat.platform)
+            && self.shared.bridge(chat.platform).is_some_and(|h| {
+                h.settings
+                    .is_admin(&self.press.presser, &self.press.roles, chat)
+            })
+    }
+
+    /// The session of the chat the press came from (for a press that locates no record).
+    fn chat_session(&self) -> String {
+        let per_user = self
+            .shared
+            .bridge(self.press.chat.platform)
+            .is_some_and(|h| h.settings.group_sessions_per_user);
+        chat_session_key(&self.press.chat, self.press.presser.id, per_user)
+    }
+
+    /// Audits a refused press under `session`, and tells the presser why.
+    async fn refuse(&self, session: &str, reason: &str, fields: Value, answer: &str) {
+        let mut entry = json!({"presser": self.presser, "reason": reason});
+        if let (Some(entry), Value::Object(more)) = (entry.as_object_mut(), fields) {
+            entry.extend(more);
+        }
+        self.shared.audit("press_rejected", session, entry);
+        self.answer(answer, true).await;
     }
 }
 
 /// Handles one press.
-pub async fn handle_press(shared: &Shared, press: TelegramPress) {
-    let data = press.press.token.clone();
-    let parsed = ButtonData::parse(&data);
-    if let Some(ButtonData::Question { key, index }) = &parsed {
-        return answer_question(shared, &press, key, *index).await;
-    }
-    let presser = &press.press.presser;
-    let by = format!("{} (telegram:{})", presser.display, presser.id);
-    let is_admin = shared.is_admin(presser.id);
-    if let Some(ButtonData::Bulk { token, choice }) = parsed {
-        return answer_all(shared, &press, token, choice, &by, is_admin).await;
-    }
-    let record = match parsed {
-        Some(ButtonData::Card { token, .. }) => shared
-            .approvals
-            .get(&token)
-            .ok()
-            .flatten()
-            .map(|r| (token, r)),
-        _ => None,
+pub async fn handle_press(shared: &Arc<Shared>, press: Press) {
+    let platform = press.chat.platform.as_str();
+    let presser = format!("{platform}:{}", press.presser.id);
+    let pressed = Pressed {
+        shared,
+        by: format!("{} ({presser})", press.presser.display),
+        presser,
+        press: &press,
     };
-    if let Some((token, record)) = &record
+    match ButtonData::parse(&press.token) {
+        Some(ButtonData::Question { key, index }) => answer_question(&pressed, &key, index).await,
+        Some(ButtonData::Bulk { token, choice }) => answer_all(&pressed, &token, choice).await,
+        Some(ButtonData::Card { token, .. }) => answer_card(&pressed, &token).await,
+        None => {
+            let session = pressed.chat_session();
+            pressed
+                .refuse(
+                    &session,
+                    "the button's data is not one of ours",
+                    json!({}),
+                    "This button is no longer valid.",
+                )
+                .await;
+        }
+    }
+}
+
+/// One approval card's button.
+async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
+    let shared = pressed.shared;
+    let record = shared.approvals.get(token).ok().flatten();
+    let session = record
+        .as_ref()
+        .map_or_else(|| pressed.chat_session(), |r| r.session.clone());
+    let about = record
+        .as_ref()
+        .map_or_else(|| json!({}), |r| json!({"call": r.call_id, "tool": r.tool}));
+    // A record on another platform is refused; a press locating none has nothing to protect.
+    let platform = record
+        .as_ref()
+        .map_or(Some(pressed.press.chat.platform), platform_of);
+    if !pressed.is_admin_for(platform) {
+        return pressed
+            .refuse(
+                &session,
+                "not one of the bridge's admins",
+                about,
+                "Only admins can answer this.",
+            )
+            .await;
+    }
+    if let Some(record) = &record
         && record.state == PendingState::Waiting
-        && is_admin
         && !run_waits(shared, record)
     {
         let expired = PendingState::Withdrawn {
@@ -83,103 +162,148 @@ pub async fn handle_press(shared: &Shared, press: TelegramPress) {
         };
         if matches!(shared.approvals.settle(token, expired), Ok(true)) {
             shared.show_outcome(record, &CardOutcome::Expired).await;
+            refresh_rows(shared, &record.posted_to);
         }
-        reply(
-            shared,
-            &press,
-            "This approval expired: its run is gone.",
-            true,
-        )
-        .await;
-        return;
+        return pressed
+            .answer("This approval expired: its run is gone.", true)
+            .await;
     }
-    let outcome = shared
+    let now = crate::agent::reminders::now_secs();
+    match shared
         .approvals
-        .press(&data, &by, is_admin, crate::agent::reminders::now_secs());
-    match outcome {
+        .press(&pressed.press.token, &pressed.by, true, now)
+    {
         Ok(PressOutcome::Answered(answered)) => {
-            let Some(outcome) = outcome_of(&answered) else {
-                return;
-            };
+            let outcome = outcome_of(&answered);
             let text = match &outcome {
-                CardOutcome::Denied { .. } => "Denied.",
+                Some(CardOutcome::Denied { .. }) => "Denied.",
                 _ => "Approved.",
             };
-            reply(shared, &press, text, false).await;
+            pressed.answer(text, false).await;
             if let Some(answer) = answer_of(&answered) {
                 shared.deliver(&answered.token, answer);
             }
-            shared.show_outcome(&answered, &outcome).await;
-            if let Some(chat) = &answered.chat {
-                refresh_bulk_row(shared, chat).await;
+            if let Some(outcome) = outcome {
+                shared.show_outcome(&answered, &outcome).await;
             }
+            refresh_rows(shared, &answered.posted_to);
         }
         Ok(PressOutcome::NotAnAdmin) => {
-            let (session, call, tool) = record
-                .as_ref()
-                .map(|(_, r)| (r.session.clone(), r.call_id.clone(), r.tool.clone()))
-                .unwrap_or_default();
-            shared.audit(
-                "press_rejected",
-                &session,
-                json!({"presser": format!("telegram:{}", presser.id), "call": call, "tool": tool, "reason": "not one of the bridge's admins"}),
-            );
-            reply(shared, &press, "Only admins can answer this.", true).await;
+            pressed
+                .refuse(
+                    &session,
+                    "not one of the bridge's admins",
+                    about,
+                    "Only admins can answer this.",
+                )
+                .await;
         }
         Ok(PressOutcome::AlreadyAnswered { by }) => {
-            reply(shared, &press, &format!("Already answered by {by}."), true).await;
+            pressed
+                .refuse(
+                    &session,
+                    "already answered",
+                    about,
+                    &format!("Already answered by {by}."),
+                )
+                .await;
         }
         Ok(PressOutcome::Expired) => {
-            if let Some((token, _)) = &record
-                && let Ok(Some(now)) = shared.approvals.get(token)
+            if let Ok(Some(now)) = shared.approvals.get(token)
                 && now.state == PendingState::TimedOut
             {
                 shared.show_outcome(&now, &CardOutcome::TimedOut).await;
                 shared.deliver(&now.token, crate::executor::approval::Answer::TimedOut);
+                refresh_rows(shared, &now.posted_to);
             }
-            reply(shared, &press, "This approval has expired.", true).await;
+            pressed
+                .refuse(&session, "expired", about, "This approval has expired.")
+                .await;
         }
         Ok(PressOutcome::Unknown) => {
-            reply(shared, &press, "This button is no longer valid.", true).await;
+            pressed
+                .refuse(
+                    &session,
+                    "no such card or choice",
+                    about,
+                    "This button is no longer valid.",
+                )
+                .await;
         }
         Err(e) => {
             shared.log(&format!("recording a press: {e}"));
-            reply(
-                shared,
-                &press,
-                "The answer could not be saved; try again.",
-                true,
-            )
-            .await;
+            pressed
+                .answer("The answer could not be saved; try again.", true)
+                .await;
         }
     }
 }
 
 /// "Approve all N / Deny all N": each of exactly the N cards the row named, as if pressed.
-async fn answer_all(
-    shared: &Shared,
-    press: &TelegramPress,
-    token: ApprovalToken,
-    choice: BulkChoice,
-    by: &str,
-    is_admin: bool,
-) {
-    if !is_admin {
-        shared.audit(
-            "press_rejected",
-            "",
-            json!({"presser": format!("telegram:{}", press.press.presser.id), "reason": "not one of the bridge's admins", "bulk": true}),
-        );
-        return reply(shared, press, "Only admins can answer this.", true).await;
+async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkChoice) {
+    let shared = pressed.shared;
+    let known = shared.bulks.get(token).ok().flatten();
+    let row_chat = known
+        .as_ref()
+        .and_then(|b| b.posted_to.as_ref())
+        .map(|p| &p.chat);
+    let session = match row_chat {
+        Some(chat) => chat_session_key(chat, pressed.press.presser.id, false),
+        None => pressed.chat_session(),
+    };
+    let about = json!({"bulk": true, "cards": known.as_ref().map_or(0, |b| b.cards.len())});
+    let platform = match &known {
+        Some(_) => row_chat.map(|c| c.platform),
+        None => Some(pressed.press.chat.platform),
+    };
+    if !pressed.is_admin_for(platform) {
+        return pressed
+            .refuse(
+                &session,
+                "not one of the bridge's admins",
+                about,
+                "Only admins can answer this.",
+            )
+            .await;
     }
-    let Ok(Some(bulk)) = shared.bulks.take(&token) else {
-        return reply(
-            shared,
-            press,
-            "This row was already used or replaced.",
-            true,
-        )
-        .await;
+    let bulk = match shared.bulks.take(token) {
+        Ok(Taken::Row(bulk)) => bulk,
+        Ok(Taken::Used) => {
+            return pressed
+                .refuse(
+                    &session,
+                    "row already used",
+                    about,
+                    "This row was already used.",
+                )
+                .await;
+        }
+        Ok(Taken::Replaced) => {
+            return pressed
+                .refuse(
+                    &session,
+                    "row replaced",
+                    about,
+                    "This row was replaced: the cards waiting here changed. Use the newest row.",
+                )
+                .await;
+        }
+        Ok(Taken::Unknown) => {
+            return pressed
+                .refuse(
+                    &session,
+                    "no such row",
+                    about,
+                    "This button is no longer valid.",
+                )
+                .await;
+        }
+        Err(e) => {
+            shared.log(&format!("recording a press: {e}"));
+            return pressed
+                .answer("The answer could not be saved; try again.", true)
+                .await;
+        }
     };
     let single = choice.single();
     let now = crate::agent::reminders::now_secs();
@@ -191,7 +315,7 @@ async fn answer_all(
         if let Ok(PressOutcome::Answered(record)) =
             shared
                 .approvals
-                .press(&card_token.button(single.as_str()), by, true, now)
+                .press(&card_token.button(single.as_str()), &pressed.by, true, now)
         {
             answered += 1;
             if let Some(answer) = answer_of(&record) {
@@ -202,74 +326,91 @@ async fn answer_all(
             }
         }
     }
-    let verb = if single == ApprovalChoice::Approve {
-        "Approved"
-    } else {
-        "Denied"
-    };
-    if let Some(card) = &bulk.posted_to {
-        let _ = shared
-            .bot
-            .edit_card(
-                card.chat.id,
-                card.message_id,
-                &format!(
-                    "{verb} {answered} of {} by {}",
-                    bulk.cards.len(),
-                    tollgate_telegram::render::escape(by)
-                ),
-                &[],
-            )
+    let approved = single == ApprovalChoice::Approve;
+    if let Some(at) = &bulk.posted_to {
+        let outcome = CardOutcome::AllAnswered {
+            approved,
+            answered,
+            of: bulk.cards.len(),
+            by: pressed.by.clone(),
+        };
+        shared
+            .settle_view(&row_view(&bulk, false), std::slice::from_ref(at), &outcome)
             .await;
-        shared.bulk_rows.lock().await.remove(&card.chat.id);
-        refresh_bulk_row(shared, &card.chat).await;
+        // The keeper sees its row used and posts a new one if cards still wait here.
+        shared.bulk_rows.refresh(shared, &at.chat);
+    } else {
+        retire_on_screen(shared, &bulk).await;
     }
-    reply(shared, press, &format!("{verb} {answered}."), false).await;
+    let verb = if approved { "Approved" } else { "Denied" };
+    pressed.answer(&format!("{verb} {answered}."), false).await;
 }
 
 /// A question card's button: only the requester answers it.
-async fn answer_question(shared: &Shared, press: &TelegramPress, key: &str, index: usize) {
-    let waiting = {
+async fn answer_question(pressed: &Pressed<'_>, key: &str, index: usize) {
+    let shared = pressed.shared;
+    let press = pressed.press;
+    enum Found {
+        Open(Box<WaitingQuestion>),
+        NotTheRequester(String),
+        Gone,
+    }
+    let found = {
         let mut questions = lock(&shared.questions);
         match questions.get(key) {
-            Some(q) if q.requester != press.press.presser.id => Some(None),
-            Some(_) => questions.remove(key).map(Some),
-            None => None,
+            Some(q)
+                if q.requester != press.presser.id
+                    || q.card.chat.platform != press.chat.platform =>
+            {
+                Found::NotTheRequester(q.session.clone())
+            }
+            Some(_) => questions
+                .remove(key)
+                .map_or(Found::Gone, |q| Found::Open(Box::new(q))),
+            None => Found::Gone,
         }
     };
-    let Some(waiting) = waiting else {
-        return reply(shared, press, "This question is no longer open.", true).await;
-    };
-    let Some(question) = waiting else {
-        return reply(
-            shared,
-            press,
-            "Only the person who asked the agent can answer this.",
-            true,
-        )
-        .await;
-    };
-    let choice = question.choices.get(index).cloned().unwrap_or_default();
-    finish_question(shared, question, &choice).await;
-    reply(shared, press, "Answered.", false).await;
+    match found {
+        Found::Open(question) => {
+            let choice = question.choices.get(index).cloned().unwrap_or_default();
+            finish_question(shared, *question, &choice).await;
+            pressed.answer("Answered.", false).await;
+        }
+        Found::NotTheRequester(session) => {
+            pressed
+                .refuse(
+                    &session,
+                    "not the requester",
+                    json!({"question": true}),
+                    "Only the person who asked the agent can answer this.",
+                )
+                .await;
+        }
+        Found::Gone => {
+            let session = pressed.chat_session();
+            pressed
+                .refuse(
+                    &session,
+                    "question no longer open",
+                    json!({"question": true}),
+                    "This question is no longer open.",
+                )
+                .await;
+        }
+    }
 }
 
 /// Sends a question's answer and shows it on the card.
-pub async fn finish_question(
-    shared: &Shared,
-    question: super::shared::WaitingQuestion,
-    answer: &str,
-) {
-    if let Some(card) = &question.card {
-        let html = format!(
-            "{}\n\n<b>Answered:</b> {}",
-            question.html,
-            tollgate_telegram::render::escape(answer)
-        );
-        let _ = shared
-            .bot
-            .edit_card(card.chat.id, card.message_id, &html, &[])
-            .await;
-    }
+pub async fn finish_question(shared: &Shared, question: WaitingQuestion, answer: &str) {
+    let outcome = CardOutcome::Answered {
+        answer: answer.to_string(),
+    };
+    shared
+        .settle_view(
+            &question.view,
+            std::slice::from_ref(&question.card),
+            &outcome,
+        )
+        .await;
     let _ = question.answer.send(answer.to_string());
 }

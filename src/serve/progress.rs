@@ -1,16 +1,13 @@
-//! What a chat sees while a run works: the typing indicator, and one progress message edited
-//! at most every `progress_interval_secs` (Telegram allows about 20 messages a minute in a
-//! group), never with an identical text. Both are droppable: a 429 skips a beat, it never
-//! delays the answer.
+//! What a chat sees while a run works: the typing indicator, renewed a little before the
+//! platform stops showing it, and one progress message edited at most every
+//! `progress_interval_secs` (Telegram allows about 20 messages a minute in a group), never with
+//! an identical text. Both are droppable: a rate limit skips a beat, it never delays the answer.
 
 use super::shared::{Shared, lock};
 use crate::events::{Event, EventSink};
 use std::sync::Mutex;
 use std::time::Duration;
-use tollgate_surface::ChatRef;
-
-/// Telegram shows "typing…" for five seconds per call.
-const TYPING_EVERY: Duration = Duration::from_millis(4_500);
+use tollgate_surface::{CardRef, ChatRef};
 
 /// Lines of tool activity kept on the progress message.
 const PROGRESS_LINES: usize = 8;
@@ -55,48 +52,44 @@ impl ProgressWatch {
 
 /// Shows typing and progress until the task is aborted (the run ended).
 pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatch) {
-    let telegram = &shared.telegram;
-    let interval = Duration::from_secs(telegram.progress_interval_secs);
-    let mut message: Option<i64> = None;
+    let Some(handle) = shared.bridge(chat.platform) else {
+        return;
+    };
+    let (bridge, settings) = (&handle.bridge, &handle.settings);
+    // Renewed at nine tenths of how long the platform shows it, so it never blinks off.
+    let typing_every = bridge.limits().typing_lasts.mul_f64(0.9);
+    let interval = Duration::from_secs(settings.progress_interval_secs);
+    let mut message: Option<CardRef> = None;
     let mut shown = String::new();
     let mut next_progress = tokio::time::Instant::now() + interval;
     loop {
-        if telegram.typing {
-            let _ = shared.bot.typing(chat).await;
+        if settings.typing {
+            let _ = bridge.typing(chat).await;
         }
         let now = tokio::time::Instant::now();
-        if telegram.progress_interval_secs > 0 && now >= next_progress {
+        if settings.progress_interval_secs > 0 && now >= next_progress {
             let text = shared.redactor.redact(&watch.text());
             if text != shown {
-                let sent = match message {
-                    None => shared.bot.send_progress(chat, &text).await.map(Some),
-                    Some(id) => shared
-                        .bot
-                        .edit_progress(chat.id, id, &text)
-                        .await
-                        .map(|()| Some(id)),
-                };
-                match sent {
-                    Ok(id) => {
-                        message = id;
+                match bridge.progress(chat, message.as_ref(), &text).await {
+                    Ok(at) => {
+                        message = Some(at);
                         shown = text;
                         next_progress = now + interval;
                     }
-                    // Rate-limited: skip this edit and wait as long as Telegram asks.
+                    // Rate-limited: skip this edit and wait as long as the platform asks.
                     Err(e) => {
-                        next_progress = now
-                            + interval.max(Duration::from_secs(e.retry_after_secs.unwrap_or(0)));
+                        next_progress = now + interval.max(e.retry_after().unwrap_or_default());
                     }
                 }
             } else {
                 next_progress = now + interval;
             }
         }
-        if !telegram.typing && telegram.progress_interval_secs == 0 {
+        if !settings.typing && settings.progress_interval_secs == 0 {
             return;
         }
-        let wake = if telegram.typing {
-            TYPING_EVERY
+        let wake = if settings.typing {
+            typing_every
         } else {
             next_progress.saturating_duration_since(tokio::time::Instant::now())
         };

@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 const WINDOW: Duration = Duration::from_secs(60);
 
+/// Users remembered before the quiet ones are forgotten.
+const FORGET_AT: usize = 4096;
+
 /// What to do with a message.
 #[derive(Debug, PartialEq, Eq)]
 pub enum RateVerdict {
@@ -37,6 +40,15 @@ impl RateLimiter {
     }
 
     pub fn check(&mut self, user: i64, now: Instant) -> RateVerdict {
+        if self.users.len() >= FORGET_AT {
+            // Users with nothing in the window are as good as new: forget them, so a stream of
+            // strangers' ids cannot grow this without end.
+            self.users.retain(|_, w| {
+                w.seen
+                    .back()
+                    .is_some_and(|t| now.duration_since(*t) < WINDOW)
+            });
+        }
         let window = self.users.entry(user).or_default();
         while window
             .seen

@@ -1,17 +1,20 @@
 //! What a start does with what the last process left (design.md section 4, "Durable"): records
 //! that expired while it was down are resolved as timeouts and their cards edited; records
-//! whose card was never sent are sent; open runs continue in their sessions, where their calls
-//! ask again and find the cards already shown.
+//! whose card was never sent are sent; the last process's "all N" rows are replaced; open runs
+//! continue in their sessions, where their calls ask again and find the cards already shown.
+//! Each card is posted and edited through the bridge of its own chat's platform; what belongs
+//! to a platform this process does not run is left for the process that does.
 
-use super::Service;
-use super::cards::post_card;
+use super::bulk::retire_on_screen;
+use super::cards::{post_card, refresh_rows};
+use super::sessions::Service;
 use super::shared::Shared;
 use crate::agent::reminders::now_secs;
 use crate::approvals::ApprovalToken;
 use crate::executor::approval::Answer;
 use std::sync::Arc;
 use std::time::Duration;
-use tollgate_surface::CardOutcome;
+use tollgate_surface::{CardOutcome, Platform};
 
 /// How often deadlines are checked apart from the calls waiting on them.
 const EXPIRY_SWEEP: Duration = Duration::from_secs(5);
@@ -20,15 +23,33 @@ const EXPIRY_SWEEP: Duration = Duration::from_secs(5);
 pub async fn recover(service: &Arc<Service>) {
     let shared = &service.shared;
     expire(shared).await;
-    for record in shared.approvals.waiting().unwrap_or_default() {
-        if !record.posted_to.is_empty() {
+    let runs_here =
+        |platform: Option<Platform>| platform.is_some_and(|p| shared.bridge(p).is_some());
+    // The rows on screen were kept by the last process: each is replaced by a fresh one.
+    for row in shared.bulks.live().unwrap_or_default() {
+        if !runs_here(row.posted_to.as_ref().map(|p| p.chat.platform)) {
             continue;
         }
-        let posted = post_card(shared, &record).await;
-        if let Some(token) = ApprovalToken::parse(&record.token)
-            && let Err(e) = shared.approvals.set_posted(&token, &posted)
+        if let Some(token) = ApprovalToken::parse(&row.token)
+            && matches!(shared.bulks.retire(&token), Ok(true))
         {
-            shared.log(&format!("recording where card {} went: {e}", record.token));
+            retire_on_screen(shared, &row).await;
+        }
+    }
+    for record in shared.approvals.waiting().unwrap_or_default() {
+        if !runs_here(record.chat.as_ref().map(|c| c.platform)) {
+            continue;
+        }
+        if record.posted_to.is_empty() {
+            let posted = post_card(shared, &record).await;
+            if let Some(token) = ApprovalToken::parse(&record.token)
+                && let Err(e) = shared.approvals.set_posted(&token, &posted)
+            {
+                shared.log(&format!("recording where card {} went: {e}", record.token));
+            }
+            refresh_rows(shared, &posted);
+        } else {
+            refresh_rows(shared, &record.posted_to);
         }
     }
     let open = match shared.runs.open_runs() {
@@ -39,7 +60,17 @@ pub async fn recover(service: &Arc<Service>) {
         }
     };
     for run in open {
-        if !run.session.starts_with("telegram:") || run.agent != shared.agent {
+        // A subagent's run resumes inside its parent's, never as a chat session of its own.
+        if run.session.contains(":sub:") {
+            continue;
+        }
+        let serving = shared.gateway.iter().any(|h| {
+            run.session
+                .strip_prefix(h.settings.platform.as_str())
+                .is_some_and(|rest| rest.starts_with(':'))
+                && run.agent == h.settings.agent
+        });
+        if !serving {
             continue;
         }
         let Some(chat) = service.remembered_chat(&run.session) else {

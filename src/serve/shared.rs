@@ -1,41 +1,43 @@
-//! What every part of a running Telegram bridge shares: the bot, the config, the store's
-//! approval records, the answers being awaited, and the leak guard every outgoing text passes.
+//! What every part of a running service shares: the config and the store, the bridges (by
+//! platform), each agent's shared parts, the approval records, the answers being awaited, and
+//! the leak guard every outgoing text passes. Nothing here names a platform: what leaves for a
+//! chat goes through the bridge of that chat's platform.
 
+use super::bulk::BulkRows;
+use super::gateway::{BridgeHandle, Gateway};
 use crate::agent::runs::RunStore;
 use crate::agent::setup::AgentParts;
 use crate::approvals::{BulkApprovals, PendingApproval, PendingApprovals};
-use crate::config::{AccessId, Config, TelegramConfig};
+use crate::config::Config;
 use crate::events::{Event, EventSink, StoreEvents};
 use crate::executor::approval::Answer;
 use crate::policy::redact::Redactor;
 use crate::store::Store;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
-use tollgate_surface::{CardOutcome, CardRef, ChatRef};
-use tollgate_telegram::bot::TelegramBot;
-use tollgate_telegram::card::resolved_html;
+use tollgate_surface::{
+    BridgeErrorKind, CardOutcome, CardRef, CardView, ChatRef, Platform, PressHandle,
+};
 
 /// A question card waiting for its requester.
 pub struct WaitingQuestion {
     pub session: String,
     pub requester: i64,
     pub choices: Vec<String>,
-    pub card: Option<CardRef>,
-    pub html: String,
+    pub card: CardRef,
+    pub view: CardView,
     pub answer: oneshot::Sender<String>,
 }
 
-/// The bridge's shared state.
+/// The service's shared state.
 pub struct Shared {
     pub config: Arc<Config>,
-    pub telegram: TelegramConfig,
-    pub agent: String,
-    /// What the agent's sessions share (one model client for all of them).
-    pub parts: AgentParts,
+    pub gateway: Gateway,
+    /// What each agent's sessions share (one model client, one set of MCP servers).
+    agents: BTreeMap<String, AgentParts>,
     pub store: Arc<dyn Store>,
-    pub bot: Arc<TelegramBot>,
     pub approvals: PendingApprovals,
     pub bulks: BulkApprovals,
     pub runs: RunStore,
@@ -43,10 +45,10 @@ pub struct Shared {
     audit: StoreEvents,
     /// Answers awaited, by card token: a press delivers here.
     pub waiters: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
-    /// Question cards awaited, by their token.
+    /// Question cards awaited, by their key.
     pub questions: Mutex<HashMap<String, WaitingQuestion>>,
-    /// Per chat: the "all N" row shown now (its token and where it is).
-    pub bulk_rows: tokio::sync::Mutex<HashMap<i64, (String, CardRef)>>,
+    /// Each chat's "all N" row, kept by that chat's own task.
+    pub bulk_rows: BulkRows,
 }
 
 pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -57,46 +59,46 @@ pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Shared {
     pub fn new(
         config: Arc<Config>,
-        telegram: TelegramConfig,
-        agent: String,
+        gateway: Gateway,
         store: Arc<dyn Store>,
-        bot: Arc<TelegramBot>,
     ) -> Result<Self, String> {
+        let mut agents = BTreeMap::new();
+        for agent in gateway.agents() {
+            if !agents.contains_key(agent) {
+                agents.insert(agent.to_string(), AgentParts::new(&config, agent)?);
+            }
+        }
         Ok(Shared {
-            parts: AgentParts::new(&config, &agent)?,
             redactor: Redactor::from_config(&config),
             approvals: PendingApprovals::new(store.clone()),
             bulks: BulkApprovals::new(store.clone()),
             runs: RunStore::new(store.clone()),
             audit: StoreEvents::new(store.clone(), None),
+            agents,
             config,
-            telegram,
-            agent,
+            gateway,
             store,
-            bot,
             waiters: Mutex::default(),
             questions: Mutex::default(),
-            bulk_rows: tokio::sync::Mutex::default(),
+            bulk_rows: BulkRows::default(),
         })
     }
 
-    /// One of this bridge's `admins` (tollgate's list, not the chat's administrators).
+    /// The shared parts of `agent` (one of the bridges' agents).
     #[must_use]
-    pub fn is_admin(&self, user: i64) -> bool {
-        self.telegram.admins.contains(&AccessId::Id(user))
+    pub fn parts(&self, agent: &str) -> Option<&AgentParts> {
+        self.agents.get(agent)
     }
 
-    /// The admins' user ids (a private chat's id is its user's id).
+    /// Every agent's shared parts.
+    pub fn all_parts(&self) -> impl Iterator<Item = &AgentParts> {
+        self.agents.values()
+    }
+
+    /// The bridge of `platform`, if this service runs one.
     #[must_use]
-    pub fn admin_ids(&self) -> Vec<i64> {
-        self.telegram
-            .admins
-            .iter()
-            .filter_map(|a| match a {
-                AccessId::Id(id) => Some(*id),
-                AccessId::Anyone => None,
-            })
-            .collect()
+    pub fn bridge(&self, platform: Platform) -> Option<&BridgeHandle> {
+        self.gateway.get(platform)
     }
 
     /// A log line on stderr, with secrets taken out.
@@ -117,8 +119,11 @@ impl Shared {
 
     /// A short notice to a chat (secrets taken out); failures are logged, not fatal.
     pub async fn notice(&self, chat: &ChatRef, text: &str) {
-        if let Err(e) = self
-            .bot
+        let Some(handle) = self.bridge(chat.platform) else {
+            return;
+        };
+        if let Err(e) = handle
+            .bridge
             .send_notice(chat, &self.redactor.redact(text))
             .await
         {
@@ -126,19 +131,63 @@ impl Shared {
         }
     }
 
-    /// Edits every copy of a card to show how it ended, buttons removed.
-    pub async fn show_outcome(&self, record: &PendingApproval, outcome: &CardOutcome) {
-        let Some(card) = &record.card else { return };
-        let html = resolved_html(&tollgate_telegram::card::render_card(card).html, outcome);
-        for posted in &record.posted_to {
-            if let Err(e) = self
-                .bot
-                .edit_card(posted.chat.id, posted.message_id, &html, &[])
-                .await
-            {
-                self.log(&format!("editing card {}: {e}", posted.message_id));
+    /// A run's answer to its chat (secrets taken out).
+    pub async fn answer(&self, chat: &ChatRef, markdown: &str) {
+        let Some(handle) = self.bridge(chat.platform) else {
+            return;
+        };
+        if let Err(e) = handle
+            .bridge
+            .send_answer(chat, &self.redactor.redact(markdown))
+            .await
+        {
+            self.log(&format!("sending an answer to chat {}: {e}", chat.id));
+        }
+    }
+
+    /// Answers a press through its platform (secrets taken out).
+    pub async fn reply(&self, platform: Platform, handle: &PressHandle, text: &str, private: bool) {
+        let Some(bridge) = self.bridge(platform) else {
+            return;
+        };
+        if let Err(e) = bridge
+            .bridge
+            .answer_press(handle, &self.redactor.redact(text), private)
+            .await
+        {
+            self.log(&format!("answering a press: {e}"));
+        }
+    }
+
+    /// Shows a card's outcome wherever it was posted, each copy through its own platform.
+    pub async fn settle_view(&self, view: &CardView, at: &[CardRef], outcome: &CardOutcome) {
+        for posted in at {
+            let Some(handle) = self.bridge(posted.chat.platform) else {
+                self.log(&format!(
+                    "card {} is on {}, which this service does not run: left as it is",
+                    posted.message_id,
+                    posted.chat.platform.as_str()
+                ));
+                continue;
+            };
+            match handle.bridge.settle_card(posted, view, outcome).await {
+                // Already showing this (an edit raced another): nothing to do.
+                Err(e) if e.kind == BridgeErrorKind::NotModified => {}
+                Err(e) => self.log(&format!("editing card {}: {e}", posted.message_id)),
+                Ok(()) => {}
             }
         }
+    }
+
+    /// Shows how an approval ended on every copy of its card.
+    pub async fn show_outcome(&self, record: &PendingApproval, outcome: &CardOutcome) {
+        let Some(card) = &record.card else { return };
+        self.settle_view(
+            &CardView::Approval(card.clone()),
+            &record.posted_to,
+            outcome,
+        )
+        .await;
     }
 
     /// Hands an answer to the call waiting for it, if it is still waiting in this process.

@@ -44,6 +44,8 @@ pub enum Queued {
 pub struct SessionWorker {
     pub key: String,
     pub chat: ChatRef,
+    /// The agent that answers here (its bridge's).
+    pub agent: String,
     pub assembled: Assembled,
     pub approver: Arc<CardApprover>,
     /// Waiting work (a plain deque: an idle session's empty queue allocates nothing).
@@ -61,23 +63,38 @@ pub struct SessionWorker {
     open: Mutex<bool>,
     evicted: Notify,
     last_active: Mutex<Instant>,
+    /// Idle this long, the worker is let go (its bridge's `idle_session_secs`).
+    idle_after: Duration,
 }
 
 impl SessionWorker {
     /// Assembles the agent for this session and starts its worker.
-    pub fn start(shared: &Arc<Shared>, key: &str, chat: ChatRef) -> Result<Arc<Self>, String> {
+    pub fn start(
+        shared: &Arc<Shared>,
+        key: &str,
+        chat: ChatRef,
+        agent: &str,
+    ) -> Result<Arc<Self>, String> {
+        let settings = &shared
+            .bridge(chat.platform)
+            .ok_or_else(|| format!("no {} bridge is running", chat.platform.as_str()))?
+            .settings;
+        let parts = shared
+            .parts(agent)
+            .ok_or_else(|| format!("agent `{agent}` is not served here"))?;
         let approver = Arc::new(CardApprover {
             shared: shared.clone(),
             chat: chat.clone(),
             session: key.to_string(),
+            agent: agent.to_string(),
             requester: Mutex::new((0, String::new())),
             run: Mutex::new(String::new()),
         });
         let progress = Arc::new(ProgressWatch::default());
         let assembled = assemble_with(
-            &shared.parts,
+            parts,
             &shared.config,
-            &shared.agent,
+            agent,
             key,
             Surface::Bridge,
             shared.store.clone(),
@@ -88,10 +105,11 @@ impl SessionWorker {
         let worker = Arc::new(SessionWorker {
             key: key.to_string(),
             chat,
+            agent: agent.to_string(),
             assembled,
             approver,
             queue: Mutex::new(VecDeque::new()),
-            queue_cap: shared.telegram.queue_cap.max(1),
+            queue_cap: settings.queue_cap.max(1),
             ready: Notify::new(),
             generation: AtomicU64::new(0),
             running: Mutex::new(None),
@@ -101,6 +119,7 @@ impl SessionWorker {
             open: Mutex::new(true),
             evicted: Notify::new(),
             last_active: Mutex::new(Instant::now()),
+            idle_after: Duration::from_secs(settings.idle_session_secs),
         });
         tokio::spawn(work(shared.clone(), worker.clone()));
         Ok(worker)
@@ -141,13 +160,13 @@ impl SessionWorker {
         self.push(Work::Resume(Box::new(run)))
     }
 
-    /// Ends the worker if nothing is queued or running and it has been idle for `idle`; its
+    /// Ends the worker if nothing is queued or running and it has been idle long enough; its
     /// state is in the store, and its next message starts a fresh worker.
-    pub fn evict_if_idle(&self, idle: Duration) -> bool {
+    pub fn evict_if_idle(&self) -> bool {
         let mut open = lock(&self.open);
         if !*open
             || self.pending.load(Ordering::SeqCst) > 0
-            || lock(&self.last_active).elapsed() < idle
+            || lock(&self.last_active).elapsed() < self.idle_after
         {
             return false;
         }
@@ -241,15 +260,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
     };
     lock(&worker.running).take();
     match outcome {
-        Ok(done) => {
-            let answer = shared.redactor.redact(&done.answer);
-            if let Err(e) = shared.bot.send_answer(&worker.chat, &answer).await {
-                shared.log(&format!(
-                    "sending an answer to chat {}: {e}",
-                    worker.chat.id
-                ));
-            }
-        }
+        Ok(done) => shared.answer(&worker.chat, &done.answer).await,
         Err(error) => {
             shared
                 .notice(&worker.chat, &format!("⚠ The run failed: {error}"))

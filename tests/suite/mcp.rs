@@ -112,7 +112,8 @@ async fn the_fixture_server_runs_sandboxed_and_misbehaves_safely() {
             "mcp_fx_fail",
             "mcp_fx_die",
             "mcp_fx_hang",
-            "mcp_fx_env_probe"
+            "mcp_fx_env_probe",
+            "mcp_fx_instance"
         ]
     );
     assert_eq!(listing.problems.len(), 1, "{:?}", listing.problems);

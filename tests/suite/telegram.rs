@@ -5,19 +5,11 @@
 use super::fakes::telegram::{FakeTelegram, user_message};
 use serde_json::json;
 use std::time::Duration;
-use tollgate_surface::{ChatKind, ChatRef, Platform};
+use tollgate_surface::{BridgeEvent, ChatKind, ChatRef, Platform};
 use tollgate_telegram::bot::TelegramBot;
-use tollgate_telegram::updates::TelegramUpdate;
 
 fn private_chat(id: i64) -> ChatRef {
-    ChatRef {
-        platform: Platform::Telegram,
-        id,
-        kind: ChatKind::Private,
-        thread: None,
-        guild: None,
-        parent: None,
-    }
+    ChatRef::private(Platform::Telegram, id)
 }
 
 #[tokio::test]
@@ -40,8 +32,8 @@ async fn connects_polls_and_translates() {
         .unwrap()
         .into_iter()
         .map(|u| match u {
-            TelegramUpdate::Message(m) => m.inbound,
-            TelegramUpdate::Press(p) => panic!("unexpected press {p:?}"),
+            BridgeEvent::Message(m) => m,
+            other => panic!("unexpected {other:?}"),
         })
         .collect();
     assert_eq!(got.len(), 2);

@@ -1,7 +1,9 @@
-//! Approval cards: what an admin sees and presses. A button carries an opaque token that
-//! locates a pending record; it authorizes nothing (the runtime checks the presser).
+//! Cards as data: what the runtime wants shown (an approval, a question, an "all N" row) and how
+//! it ended. A bridge renders them in its platform's markup; the runtime never builds markup.
+//! A button carries an opaque token that locates a record; it authorizes nothing (the runtime
+//! checks the presser).
 
-use crate::message::{ChatRef, UserRef};
+use crate::message::ChatRef;
 use serde::{Deserialize, Serialize};
 
 /// One button: its label and its token (`callback_data` / `custom_id`).
@@ -26,8 +28,39 @@ pub struct ApprovalCard {
     pub rows: Vec<Vec<Button>>,
 }
 
-/// Where a card was posted, to edit it later.
+/// Everything a card can show.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum CardView {
+    /// A call waiting for an admin.
+    Approval(ApprovalCard),
+    /// `ask_user_question`: the requester answers by button or by replying.
+    Question {
+        agent: String,
+        question: String,
+        rows: Vec<Vec<Button>>,
+    },
+    /// "Approve all N / Deny all N" for the cards waiting in a chat, each shown in full.
+    Bulk {
+        /// The tool of each card the row answers, in order.
+        tools: Vec<String>,
+        rows: Vec<Vec<Button>>,
+    },
+}
+
+impl CardView {
+    /// The buttons the card shows.
+    #[must_use]
+    pub fn rows(&self) -> &[Vec<Button>] {
+        match self {
+            CardView::Approval(card) => &card.rows,
+            CardView::Question { rows, .. } | CardView::Bulk { rows, .. } => rows,
+        }
+    }
+}
+
+/// Where a card (or any message) was posted, to edit it later.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CardRef {
     pub chat: ChatRef,
     pub message_id: i64,
@@ -51,14 +84,17 @@ pub enum CardOutcome {
     },
     /// The run is gone.
     Expired,
-}
-
-/// A button press, as the platform reported it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Press {
-    pub token: String,
-    pub presser: UserRef,
-    pub chat: ChatRef,
-    /// The presser's roles in the guild where the card is (Discord).
-    pub roles: Vec<i64>,
+    /// A question's answer.
+    Answered {
+        answer: String,
+    },
+    /// An "all N" row whose set of cards changed: it no longer answers anything.
+    Replaced,
+    /// An "all N" row that was pressed.
+    AllAnswered {
+        approved: bool,
+        answered: usize,
+        of: usize,
+        by: String,
+    },
 }

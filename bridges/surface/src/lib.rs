@@ -1,68 +1,29 @@
-//! `tollgate-surface`: the data a chat bridge and the tollgate runtime exchange, and the one
-//! trait a bridge implements. Data and one trait only: no platform code and no policy. A bridge
-//! translates platform events into [`Inbound`] and [`Press`], and renders [`Outbound`]; it never
-//! decides who may do what (the runtime does, from the config).
+//! `tollgate-surface`: the seam between the tollgate runtime and a chat platform. Data and one
+//! trait only — no platform code and no policy.
+//!
+//! - [`message`]: chats, users, and a message as a bridge hands it in ([`Inbound`])
+//! - [`card`]: what a card shows ([`CardView`]: an approval, a question, an "all N" row), as
+//!   data; how it ended ([`CardOutcome`]); where it landed ([`CardRef`])
+//! - [`press`]: a button press, with the handle its answer goes back through
+//! - [`bridge`]: the [`Bridge`] trait the runtime calls, and the [`BridgeEvent`]s a bridge
+//!   hands in through a bounded channel the runtime owns
+//! - [`error`]: [`BridgeError`] with a kind the runtime acts on (never its text)
+//! - [`limits`]: what each platform allows, checked before sending
+//!
+//! A bridge translates platform events in and renders the runtime's data out; it never decides
+//! who may do what (the runtime does, from the config). Adding a platform is a crate that
+//! implements [`Bridge`], plus the wiring that starts it.
 
-mod card;
-mod message;
+pub mod bridge;
+pub mod card;
+pub mod error;
+pub mod limits;
+pub mod message;
+pub mod press;
 
-pub use card::{ApprovalCard, Button, CardOutcome, CardRef, Press};
-pub use message::{Attachment, ChatKind, ChatRef, Inbound, Outbound, Platform, UserRef};
-
-use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
-
-/// Platform limits a renderer must respect (checked before sending, never discovered by a 400).
-pub mod limits {
-    /// Telegram: characters of one message's text.
-    pub const TELEGRAM_MESSAGE: usize = 4096;
-    /// Telegram: bytes of a button's `callback_data`.
-    pub const TELEGRAM_CALLBACK_DATA: usize = 64;
-    /// Telegram: characters of card details before the full text goes out as a file.
-    pub const TELEGRAM_CARD_DETAILS: usize = 2000;
-    /// Discord: characters of one message's content.
-    pub const DISCORD_MESSAGE: usize = 2000;
-    /// Discord: characters of a component's `custom_id`.
-    pub const DISCORD_CUSTOM_ID: usize = 100;
-    /// Discord: buttons in one action row.
-    pub const DISCORD_BUTTONS_PER_ROW: usize = 5;
-}
-
-/// A bridge failed to deliver something.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BridgeError {
-    pub message: String,
-    /// The platform asked us to wait this long before retrying (Telegram's `retry_after`,
-    /// Discord's rate-limit reset).
-    pub retry_after_secs: Option<u64>,
-}
-
-impl fmt::Display for BridgeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.retry_after_secs {
-            Some(s) => write!(f, "{} (retry after {s}s)", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for BridgeError {}
-
-/// What a bridge returns for a sent message: where it landed, so it can be edited later.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sent {
-    pub chat: ChatRef,
-    pub message_id: i64,
-}
-
-/// A boxed future, so bridges can be held as `dyn Bridge`.
-pub type BridgeFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BridgeError>> + Send + 'a>>;
-
-/// A chat platform as the runtime sees it: it renders what the runtime sends.
-pub trait Bridge: Send + Sync {
-    fn platform(&self) -> Platform;
-    /// Renders one outbound item (splitting text to the platform's limit, attaching overflow
-    /// as a file, honouring rate limits).
-    fn send(&self, outbound: Outbound) -> BridgeFuture<'_, Vec<Sent>>;
-}
+pub use bridge::{Bridge, BridgeEvent, BridgeFuture, CommandInvocation, CommandSpec, EventSender};
+pub use card::{ApprovalCard, Button, CardOutcome, CardRef, CardView};
+pub use error::{BridgeError, BridgeErrorKind};
+pub use limits::Limits;
+pub use message::{ChatKind, ChatRef, Inbound, Platform, RemoteFile, UserRef};
+pub use press::{Press, PressHandle};

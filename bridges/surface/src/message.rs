@@ -1,9 +1,9 @@
-//! Messages in and out of a chat.
+//! Chats, users and messages, as every platform is seen through the seam.
 
 use serde::{Deserialize, Serialize};
 
 /// Where a conversation happens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Platform {
     Telegram,
@@ -33,7 +33,7 @@ pub struct UserRef {
     pub is_bot: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChatKind {
     /// A one-to-one chat with the bot (Telegram private chat, Discord DM).
@@ -43,7 +43,7 @@ pub enum ChatKind {
 }
 
 /// A chat, and the thread or forum topic inside it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ChatRef {
     pub platform: Platform,
     pub id: i64,
@@ -56,12 +56,30 @@ pub struct ChatRef {
     pub parent: Option<i64>,
 }
 
-/// A file that came with a message, already downloaded by the bridge.
+impl ChatRef {
+    /// A private chat with `user` (a Telegram private chat's id is its user's id).
+    #[must_use]
+    pub fn private(platform: Platform, user: i64) -> Self {
+        ChatRef {
+            platform,
+            id: user,
+            kind: ChatKind::Private,
+            thread: None,
+            guild: None,
+            parent: None,
+        }
+    }
+}
+
+/// A file a message carries, not downloaded yet: the runtime says where it goes
+/// ([`crate::Bridge::fetch`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Attachment {
-    /// Sanitized file name.
+pub struct RemoteFile {
+    /// The platform's id of the file (opaque to the runtime).
+    pub id: String,
+    /// The name the sender gave (unsanitized), or one made from the kind of file.
     pub name: String,
-    pub path: std::path::PathBuf,
+    /// As the platform reported it: the runtime refuses big files before fetching them.
     pub bytes: u64,
 }
 
@@ -73,40 +91,12 @@ pub struct Inbound {
     /// The sender's role ids in the guild (Discord), for `admin_roles`.
     pub roles: Vec<i64>,
     pub message_id: i64,
+    /// The text, with the bot's own mention taken out and a command addressed to this bot
+    /// written without its address (`/stop@bot` is `/stop`).
     pub text: String,
     /// The bot was @-mentioned.
     pub mentioned: bool,
     /// The message replies to one of the bot's.
     pub reply_to_bot: bool,
-    pub attachments: Vec<Attachment>,
-}
-
-/// Something the runtime asks a bridge to show.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum Outbound {
-    /// A final answer (split at the platform limit by the bridge).
-    Text {
-        chat: ChatRef,
-        text: String,
-    },
-    /// The "working…" message, edited in place; droppable under rate limits.
-    Progress {
-        chat: ChatRef,
-        message_id: Option<i64>,
-        text: String,
-    },
-    Typing {
-        chat: ChatRef,
-    },
-    /// An approval card.
-    Card {
-        chat: ChatRef,
-        card: crate::ApprovalCard,
-    },
-    /// Replace a card's text and remove its buttons (answered, timed out, re-decided).
-    CardResolved {
-        card: crate::CardRef,
-        outcome: crate::CardOutcome,
-    },
+    pub files: Vec<RemoteFile>,
 }

@@ -1,12 +1,13 @@
 //! The Bot API through teloxide: connect (`getMe`, drop any webhook), long-poll updates, and
-//! every call the runtime makes — answers (HTML, with a plain-text retry when Telegram rejects
+//! every call the bridge makes — answers (HTML, with a plain-text retry when Telegram rejects
 //! the markup), cards and their edits, press answers, typing, progress, documents, downloads,
 //! the command menu. `retry_after` on 429 is waited out for what must arrive (answers, cards,
 //! their edits); droppable calls (typing, progress) report it and are skipped by the caller.
 
 use crate::card::keyboard;
+use crate::errors::{bridge_error, kind_of};
 use crate::render::{answer_messages, plain_messages};
-use crate::updates::{TelegramUpdate, translate_message, translate_press};
+use crate::updates::{translate_message, translate_press};
 use std::future::{Future, IntoFuture};
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -23,7 +24,7 @@ use teloxide::types::{
 };
 use teloxide::{Bot, RequestError};
 use tollgate_surface::limits::TELEGRAM_MESSAGE;
-use tollgate_surface::{BridgeError, Button, ChatRef};
+use tollgate_surface::{BridgeError, BridgeErrorKind, BridgeEvent, Button, ChatRef};
 
 /// Sends given up on after this many rate-limit waits in a row.
 const MAX_RATE_LIMIT_WAITS: u32 = 5;
@@ -40,24 +41,6 @@ pub struct TelegramBot {
     offset: AtomicI32,
 }
 
-fn bridge_error(e: &RequestError) -> BridgeError {
-    BridgeError {
-        message: format!("Telegram: {e}"),
-        retry_after_secs: match e {
-            RequestError::RetryAfter(s) => Some(u64::from(s.seconds())),
-            _ => None,
-        },
-    }
-}
-
-/// Whether Telegram refused because the user never opened a chat with the bot (or blocked
-/// it): a card meant for their DM must go elsewhere.
-#[must_use]
-pub fn is_unreachable_user(error: &BridgeError) -> bool {
-    let message = error.message.to_ascii_lowercase();
-    message.contains("forbidden") || message.contains("chat not found")
-}
-
 fn thread(chat: &ChatRef) -> Option<ThreadId> {
     chat.thread
         .and_then(|t| i32::try_from(t).ok())
@@ -66,26 +49,6 @@ fn thread(chat: &ChatRef) -> Option<ThreadId> {
 
 fn message_id(id: i64) -> MessageId {
     MessageId(i32::try_from(id).unwrap_or(i32::MAX))
-}
-
-/// Failures worth another try: the network, or Telegram's own server errors (5xx). A 4xx is
-/// an answer about the request, and the same request would get it again.
-fn is_transient(e: &RequestError) -> bool {
-    match e {
-        RequestError::Network(_) | RequestError::Io(_) => true,
-        RequestError::Api(teloxide::ApiError::Unknown(text)) => {
-            let text = text.to_ascii_lowercase();
-            [
-                "internal server error",
-                "bad gateway",
-                "gateway timeout",
-                "service unavailable",
-            ]
-            .iter()
-            .any(|s| text.contains(s))
-        }
-        _ => false,
-    }
 }
 
 /// Runs a request, waiting out up to [`MAX_RATE_LIMIT_WAITS`] 429s and retrying transient
@@ -103,7 +66,9 @@ where
                 waits += 1;
                 tokio::time::sleep(Duration::from_secs(u64::from(seconds.seconds()))).await;
             }
-            Err(e) if is_transient(&e) && retries < MAX_TRANSIENT_RETRIES => {
+            Err(e)
+                if kind_of(&e) == BridgeErrorKind::Transient && retries < MAX_TRANSIENT_RETRIES =>
+            {
                 retries += 1;
                 tokio::time::sleep(Duration::from_secs(u64::from(retries))).await;
             }
@@ -115,10 +80,8 @@ where
 impl TelegramBot {
     /// Connects to the Bot API at `api_url` (the public one, a self-hosted one, or a test fake).
     pub async fn connect(token: &str, api_url: &str) -> Result<Self, BridgeError> {
-        let url = reqwest::Url::parse(api_url).map_err(|e| BridgeError {
-            message: format!("`{api_url}` is not a URL: {e}"),
-            retry_after_secs: None,
-        })?;
+        let url = reqwest::Url::parse(api_url)
+            .map_err(|e| BridgeError::rejected(format!("`{api_url}` is not a URL: {e}")))?;
         let bot = Bot::new(token).set_api_url(url);
         let me = bot.get_me().await.map_err(|e| bridge_error(&e))?;
         bot.delete_webhook().await.map_err(|e| bridge_error(&e))?;
@@ -130,8 +93,8 @@ impl TelegramBot {
         })
     }
 
-    /// The next messages and presses (long-polling up to `wait`).
-    pub async fn poll(&self, wait: Duration) -> Result<Vec<TelegramUpdate>, BridgeError> {
+    /// The next messages and presses (long-polling up to `wait`), translated.
+    pub async fn poll(&self, wait: Duration) -> Result<Vec<BridgeEvent>, BridgeError> {
         let updates = self
             .bot
             .get_updates()
@@ -148,13 +111,11 @@ impl TelegramBot {
             match &update.kind {
                 UpdateKind::Message(message) => {
                     if let Some(m) = translate_message(message, self.id, &self.username) {
-                        translated.push(TelegramUpdate::Message(m));
+                        translated.push(BridgeEvent::Message(m));
                     }
                 }
                 UpdateKind::CallbackQuery(query) => {
-                    if let Some(p) = translate_press(query) {
-                        translated.push(TelegramUpdate::Press(p));
-                    }
+                    translated.push(BridgeEvent::Press(translate_press(query)));
                 }
                 _ => {}
             }
@@ -170,7 +131,7 @@ impl TelegramBot {
                 .send_text(chat, &html, Some(ParseMode::Html), None)
                 .await
             {
-                if e.retry_after_secs.is_some() {
+                if e.kind != BridgeErrorKind::Rejected {
                     return Err(e);
                 }
                 // Telegram refused the HTML: send the original text plainly instead.
@@ -195,10 +156,7 @@ impl TelegramBot {
         html: &str,
         rows: &[Vec<Button>],
     ) -> Result<i64, BridgeError> {
-        let markup = keyboard(rows).map_err(|message| BridgeError {
-            message,
-            retry_after_secs: None,
-        })?;
+        let markup = keyboard(rows).map_err(BridgeError::rejected)?;
         self.send_text(chat, html, Some(ParseMode::Html), Some(markup))
             .await
     }
@@ -235,10 +193,7 @@ impl TelegramBot {
         html: &str,
         rows: &[Vec<Button>],
     ) -> Result<(), BridgeError> {
-        let markup = keyboard(rows).map_err(|message| BridgeError {
-            message,
-            retry_after_secs: None,
-        })?;
+        let markup = keyboard(rows).map_err(BridgeError::rejected)?;
         let edited = with_waits(|| {
             self.bot
                 .edit_message_text(ChatId(chat_id), message_id(message), html)
@@ -247,12 +202,7 @@ impl TelegramBot {
                 .into_future()
         })
         .await;
-        match edited {
-            Ok(_) => Ok(()),
-            // The card already says this (an edit repeated after a restart).
-            Err(e) if e.message.contains("message is not modified") => Ok(()),
-            Err(e) => Err(e),
-        }
+        edited.map(|_| ())
     }
 
     /// The whole text of something cut on a card, as a file beside it.
@@ -344,10 +294,7 @@ impl TelegramBot {
     /// size is checked first; the count of bytes received is checked again while streaming).
     pub async fn download(&self, file_id: &str, dest: &Path, cap: u64) -> Result<u64, BridgeError> {
         use tokio::io::AsyncWriteExt;
-        let fail = |message: String| BridgeError {
-            message,
-            retry_after_secs: None,
-        };
+        let fail = BridgeError::rejected;
         let file =
             with_waits(|| self.bot.get_file(FileId(file_id.to_string())).into_future()).await?;
         if u64::from(file.meta.size) > cap {
@@ -356,7 +303,12 @@ impl TelegramBot {
                 file.meta.size
             )));
         }
-        let mut out = tokio::fs::File::create(dest)
+        // Never over an existing file: `create_new` is O_EXCL, which also refuses a symlink
+        // planted at the name.
+        let mut out = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dest)
             .await
             .map_err(|e| fail(format!("creating {}: {e}", dest.display())))?;
         let mut stream = self.bot.download_file_stream(&file.path);
@@ -367,7 +319,10 @@ impl TelegramBot {
                 Err(e) => {
                     drop(out);
                     let _ = tokio::fs::remove_file(dest).await;
-                    return Err(fail(format!("Telegram: downloading a file: {e}")));
+                    return Err(BridgeError::new(
+                        BridgeErrorKind::Transient,
+                        format!("Telegram: downloading a file: {e}"),
+                    ));
                 }
             };
             received += chunk.len() as u64;

@@ -1,11 +1,11 @@
-//! Approval and question cards as Telegram HTML with an inline keyboard. Details are cut to
-//! 2,000 characters; the whole text then goes out as a document beside the card, because nobody
-//! should approve what they cannot read.
+//! Cards as Telegram HTML with an inline keyboard: approvals, questions and "all N" rows, and
+//! how each ended. An approval's details are cut to 2,000 characters; the whole text then goes
+//! out as a document beside the card, because nobody should approve what they cannot read.
 
 use crate::render::escape;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use tollgate_surface::limits::{TELEGRAM_CALLBACK_DATA, TELEGRAM_CARD_DETAILS};
-use tollgate_surface::{ApprovalCard, Button, CardOutcome};
+use tollgate_surface::{ApprovalCard, Button, CardOutcome, CardView};
 
 /// A card ready to send.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +40,60 @@ pub fn render_card(card: &ApprovalCard) -> RenderedCard {
     }
 }
 
+/// Any card's text.
+#[must_use]
+pub fn render_view(view: &CardView) -> RenderedCard {
+    match view {
+        CardView::Approval(card) => render_card(card),
+        CardView::Question {
+            agent, question, ..
+        } => RenderedCard {
+            html: format!(
+                "❓ <b>{}</b> asks: {}\n(answer with a button, or reply with text)",
+                escape(agent),
+                escape(question)
+            ),
+            full_details: None,
+        },
+        CardView::Bulk { tools, .. } => {
+            let listed: Vec<String> = tools
+                .iter()
+                .map(|t| format!("• <code>{}</code>", escape(t)))
+                .collect();
+            RenderedCard {
+                html: format!(
+                    "{} approvals are waiting here (admins only):\n{}",
+                    tools.len(),
+                    listed.join("\n")
+                ),
+                full_details: None,
+            }
+        }
+    }
+}
+
+/// A card's text once it is settled: the outcome, and who decided, in place of the buttons.
+#[must_use]
+pub fn settled_html(view: &CardView, outcome: &CardOutcome) -> String {
+    match outcome {
+        // A replaced row shows only that it no longer answers anything.
+        CardOutcome::Replaced => {
+            "(the waiting approvals changed: this row is no longer valid)".to_string()
+        }
+        CardOutcome::AllAnswered {
+            approved,
+            answered,
+            of,
+            by,
+        } => format!(
+            "{} {answered} of {of} by {}",
+            if *approved { "Approved" } else { "Denied" },
+            escape(by)
+        ),
+        _ => resolved_html(&render_view(view).html, outcome),
+    }
+}
+
 /// The card's text once it is settled: the outcome, and who decided, in place of the buttons.
 #[must_use]
 pub fn resolved_html(card_html: &str, outcome: &CardOutcome) -> String {
@@ -53,6 +107,11 @@ pub fn resolved_html(card_html: &str, outcome: &CardOutcome) -> String {
             format!("↪ Decided again without an answer: {}", escape(decision))
         }
         CardOutcome::Expired => "⌛ Expired: the run this card belonged to is gone".to_string(),
+        CardOutcome::Answered { answer } => {
+            return format!("{card_html}\n\n<b>Answered:</b> {}", escape(answer));
+        }
+        CardOutcome::Replaced => "no longer valid".to_string(),
+        CardOutcome::AllAnswered { answered, of, .. } => format!("answered {answered} of {of}"),
     };
     format!("{card_html}\n\n<b>{line}</b>")
 }

@@ -1,42 +1,10 @@
 //! Bot API updates translated into the surface's terms: a message (with the files it carries,
-//! not yet downloaded) or a button press. Nothing here decides who may do what.
+//! not yet fetched) or a button press. Nothing here decides who may do what.
 
 use teloxide::types::{CallbackQuery, Message};
-use tollgate_surface::{ChatKind, ChatRef, Inbound, Platform, Press, UserRef};
-
-/// A file a message carries, to be downloaded where the runtime says.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RemoteFile {
-    pub file_id: String,
-    /// The name the sender gave (unsanitized), or one made from the kind of file.
-    pub name: String,
-    /// As Telegram reported it: the runtime refuses big files before downloading them.
-    pub bytes: u64,
-}
-
-/// A message and its files.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TelegramMessage {
-    pub inbound: Inbound,
-    pub files: Vec<RemoteFile>,
-}
-
-/// A press of an inline button.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TelegramPress {
-    /// Answered with `answerCallbackQuery` (the presser sees the text).
-    pub callback_id: String,
-    pub press: Press,
-    /// The message whose button was pressed.
-    pub message_id: Option<i64>,
-}
-
-/// One thing that happened.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TelegramUpdate {
-    Message(TelegramMessage),
-    Press(TelegramPress),
-}
+use tollgate_surface::{
+    CardRef, ChatKind, ChatRef, Inbound, Platform, Press, PressHandle, RemoteFile, UserRef,
+};
 
 fn user(from: &teloxide::types::User) -> UserRef {
     UserRef {
@@ -65,7 +33,7 @@ fn files(message: &Message) -> Vec<RemoteFile> {
     let mut files = Vec::new();
     if let Some(document) = message.document() {
         files.push(RemoteFile {
-            file_id: document.file.id.0.clone(),
+            id: document.file.id.0.clone(),
             name: document
                 .file_name
                 .clone()
@@ -79,14 +47,14 @@ fn files(message: &Message) -> Vec<RemoteFile> {
         .and_then(|sizes| sizes.iter().max_by_key(|p| p.width * p.height))
     {
         files.push(RemoteFile {
-            file_id: largest.file.id.0.clone(),
+            id: largest.file.id.0.clone(),
             name: format!("photo-{}.jpg", message.id.0),
             bytes: u64::from(largest.file.size),
         });
     }
     if let Some(voice) = message.voice() {
         files.push(RemoteFile {
-            file_id: voice.file.id.0.clone(),
+            id: voice.file.id.0.clone(),
             name: format!("voice-{}.ogg", message.id.0),
             bytes: u64::from(voice.file.size),
         });
@@ -95,13 +63,11 @@ fn files(message: &Message) -> Vec<RemoteFile> {
 }
 
 /// A message as the runtime sees it; `None` for what carries neither text nor files (joins,
-/// pins) or has no sender.
+/// pins) or has no sender. The bot's own mention is taken out of the text, and a command
+/// addressed to it is written without the address (`/stop@bot` is `/stop`); one addressed to
+/// another bot keeps its address, so the runtime does not take it as a command.
 #[must_use]
-pub fn translate_message(
-    message: &Message,
-    bot_id: i64,
-    bot_username: &str,
-) -> Option<TelegramMessage> {
+pub fn translate_message(message: &Message, bot_id: i64, bot_username: &str) -> Option<Inbound> {
     let files = files(message);
     let text = message
         .text()
@@ -113,6 +79,11 @@ pub fn translate_message(
     let text = text.unwrap_or_default();
     let from = message.from.as_ref()?;
     let mention = format!("@{bot_username}");
+    // Usernames are case-insensitive on Telegram.
+    let mentioned = !bot_username.is_empty()
+        && text
+            .to_ascii_lowercase()
+            .contains(&mention.to_ascii_lowercase());
     let reply_to_bot = message
         .reply_to_message()
         .and_then(|r| r.from.as_ref())
@@ -121,40 +92,76 @@ pub fn translate_message(
         .is_topic_message
         .then(|| message.thread_id.map(|t| i64::from(t.0.0)))
         .flatten();
-    Some(TelegramMessage {
-        inbound: Inbound {
-            chat: chat_ref(&message.chat, thread),
-            sender: user(from),
-            roles: Vec::new(),
-            message_id: i64::from(message.id.0),
-            mentioned: !bot_username.is_empty() && text.contains(&mention),
-            text,
-            reply_to_bot,
-            attachments: Vec::new(),
-        },
+    Some(Inbound {
+        chat: chat_ref(&message.chat, thread),
+        sender: user(from),
+        roles: Vec::new(),
+        message_id: i64::from(message.id.0),
+        mentioned,
+        text: without_own_mention(&text, bot_username),
+        reply_to_bot,
         files,
     })
 }
 
-/// A button press; `None` for presses without data or on messages too old to see.
+/// `text` without the bot's @-mention; `/cmd@bot args` becomes `/cmd args`.
+fn without_own_mention(text: &str, username: &str) -> String {
+    if username.is_empty() {
+        return text.to_string();
+    }
+    let mention = format!("@{username}");
+    let trimmed = text.trim_start();
+    if let Some(command) = trimmed.strip_prefix('/') {
+        let (head, rest) = command
+            .split_once(char::is_whitespace)
+            .unwrap_or((command, ""));
+        if let Some((name, addressee)) = head.split_once('@')
+            && addressee.eq_ignore_ascii_case(username)
+        {
+            return format!("/{name} {}", rest.trim_start()).trim().to_string();
+        }
+    }
+    // ASCII lowercasing keeps byte offsets, so matches in the copy cut the original.
+    let lower = text.to_ascii_lowercase();
+    let mention = mention.to_ascii_lowercase();
+    let mut kept = String::with_capacity(text.len());
+    let mut from = 0;
+    for (at, _) in lower.match_indices(&mention) {
+        kept.push_str(&text[from..at]);
+        from = at + mention.len();
+    }
+    kept.push_str(&text[from..]);
+    kept.trim().to_string()
+}
+
+/// A button press. Every callback is handed in, even one without data or whose message is too
+/// old to see (its chat is then the presser's private chat): each gets an answer.
 #[must_use]
-pub fn translate_press(query: &CallbackQuery) -> Option<TelegramPress> {
-    let data = query.data.clone()?;
-    let message = query.message.as_ref()?;
-    let thread = message
-        .regular_message()
-        .filter(|m| m.is_topic_message)
-        .and_then(|m| m.thread_id.map(|t| i64::from(t.0.0)));
-    Some(TelegramPress {
-        callback_id: query.id.0.clone(),
-        press: Press {
-            token: data,
-            presser: user(&query.from),
-            chat: chat_ref(message.chat(), thread),
-            roles: Vec::new(),
-        },
-        message_id: Some(i64::from(message.id().0)),
-    })
+pub fn translate_press(query: &CallbackQuery) -> Press {
+    let presser = user(&query.from);
+    let (chat, message) = match &query.message {
+        Some(message) => {
+            let thread = message
+                .regular_message()
+                .filter(|m| m.is_topic_message)
+                .and_then(|m| m.thread_id.map(|t| i64::from(t.0.0)));
+            let chat = chat_ref(message.chat(), thread);
+            let at = CardRef {
+                chat: chat.clone(),
+                message_id: i64::from(message.id().0),
+            };
+            (chat, Some(at))
+        }
+        None => (ChatRef::private(Platform::Telegram, presser.id), None),
+    };
+    Press {
+        token: query.data.clone().unwrap_or_default(),
+        presser,
+        chat,
+        roles: Vec::new(),
+        message,
+        handle: PressHandle(query.id.0.clone()),
+    }
 }
 
 #[cfg(test)]
@@ -182,11 +189,11 @@ mod tests {
             {"file_id": "large", "file_unique_id": "l", "width": 1280, "height": 960, "file_size": 90000},
         ]}));
         let got = translate_message(&photo, 999, "toll_bot").unwrap();
-        assert_eq!(got.inbound.text, "look");
+        assert_eq!(got.text, "look");
         assert_eq!(
             got.files,
             vec![RemoteFile {
-                file_id: "large".into(),
+                id: "large".into(),
                 name: "photo-7.jpg".into(),
                 bytes: 90000
             }]
@@ -196,11 +203,29 @@ mod tests {
         );
         assert!(voice.voice().is_some(), "{voice:?}");
         let got = translate_message(&voice, 999, "toll_bot").unwrap();
-        assert_eq!(got.inbound.text, "");
+        assert_eq!(got.text, "");
         assert_eq!(got.files[0].name, "voice-7.ogg");
         // Neither text nor a file (a pin, a join): nothing to answer.
         assert!(
             translate_message(&message(json!({"new_chat_title": "x"})), 999, "toll_bot").is_none()
+        );
+    }
+
+    #[test]
+    fn the_own_mention_is_taken_out_and_commands_addressed_here_kept() {
+        assert_eq!(without_own_mention("@toll_bot hello", "toll_bot"), "hello");
+        assert_eq!(
+            without_own_mention("hi @Toll_Bot, ça va", "toll_bot"),
+            "hi , ça va"
+        );
+        assert_eq!(without_own_mention("/stop@toll_bot", "toll_bot"), "/stop");
+        assert_eq!(
+            without_own_mention("/mode@Toll_Bot  high-risk", "toll_bot"),
+            "/mode high-risk"
+        );
+        assert_eq!(
+            without_own_mention("/stop@other_bot", "toll_bot"),
+            "/stop@other_bot"
         );
     }
 }

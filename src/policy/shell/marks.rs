@@ -27,8 +27,7 @@ const SECRET_HINTS: &[&str] = &[
 /// Paths bash turns into network connections.
 const RAW_SOCKETS: &[&str] = &["/dev/tcp/", "/dev/udp/"];
 
-static HINTS: LazyLock<Option<AhoCorasick>> =
-    LazyLock::new(|| AhoCorasick::new(SECRET_HINTS).ok());
+static HINTS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| AhoCorasick::new(SECRET_HINTS).ok());
 
 /// What a text mentions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -88,11 +88,13 @@ impl ShellAnalysis {
         };
         let readings = || std::iter::once(&lexed).chain(joined.as_ref());
         let denied = readings().find_map(|l| denylist::check(&l.0, &l.1));
-        let high_risk = readings().find_map(|l| precheck::high_risk_reason(&l.0, &l.1)).or_else(|| {
-            joined.as_ref().map(|_| {
-                "a backslash-newline joins it into something else than it looks like".into()
-            })
-        });
+        let high_risk = readings()
+            .find_map(|l| precheck::high_risk_reason(&l.0, &l.1))
+            .or_else(|| {
+                joined.as_ref().map(|_| {
+                    "a backslash-newline joins it into something else than it looks like".into()
+                })
+            });
         let network = readings().any(|l| l.1.network.is_some());
         let approval_key = ApprovalKey::of(&lexed.0, high_risk.is_none(), prefix_binaries);
         ShellAnalysis {

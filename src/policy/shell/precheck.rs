@@ -5,8 +5,7 @@
 
 use super::ast::{Connector, RedirectOp, Script, Segment, Word, WordPart};
 use super::command::{
-    CommandView, command_view, is_network_client, is_shell_or_interpreter,
-    reads_script_from_stdin,
+    CommandView, command_view, is_network_client, is_shell_or_interpreter, reads_script_from_stdin,
 };
 use super::denylist::rm::{TempVars, forceful_outside_carve_out, parse_rm};
 use super::facts::Facts;

@@ -26,6 +26,10 @@ use tokio::sync::Mutex;
 /// How long a server may take to start and answer `initialize` and `tools/list`.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// A server that failed to start is started again by the first session that needs it after
+/// this long.
+const RETRY_START: Duration = Duration::from_secs(30);
+
 /// A running server.
 pub struct McpConnection {
     server: String,
@@ -90,7 +94,12 @@ enum Slot {
         connection: Arc<McpConnection>,
         tools: Vec<Arc<McpTool>>,
     },
-    Failed(String),
+    /// A server that failed; one that failed to start is tried again after `retry_at` (its
+    /// sessions share it now, so one bad start must not disable it for the process's life).
+    Failed {
+        problem: String,
+        retry_at: Option<std::time::Instant>,
+    },
 }
 
 /// One agent's MCP servers, started on first need.
@@ -120,13 +129,20 @@ impl McpServers {
         };
         let mut slots = self.slots.lock().await;
         for (server, server_config) in &agent.mcp {
-            if !slots.contains_key(server) {
+            let due = match slots.get(server) {
+                None => true,
+                Some(Slot::Failed {
+                    retry_at: Some(at), ..
+                }) => std::time::Instant::now() >= *at,
+                Some(_) => false,
+            };
+            if due {
                 let slot = match self.start(agent, server, server_config).await {
                     Ok(slot) => slot,
-                    Err(e) => Slot::Failed(format!(
-                        "MCP server `{server}` of agent {}: {e}",
-                        self.agent
-                    )),
+                    Err(e) => Slot::Failed {
+                        problem: format!("MCP server `{server}` of agent {}: {e}", self.agent),
+                        retry_at: Some(std::time::Instant::now() + RETRY_START),
+                    },
                 };
                 slots.insert(server.clone(), slot);
             }
@@ -135,7 +151,7 @@ impl McpServers {
         for slot in slots.values() {
             match slot {
                 Slot::Ready { tools, .. } => listing.tools.extend(tools.iter().cloned()),
-                Slot::Failed(problem) => listing.problems.push(problem.clone()),
+                Slot::Failed { problem, .. } => listing.problems.push(problem.clone()),
             }
         }
         listing
@@ -192,17 +208,21 @@ impl McpServers {
             .collect();
         if !unknown.is_empty() {
             let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-            return Ok(Slot::Failed(format!(
-                "MCP server `{server}` of agent {}: {} name{} no tool it lists ({}); its tools are withheld until the config is fixed",
-                self.agent,
-                unknown
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if unknown.len() == 1 { "s" } else { "" },
-                listed.join(", ")
-            )));
+            // Not retried: the config, not the server, has to change.
+            return Ok(Slot::Failed {
+                retry_at: None,
+                problem: format!(
+                    "MCP server `{server}` of agent {}: {} name{} no tool it lists ({}); its tools are withheld until the config is fixed",
+                    self.agent,
+                    unknown
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if unknown.len() == 1 { "s" } else { "" },
+                    listed.join(", ")
+                ),
+            });
         }
         Ok(Slot::Ready { connection, tools })
     }

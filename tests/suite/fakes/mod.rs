@@ -1,3 +1,4 @@
+pub mod bridge;
 pub mod http;
 pub mod llm;
 pub mod telegram;

@@ -23,6 +23,8 @@ struct State {
     faults: HashMap<String, VecDeque<Value>>,
     delays: HashMap<String, VecDeque<Duration>>,
     files: HashMap<String, Vec<u8>>,
+    /// Downloads held open after their first half, until released.
+    held: HashMap<String, Arc<Notify>>,
 }
 
 pub struct FakeTelegram {
@@ -101,6 +103,12 @@ impl FakeTelegram {
         )
     }
 
+    /// Queues a callback query exactly as given (a press from a bot, without data, without
+    /// its message…).
+    pub fn push_callback(&self, query: Value) -> i64 {
+        self.push_update("callback_query", query)
+    }
+
     /// A file `GetFile` and the download URL serve.
     pub fn add_file(&self, file_id: &str, bytes: Vec<u8>) {
         self.state
@@ -108,6 +116,23 @@ impl FakeTelegram {
             .unwrap()
             .files
             .insert(file_id.to_string(), bytes);
+    }
+
+    /// Downloads of `file_id` send half the file, then hold the connection open until
+    /// [`FakeTelegram::release_download`]. Each download is recorded as a `download` call.
+    pub fn hold_download(&self, file_id: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .held
+            .insert(file_id.to_string(), Arc::new(Notify::new()));
+    }
+
+    pub fn release_download(&self, file_id: &str) {
+        if let Some(gate) = self.state.lock().unwrap().held.remove(file_id) {
+            // A stored permit: a download that has not reached its wait yet passes too.
+            gate.notify_one();
+        }
     }
 
     /// The next call of `method` fails with this Bot API error body.
@@ -222,7 +247,12 @@ async fn serve(mut socket: tokio::net::TcpStream, state: Arc<Mutex<State>>, arri
         // teloxide sends the file path as one segment (`documents%2FF1`).
         let file = file.replace("%2F", "/");
         let id = file.rsplit('/').next().unwrap_or("").to_string();
-        let bytes = state.lock().unwrap().files.get(&id).cloned();
+        let (bytes, held) = {
+            let mut s = state.lock().unwrap();
+            s.calls
+                .push(("download".into(), json!({"file_id": id}), Instant::now()));
+            (s.files.get(&id).cloned(), s.held.get(&id).cloned())
+        };
         let _ = match bytes {
             Some(bytes) => {
                 use tokio::io::AsyncWriteExt;
@@ -231,7 +261,13 @@ async fn serve(mut socket: tokio::net::TcpStream, state: Arc<Mutex<State>>, arri
                     bytes.len()
                 );
                 let _ = socket.write_all(head.as_bytes()).await;
-                let _ = socket.write_all(&bytes).await;
+                let half = bytes.len() / 2;
+                let _ = socket.write_all(&bytes[..half]).await;
+                let _ = socket.flush().await;
+                if let Some(gate) = held {
+                    gate.notified().await;
+                }
+                let _ = socket.write_all(&bytes[half..]).await;
                 socket.shutdown().await
             }
             None => {

@@ -207,4 +207,6 @@ fn write_call(id: &str, path: &str, content: &str) -> Reply {
 
 mod approvals;
 mod chat;
+mod concurrency;
 mod durability;
+mod presses;

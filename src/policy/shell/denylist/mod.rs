@@ -10,9 +10,9 @@ use super::ast::{Connector, RedirectOp, Script, Segment, Word};
 use super::command::{
     CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
 };
+use super::facts::Facts;
 use super::lexer::Lexed;
 use paths::{is_block_device, path_view, secret_in_word};
-use super::facts::Facts;
 use rm::{TempVars, deny_rm, parse_rm};
 use std::collections::HashSet;
 use std::fmt;

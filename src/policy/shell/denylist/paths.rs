@@ -3,8 +3,8 @@
 //! are `/etc/shadow`), and globs matched against the secrets they could reach.
 
 use crate::policy::glob::{Glob, LeadingDot};
-use crate::policy::shell::marks::{self, Marks};
 use crate::policy::shell::ast::{Word, WordPart};
+use crate::policy::shell::marks::{self, Marks};
 
 /// The word as a path: home references written `~`, lexically normalized.
 #[must_use]

@@ -172,8 +172,16 @@ pub fn sets_code_variable(segment: &Segment, view: &CommandView<'_>) -> Option<S
     let builtin = view.name?;
     if !matches!(
         builtin,
-        "export" | "declare" | "typeset" | "local" | "readonly" | "read" | "printf" | "mapfile"
-            | "readarray" | "getopts"
+        "export"
+            | "declare"
+            | "typeset"
+            | "local"
+            | "readonly"
+            | "read"
+            | "printf"
+            | "mapfile"
+            | "readarray"
+            | "getopts"
     ) {
         return None;
     }

@@ -1,0 +1,183 @@
+//! The Telegram bridge: the [`Bridge`] the runtime calls, over the Bot API. It polls updates and
+//! hands them in, renders cards and answers as Telegram HTML, and maps teloxide's errors to the
+//! seam's kinds. It decides nothing.
+
+use crate::bot::TelegramBot;
+use crate::card::{render_view, settled_html};
+use std::path::Path;
+use std::time::Duration;
+use tollgate_surface::limits::{TELEGRAM_CALLBACK_DATA, TELEGRAM_DOWNLOAD_BYTES, TELEGRAM_MESSAGE};
+use tollgate_surface::{
+    Bridge, BridgeFuture, CardOutcome, CardRef, CardView, ChatRef, CommandSpec, EventSender,
+    Limits, Platform, PressHandle, RemoteFile,
+};
+
+/// How long one `getUpdates` long-poll waits.
+const POLL_WAIT: Duration = Duration::from_secs(25);
+
+/// Telegram shows "typing…" for five seconds per call.
+const TYPING_LASTS: Duration = Duration::from_secs(5);
+
+/// A connected Telegram bot as a bridge.
+pub struct TelegramBridge {
+    bot: TelegramBot,
+}
+
+impl TelegramBridge {
+    #[must_use]
+    pub fn new(bot: TelegramBot) -> Self {
+        TelegramBridge { bot }
+    }
+
+    /// The bot's username (for the log).
+    #[must_use]
+    pub fn username(&self) -> &str {
+        &self.bot.username
+    }
+}
+
+impl Bridge for TelegramBridge {
+    fn platform(&self) -> Platform {
+        Platform::Telegram
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            message_chars: TELEGRAM_MESSAGE,
+            button_data: TELEGRAM_CALLBACK_DATA,
+            download_bytes: TELEGRAM_DOWNLOAD_BYTES,
+            typing_lasts: TYPING_LASTS,
+        }
+    }
+
+    fn listen(&self, events: EventSender) -> BridgeFuture<'_, ()> {
+        Box::pin(async move {
+            let mut failures = 0u32;
+            loop {
+                match self.bot.poll(POLL_WAIT).await {
+                    Ok(updates) => {
+                        failures = 0;
+                        for update in updates {
+                            // A full channel makes polling wait: nothing is dropped.
+                            if events.send(update).await.is_err() {
+                                return Ok(());
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        failures = failures.saturating_add(1);
+                        eprintln!("tollgate serve: polling Telegram: {e}");
+                        let wait = e
+                            .retry_after()
+                            .unwrap_or(Duration::from_secs(u64::from(failures.min(30))));
+                        tokio::time::sleep(wait).await;
+                    }
+                }
+            }
+        })
+    }
+
+    fn send_answer<'a>(&'a self, chat: &'a ChatRef, markdown: &'a str) -> BridgeFuture<'a, ()> {
+        Box::pin(self.bot.send_answer(chat, markdown))
+    }
+
+    fn send_notice<'a>(&'a self, chat: &'a ChatRef, text: &'a str) -> BridgeFuture<'a, CardRef> {
+        Box::pin(async move {
+            let message_id = self.bot.send_notice(chat, text).await?;
+            Ok(CardRef {
+                chat: chat.clone(),
+                message_id,
+            })
+        })
+    }
+
+    fn post_card<'a>(&'a self, chat: &'a ChatRef, card: &'a CardView) -> BridgeFuture<'a, CardRef> {
+        Box::pin(async move {
+            let rendered = render_view(card);
+            let message_id = self
+                .bot
+                .send_card(chat, &rendered.html, card.rows())
+                .await?;
+            if let Some(full) = &rendered.full_details
+                && let Err(e) = self
+                    .bot
+                    .send_document(chat, "approval-details.txt", full)
+                    .await
+            {
+                eprintln!("tollgate serve: attaching a card's full details: {e}");
+            }
+            Ok(CardRef {
+                chat: chat.clone(),
+                message_id,
+            })
+        })
+    }
+
+    fn settle_card<'a>(
+        &'a self,
+        at: &'a CardRef,
+        card: &'a CardView,
+        outcome: &'a CardOutcome,
+    ) -> BridgeFuture<'a, ()> {
+        Box::pin(async move {
+            let html = settled_html(card, outcome);
+            self.bot
+                .edit_card(at.chat.id, at.message_id, &html, &[])
+                .await
+        })
+    }
+
+    fn answer_press<'a>(
+        &'a self,
+        press: &'a PressHandle,
+        text: &'a str,
+        private: bool,
+    ) -> BridgeFuture<'a, ()> {
+        // Telegram shows a press's answer to the presser only; an alert is the private form.
+        Box::pin(self.bot.answer_press(&press.0, text, private))
+    }
+
+    fn typing<'a>(&'a self, chat: &'a ChatRef) -> BridgeFuture<'a, ()> {
+        Box::pin(self.bot.typing(chat))
+    }
+
+    fn progress<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        at: Option<&'a CardRef>,
+        text: &'a str,
+    ) -> BridgeFuture<'a, CardRef> {
+        Box::pin(async move {
+            let message_id = match at {
+                None => self.bot.send_progress(chat, text).await?,
+                Some(at) => {
+                    self.bot
+                        .edit_progress(at.chat.id, at.message_id, text)
+                        .await?;
+                    at.message_id
+                }
+            };
+            Ok(CardRef {
+                chat: chat.clone(),
+                message_id,
+            })
+        })
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        file: &'a RemoteFile,
+        dest: &'a Path,
+        cap: u64,
+    ) -> BridgeFuture<'a, u64> {
+        Box::pin(self.bot.download(&file.id, dest, cap))
+    }
+
+    fn register_commands<'a>(&'a self, commands: &'a [CommandSpec]) -> BridgeFuture<'a, ()> {
+        Box::pin(async move {
+            let menu: Vec<(&str, &str)> =
+                commands.iter().map(|c| (c.name, c.description)).collect();
+            self.bot.set_commands(&menu).await
+        })
+    }
+}

@@ -1,0 +1,81 @@
+//! The one place an approval card is built, for every surface (the chats and the console): who
+//! asks, for what, why, what would happen, and the buttons the decision offers. A surface only
+//! renders it.
+
+use super::pending::ApprovalChoice;
+use crate::executor::approval::ApprovalRequest;
+use crate::policy::resolve::AlwaysOffer;
+use tollgate_surface::{ApprovalCard, Button};
+
+/// Characters of a command shown on an "Always" button (the card shows it whole).
+pub const BUTTON_LABEL_CHARS: usize = 60;
+
+/// `text` cut to `chars` characters, with `…` where it was cut.
+#[must_use]
+pub fn cut(text: &str, chars: usize) -> String {
+    if text.chars().count() <= chars {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(chars.saturating_sub(1)).collect();
+    short.push('…');
+    short
+}
+
+/// The card for `request`, asked for by `requester`, and the choices its buttons offer;
+/// `token` gives each choice's button data.
+pub fn build_card(
+    request: &ApprovalRequest,
+    requester: &str,
+    token: impl Fn(ApprovalChoice) -> String,
+) -> (ApprovalCard, Vec<ApprovalChoice>) {
+    let button = |label: String, choice: ApprovalChoice| Button {
+        label,
+        token: token(choice),
+    };
+    let mut choices = vec![ApprovalChoice::Approve, ApprovalChoice::Deny];
+    let mut rows = vec![vec![
+        button("✅ Approve".into(), ApprovalChoice::Approve),
+        button("⛔ Deny".into(), ApprovalChoice::Deny),
+    ]];
+    // "Always" only where the mode's ceiling asked (step 13): elsewhere it would change nothing.
+    match &request.decision.always {
+        AlwaysOffer::Tool => {
+            choices.push(ApprovalChoice::AlwaysTool);
+            rows.push(vec![button(
+                "Always: this tool (this session)".into(),
+                ApprovalChoice::AlwaysTool,
+            )]);
+        }
+        AlwaysOffer::Command(key) => {
+            choices.push(ApprovalChoice::AlwaysCommand);
+            let label = format!("Always: {} (agent {})", key.describe(), request.agent);
+            rows.push(vec![button(
+                cut(&label, BUTTON_LABEL_CHARS),
+                ApprovalChoice::AlwaysCommand,
+            )]);
+        }
+        AlwaysOffer::None => {}
+    }
+    let mut details = request.proposal.message.clone();
+    if let Some(preview) = &request.proposal.preview {
+        details.push('\n');
+        details.push_str(preview);
+    }
+    if let AlwaysOffer::Command(key) = &request.decision.always {
+        details.push_str(&format!(
+            "\n\n\"Always\" would allow {} for agent {} from now on.",
+            key.describe(),
+            request.agent
+        ));
+    }
+    let card = ApprovalCard {
+        agent: request.agent.clone(),
+        requester: requester.to_string(),
+        tool: request.proposal.tool.clone(),
+        tier: request.decision.tier.to_string(),
+        reason: request.decision.reason.clone(),
+        details,
+        rows,
+    };
+    (card, choices)
+}

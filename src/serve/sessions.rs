@@ -1,0 +1,108 @@
+//! The live sessions of a running service: each chat session's worker, started on its first
+//! message with the agent of its platform's bridge, let go when idle (its state is stored), and
+//! the chat each session was last seen in (to resume its run after a restart).
+
+use super::shared::{Shared, lock};
+use super::worker::SessionWorker;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tollgate_surface::ChatRef;
+
+/// Where a session's chat is remembered, to resume its run after a restart.
+const SESSION_CHATS_TREE: &str = "bridge_sessions";
+
+/// The running service: what is shared, and the live session workers.
+pub struct Service {
+    pub shared: Arc<Shared>,
+    workers: Mutex<HashMap<String, Arc<SessionWorker>>>,
+}
+
+impl Service {
+    #[must_use]
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Service {
+            shared,
+            workers: Mutex::default(),
+        }
+    }
+
+    /// The working directory of session `key` of `agent` (created on first use).
+    #[must_use]
+    pub fn workspace(&self, agent: &str, key: &str) -> PathBuf {
+        match self.shared.config.agents.get(agent) {
+            Some(agent) => {
+                let dir = crate::gate::workspace_for(agent, Some(key));
+                let _ = std::fs::create_dir_all(&dir);
+                // Asked again now that it exists: only an existing path resolves canonically.
+                crate::gate::workspace_for(agent, Some(key))
+            }
+            None => PathBuf::from("."),
+        }
+    }
+
+    /// The session's worker, started on its first message.
+    pub fn session(&self, key: &str, chat: &ChatRef) -> Result<Arc<SessionWorker>, String> {
+        if let Some(worker) = lock(&self.workers).get(key) {
+            return Ok(worker.clone());
+        }
+        let agent = self
+            .shared
+            .bridge(chat.platform)
+            .map(|h| h.settings.agent.clone())
+            .ok_or_else(|| format!("no {} bridge is running", chat.platform.as_str()))?;
+        // Created before the session is assembled: its paths resolve against what exists.
+        let _ = self.workspace(&agent, key);
+        let worker = SessionWorker::start(&self.shared, key, chat.clone(), &agent)?;
+        if let Ok(bytes) = serde_json::to_vec(chat) {
+            let _ = self
+                .shared
+                .store
+                .insert(SESSION_CHATS_TREE, key.as_bytes(), &bytes);
+        }
+        Ok(lock(&self.workers)
+            .entry(key.to_string())
+            .or_insert(worker)
+            .clone())
+    }
+
+    /// Lets go of workers idle for longer than their bridge's `idle_session_secs`.
+    pub fn evict_idle(&self) -> usize {
+        let mut workers = lock(&self.workers);
+        let before = workers.len();
+        workers.retain(|_, worker| !worker.evict_if_idle());
+        before - workers.len()
+    }
+
+    /// Every live session rereads its allowlists from the store (after a change made over the
+    /// control socket), so a revoke takes effect at once, not when the session is next started.
+    pub fn reload_allowlists(&self) {
+        let workers: Vec<Arc<SessionWorker>> = lock(&self.workers).values().cloned().collect();
+        for worker in workers {
+            if let Err(e) = worker.assembled.session.reload_allowlists() {
+                self.shared.log(&format!(
+                    "session {}: rereading its allowlists: {e}",
+                    worker.key
+                ));
+            }
+        }
+    }
+
+    /// Forgets a worker that was evicted (the next message starts a fresh one).
+    pub fn forget(&self, key: &str, worker: &Arc<SessionWorker>) {
+        let mut workers = lock(&self.workers);
+        if workers.get(key).is_some_and(|w| Arc::ptr_eq(w, worker)) {
+            workers.remove(key);
+        }
+    }
+
+    /// The chat a session was last seen in.
+    pub fn remembered_chat(&self, key: &str) -> Option<ChatRef> {
+        self.shared
+            .store
+            .get(SESSION_CHATS_TREE, key.as_bytes())
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+    }
+}

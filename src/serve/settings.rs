@@ -1,0 +1,124 @@
+//! The part of a bridge's config section the runtime needs, read the same way for every
+//! platform: the agent, who is admitted and who is an admin (by the platform's own rules: ids on
+//! Telegram; ids or guild roles on Discord), where cards go, and the pacing knobs.
+
+use crate::config::{AccessId, ApprovalsTo, Config, DiscordConfig, TelegramConfig};
+use crate::router::{Access, discord_access, discord_admin, telegram_access, telegram_admin};
+use tollgate_surface::{ChatRef, Inbound, Platform, UserRef};
+
+/// Who is admitted and who is an admin, by the platform's rules.
+#[derive(Clone, Debug)]
+enum Rules {
+    Telegram(TelegramConfig),
+    Discord(DiscordConfig),
+}
+
+/// A bridge's settings.
+#[derive(Clone, Debug)]
+pub struct BridgeSettings {
+    pub platform: Platform,
+    /// The agent that answers on this bridge.
+    pub agent: String,
+    pub approvals_to: ApprovalsTo,
+    pub require_mention: bool,
+    pub group_sessions_per_user: bool,
+    pub rate_limit_per_minute: u32,
+    pub queue_cap: usize,
+    pub progress_interval_secs: u64,
+    pub typing: bool,
+    pub idle_session_secs: u64,
+    rules: Rules,
+}
+
+impl BridgeSettings {
+    /// The settings of `platform`'s section; an error names what is missing.
+    pub fn for_platform(config: &Config, platform: Platform) -> Result<Self, String> {
+        let agent = |named: &Option<String>, section: &str| -> Result<String, String> {
+            match named {
+                Some(name) if config.agents.contains_key(name) => Ok(name.clone()),
+                Some(name) => Err(format!("[{section}] agent `{name}` is not configured")),
+                None if config.agents.len() == 1 => {
+                    Ok(config.agents.keys().next().cloned().unwrap_or_default())
+                }
+                None => Err(format!(
+                    "several agents are configured: set `agent` under [{section}]"
+                )),
+            }
+        };
+        match platform {
+            Platform::Telegram => {
+                let t = config
+                    .telegram
+                    .as_ref()
+                    .ok_or("there is no [telegram] section")?;
+                Ok(BridgeSettings {
+                    platform,
+                    agent: agent(&t.agent, "telegram")?,
+                    approvals_to: t.approvals_to,
+                    require_mention: t.require_mention,
+                    group_sessions_per_user: t.group_sessions_per_user,
+                    rate_limit_per_minute: t.rate_limit_per_minute,
+                    queue_cap: t.queue_cap,
+                    progress_interval_secs: t.progress_interval_secs,
+                    typing: t.typing,
+                    idle_session_secs: t.idle_session_secs,
+                    rules: Rules::Telegram(t.clone()),
+                })
+            }
+            Platform::Discord => {
+                let d = config
+                    .discord
+                    .as_ref()
+                    .ok_or("there is no [discord] section")?;
+                Ok(BridgeSettings {
+                    platform,
+                    agent: agent(&d.agent, "discord")?,
+                    approvals_to: d.approvals_to,
+                    require_mention: d.require_mention,
+                    group_sessions_per_user: d.group_sessions_per_user,
+                    rate_limit_per_minute: d.rate_limit_per_minute,
+                    queue_cap: d.queue_cap,
+                    progress_interval_secs: d.progress_interval_secs,
+                    typing: d.typing,
+                    idle_session_secs: d.idle_session_secs,
+                    rules: Rules::Discord(d.clone()),
+                })
+            }
+            Platform::Console => Err("the console is not a chat bridge".into()),
+        }
+    }
+
+    /// Whether a message is admitted, and whether its sender is an admin.
+    #[must_use]
+    pub fn access(&self, message: &Inbound) -> Access {
+        match &self.rules {
+            Rules::Telegram(t) => telegram_access(t, message),
+            Rules::Discord(d) => discord_access(d, message),
+        }
+    }
+
+    /// Whether `user` (with `roles`, in `chat`) may answer cards and use admin commands.
+    #[must_use]
+    pub fn is_admin(&self, user: &UserRef, roles: &[i64], chat: &ChatRef) -> bool {
+        match &self.rules {
+            Rules::Telegram(t) => telegram_admin(t, user),
+            Rules::Discord(d) => discord_admin(d, user, roles, chat),
+        }
+    }
+
+    /// The admins' private chats, for `approvals_to = "admins"`.
+    #[must_use]
+    pub fn admin_chats(&self) -> Vec<ChatRef> {
+        let admins = match &self.rules {
+            Rules::Telegram(t) => &t.admins,
+            Rules::Discord(d) => &d.admins,
+        };
+        admins
+            .iter()
+            .filter_map(|a| match a {
+                AccessId::Id(id) => Some(ChatRef::private(self.platform, *id)),
+                AccessId::Anyone => None,
+            })
+            .collect()
+    }
+}
