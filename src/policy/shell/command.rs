@@ -5,7 +5,7 @@
 //! `eval -- '…'`, `trap -- '…' EXIT`, `flock f -c '…'`, `script -c '…'`).
 
 use super::ast::Word;
-use super::inline_code::shell_command_string;
+use super::inline_code::{runs_inline_code, shell_command_string};
 use super::names::has_variants;
 pub use super::names::{
     INTERPRETERS, NETWORK_CLIENTS, SHELLS, STDIN_SCRIPTED, is_interpreter_family,
@@ -38,7 +38,16 @@ pub struct CommandView<'a> {
     pub nested_argv: Vec<&'a [Word]>,
     /// `NAME=value` words a wrapper sets for the command (`env LD_PRELOAD=x cmd`).
     pub assignments: Vec<&'a str>,
+    /// More wrappers, or commands nested in commands, than are looked through: the command
+    /// is too complex to judge (each level would be read again for the next).
+    pub too_deep: bool,
 }
+
+/// Wrappers looked through in one command (`watch watch … ls`) before it is too complex.
+pub const MAX_WRAPPERS: usize = 16;
+
+/// Commands nested in commands (`find -exec find -exec …`) before it is too complex.
+pub const MAX_NESTED: usize = 8;
 
 /// The normalized name of a command word: quotes removed, path reduced to its last component,
 /// and a distribution's variant of a program named as the program (`nc.traditional`,
@@ -62,6 +71,10 @@ pub fn command_name(word: &Word) -> Option<&str> {
 }
 
 fn canonical_name(base: &str) -> &str {
+    // The dynamic loader, under any of its names (`ld-linux-x86-64.so.2`, `ld-musl-x86_64.so.1`).
+    if base == "ld.so" || base.starts_with("ld-linux") || base.starts_with("ld-musl") {
+        return "ld.so";
+    }
     let Some((stem, variant)) = base.split_once('.') else {
         return base;
     };
@@ -91,12 +104,58 @@ pub fn is_shell_or_interpreter(name: &str) -> bool {
     is_shell(name) || is_interpreter(name)
 }
 
+/// Whether this program, so invoked, reads the code it runs from standard input: a program
+/// that always reads commands there (`ed`, `gdb`, `m4` …), a shell given no script (or `-s`),
+/// an interpreter given no program file (or `-`). `argv` starts with the command word.
+#[must_use]
+pub fn reads_code_from_stdin(name: &str, argv: &[Word]) -> bool {
+    if reads_script_from_stdin(name) {
+        return true;
+    }
+    let shell = is_shell(name);
+    if !(shell || is_interpreter(name)) || runs_inline_code(name, argv) {
+        return false;
+    }
+    let after = argv.get(1..).unwrap_or(&[]);
+    let mut i = 0;
+    while let Some(word) = after.get(i) {
+        let text = word.text();
+        match text {
+            "-" => return true,
+            "--" => return after.get(i + 1).is_none_or(|w| w.text() == "-"),
+            "-o" | "-O" | "+o" | "+O" | "--rcfile" | "--init-file" if shell => i += 2,
+            _ if shell
+                && text.starts_with('-')
+                && !text.starts_with("--")
+                && text.contains('s') =>
+            {
+                return true;
+            }
+            // `python -m module` runs a module, not its input.
+            _ if !shell && text.starts_with("-m") => return false,
+            _ if text.starts_with('-') || (shell && text.starts_with('+')) => i += 1,
+            // A script or program file.
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Looks through the wrappers of `words` to the command that runs.
 #[must_use]
 pub fn command_view(words: &[Word]) -> CommandView<'_> {
+    command_view_at(words, 0)
+}
+
+fn command_view_at(words: &[Word], nesting: usize) -> CommandView<'_> {
     let mut view = CommandView::default();
     let mut rest = words;
     loop {
+        if view.wrappers.len() >= MAX_WRAPPERS {
+            view.too_deep = true;
+            view.args = rest;
+            return view;
+        }
         let Some(first) = rest.first() else {
             view.args = rest;
             return view;
@@ -109,14 +168,27 @@ pub fn command_view(words: &[Word]) -> CommandView<'_> {
             view.name = Some(name);
             view.args = rest;
             collect_inline(&mut view);
+            if view.nested_argv.is_empty() {
+                return view;
+            }
+            if nesting >= MAX_NESTED {
+                view.too_deep = true;
+                return view;
+            }
             // The command strings of a command the program runs (`find -exec bash -c '…'`), at
-            // any depth (`find -exec find -exec …`: each level is a shorter slice of the words).
+            // any depth up to the limit (`find -exec find -exec …`).
+            let mut too_deep = false;
             let nested: Vec<String> = view
                 .nested_argv
                 .iter()
-                .flat_map(|argv| command_view(argv).inline_scripts)
+                .flat_map(|argv| {
+                    let inner = command_view_at(argv, nesting + 1);
+                    too_deep |= inner.too_deep;
+                    inner.inline_scripts
+                })
                 .collect();
             view.inline_scripts.extend(nested);
+            view.too_deep |= too_deep;
             return view;
         };
         view.wrappers.push(name);

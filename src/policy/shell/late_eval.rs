@@ -36,20 +36,30 @@ pub(super) fn evaluates_strings(segment: &Segment) -> bool {
         })
 }
 
-/// Strings that no rule read: a quoted literal holding `$(` or a backtick, or input read by
-/// `read`/`mapfile`, a heredoc or a here-string.
+/// Strings that no rule read: a quoted literal holding `$(` or a backtick, input read by
+/// `read`/`mapfile`, a heredoc or a here-string, or a value put together when it runs
+/// (`x="z[$a$b]"` with `a='$'`, `printf -v x …`): its pieces need not show `$(` one by one.
 pub(super) fn brings_in_strings(segment: &Segment) -> bool {
-    let reads = matches!(
-        segment.words.first().and_then(command_name),
-        Some("read" | "mapfile" | "readarray")
-    );
+    let command = segment.words.first().and_then(command_name);
+    let reads = matches!(command, Some("read" | "mapfile" | "readarray"))
+        || (command == Some("printf") && segment.words.iter().any(|w| w.text().starts_with("-v")));
+    let assembled = |w: &Word| w.parts.iter().any(|p| matches!(p, WordPart::Param { .. }));
+    let declares = matches!(
+        command,
+        Some("declare" | "typeset" | "local" | "export" | "readonly")
+    ) && segment
+        .words
+        .iter()
+        .skip(1)
+        .any(|w| w.text().contains('=') && assembled(w));
+    let assigns_assembled = segment.assignments.iter().any(|a| assembled(&a.value));
     let inline_input = segment.redirects.iter().any(|r| r.feeds_inline_input());
     let hidden_code = segment.all_words().any(|w| {
         w.parts.iter().any(|p| {
             matches!(p, WordPart::Literal { text, quoted: true } if text.contains("$(") || text.contains('`'))
         })
     });
-    reads || inline_input || hidden_code
+    reads || inline_input || hidden_code || declares || assigns_assembled
 }
 
 #[cfg(test)]
@@ -71,6 +81,9 @@ mod tests {
             "while read n; do echo $((n*2)); done < nums",
             "x='a[`id`]'; declare -i y=x",
             "mapfile -t a < f; echo ${a[0]:$n}",
+            "a='$'; b='(id)'; x=\"z[$a$b]\"; echo $((x))",
+            "printf -v x 'z[%s(id)]' '$'; echo $((x))",
+            "a='$'; declare x=\"z[${a}(id)]\"; [[ $x -eq 1 ]]",
         ] {
             assert!(flagged(cmd), "{cmd}");
         }

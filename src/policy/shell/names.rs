@@ -37,7 +37,8 @@ names!(
     /// Programs that read commands — some of which run programs — from standard input (`ed`
     /// and `ex` with `!cmd`, `gdb`'s `shell`, `sqlite3`'s `.shell`, `psql`'s `\!`).
     pub const STDIN_SCRIPTED, fn reads_script_from_stdin = [
-        "ed", "ex", "gdb", "lldb", "sqlite3", "psql", "mysql", "mariadb", "dc",
+        "ed", "ex", "gdb", "lldb", "sqlite3", "psql", "mysql", "mariadb", "dc", "m4", "gm4",
+        "gnuplot", "octave", "octave-cli",
     ]
 );
 
@@ -88,7 +89,9 @@ names!(
         "editor", "ed", "less", "more", "man", "gdb", "lldb", "strace", "ltrace", "make", "gmake",
         "cargo", "go", "npm", "pnpm", "yarn", "bun", "uv", "pipx", "sqlite3", "dc", "xargs",
         "env", "parallel", "tcpdump", "crontab", "at", "enable", "mapfile", "readarray", "hash",
-        "shopt", "set", "let", "trap", "eval", "source", ".", "exec", "command", "builtin",
+        "shopt", "set", "let", "trap", "eval", "source", ".", "exec", "command", "builtin", "rm",
+        "split", "pip", "pip3", "gh", "kubectl", "helm", "faketime", "ip", "nix-shell", "nix",
+        "emacs", "emacsclient", "gpg", "gpg2", "deno", "pdm", "hatch", "rye", "mise", "direnv",
     ]
 );
 
@@ -103,6 +106,6 @@ names!(
         "dbus-run-session", "xvfb-run", "ssh-agent", "valgrind", "catchsegv", "eatmydata",
         "nocache", "chronic", "ifne", "fakeroot", "fakechroot", "cgexec", "runcon", "chpst",
         "firejail", "bwrap", "sg", "setarch", "linux32", "linux64", "prlimit", "cpulimit",
-        "sshpass", "dbus-launch", "coproc", "caffeinate",
+        "sshpass", "dbus-launch", "coproc", "caffeinate", "gosu", "su-exec", "ld.so",
     ]
 );

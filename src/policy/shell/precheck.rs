@@ -5,14 +5,16 @@
 
 use super::ast::{Connector, RedirectOp, Script, Segment, Word, WordPart};
 use super::command::{
-    CommandView, command_view, is_network_client, is_shell_or_interpreter, reads_script_from_stdin,
+    CommandView, command_view, is_network_client, is_shell_or_interpreter, reads_code_from_stdin,
+    reads_script_from_stdin,
 };
+use super::denylist::paths::built_path_may_name_secret;
 use super::denylist::rm::{TempVars, forceful_outside_carve_out, parse_rm};
 use super::facts::Facts;
 use super::hazards::{hidden_code, variables};
 use super::inline_code::runs_inline_code;
 use super::lexer::Lexed;
-use super::names::argument_sensitive;
+use super::names::{argument_sensitive, is_ruled};
 
 /// Why a command is high-risk without asking the classifier, if it is. `lexed` has its inline
 /// scripts expanded (as [`super::ShellAnalysis`] does).
@@ -38,12 +40,20 @@ fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
         return Some("it loops without end (`while true`, `for ((;;))` …)".into());
     }
     let mut vars = TempVars::for_script(tmpdir_assigned, &script.segments);
+    let fed = stdin_fed(script);
     for (index, segment) in script.segments.iter().enumerate() {
         let view = command_view(&segment.words);
         if let Some(reason) = segment_reason(segment, &view) {
             return Some(reason);
         }
         let name = view.name.unwrap_or("");
+        // `{ bash; :; } <<EOF`, `… | { :; sh; }`, `exec <<EOF … bash`: a redirect or pipe on a
+        // group, a loop or the shell itself reaches a program that reads code from its input.
+        if fed && reads_code_from_stdin(name, view.args) {
+            return Some(format!(
+                "`{name}` reads code from standard input, which this command feeds"
+            ));
+        }
         if name == "rm" {
             let rm = parse_rm(view.args.get(1..).unwrap_or(&[]));
             // Targets fed by xargs are as unknown as an expansion.
@@ -59,6 +69,24 @@ fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
         vars.record(segment, index);
     }
     None
+}
+
+/// Whether anything in `script` feeds standard input: a redirect from a file, heredoc or
+/// here-string, a pipe, or `exec` with a redirect (which feeds every later command).
+fn stdin_fed(script: &Script) -> bool {
+    script.segments.iter().any(|segment| {
+        segment.connector == Connector::Pipe
+            || segment.redirects.iter().any(|r| {
+                r.fd.is_none_or(|fd| fd == 0)
+                    && matches!(
+                        r.op,
+                        RedirectOp::Read
+                            | RedirectOp::Heredoc
+                            | RedirectOp::HereString
+                            | RedirectOp::ReadWrite
+                    )
+            })
+    })
 }
 
 /// What makes one segment high-risk, looking at it alone.
@@ -100,11 +128,21 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
     let name = view.name.unwrap_or("");
     // `python3 {-c,'…'}`, `X=-delete; find . $X`: options built when it runs are invisible
     // here, and for these programs options can be code.
-    if (is_shell_or_interpreter(name) || argument_sensitive(name))
+    if (is_shell_or_interpreter(name) || argument_sensitive(name) || is_ruled(name))
         && let Some(word) = view.args.iter().skip(1).find(|w| runtime_built(w))
     {
         return Some(format!(
             "the arguments of `{name}` are built when it runs (`{}`)",
+            word.text()
+        ));
+    }
+    // `cat /etc/$c`, `cp ~/$f .`: the rest of the path is only known when it runs.
+    if let Some(word) = segment
+        .all_words()
+        .find(|w| runtime_built(w) && built_path_may_name_secret(w))
+    {
+        return Some(format!(
+            "a path built when it runs could name a secret (`{}`)",
             word.text()
         ));
     }

@@ -363,9 +363,23 @@ pub const WRAPPERS: &[Wrapper] = &[
             "--expand-environment",
         ],
     ),
-    positional(
-        wrapper("faketime", &["-f", "-m", "-p", "--exclude-monotonic"]),
-        1,
+    // `faketime [-m] [-f] [-p PID] [--exclude-monotonic] [--date-prog PROG] TIMESTAMP CMD`:
+    // `-f` is a flag (libfaketime's source), not an option with a value.
+    positional(wrapper("faketime", &["-p", "--date-prog"]), 1),
+    positional(wrapper("gosu", &[]), 1),
+    positional(wrapper("su-exec", &[]), 1),
+    // The dynamic loader run as a program: `ld.so [OPTIONS] PROGRAM ARGS…`.
+    wrapper(
+        "ld.so",
+        &[
+            "--library-path",
+            "--preload",
+            "--audit",
+            "--argv0",
+            "--inhibit-rpath",
+            "--glibc-hwcaps-mask",
+            "--glibc-hwcaps-prepend",
+        ],
     ),
     wrapper(
         "torsocks",
@@ -531,7 +545,12 @@ pub fn skip_options<'a>(
     view: &mut CommandView<'a>,
 ) -> &'a [Word] {
     let mut i = skip_leading_options(wrapper, words, view);
-    let mut positionals = wrapper.positional;
+    // `runcon CONTEXT CMD` names a context only when no option does (`runcon -t T CMD`).
+    let mut positionals = if wrapper.name == "runcon" {
+        usize::from(i == 0)
+    } else {
+        wrapper.positional
+    };
     while positionals > 0 && i < words.len() {
         i += 1;
         positionals -= 1;

@@ -59,14 +59,14 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
     let mut vars = TempVars::for_script(tmpdir_assigned, &script.segments);
     let mut downloads = Downloads::default();
     // Where earlier `cd`s moved, as far as literal words say.
-    let mut cwd: Option<String> = None;
+    let mut cwd = Moves::default();
     for (index, segment) in script.segments.iter().enumerate() {
         let view = command_view(&segment.words);
-        if let Some(hit) = check_segment(segment, &view, &vars, index, cwd.as_deref()) {
+        if let Some(hit) = check_segment(segment, &view, &vars, index, cwd.now.as_deref()) {
             return Some(hit);
         }
-        if matches!(view.name, Some("cd" | "pushd")) {
-            cwd = moved_to(view.args.get(1), cwd.as_deref());
+        if let Some(name) = view.name {
+            cwd.follow(name, view.args);
         }
         if let Some(hit) = downloads.remote_code(segment, &view) {
             return Some(hit);
@@ -79,6 +79,36 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
         }
     }
     None
+}
+
+/// The working directory as `cd`, `pushd`, `popd` and `cd -` move it (`None`: unknown).
+#[derive(Default)]
+struct Moves {
+    now: Option<String>,
+    /// `$OLDPWD`, where `cd -` goes.
+    previous: Option<String>,
+    /// `pushd`'s stack, where `popd` goes.
+    stack: Vec<Option<String>>,
+}
+
+impl Moves {
+    fn follow(&mut self, name: &str, argv: &[Word]) {
+        let operand = argv
+            .iter()
+            .skip(1)
+            .find(|w| w.text() == "-" || !w.text().starts_with('-'));
+        let next = match (name, operand.map(Word::text)) {
+            ("cd", Some("-")) => self.previous.clone(),
+            ("cd", _) => moved_to(operand, self.now.as_deref()),
+            ("pushd", _) => {
+                self.stack.push(self.now.clone());
+                moved_to(operand, self.now.as_deref())
+            }
+            ("popd", _) => self.stack.pop().flatten(),
+            _ => return,
+        };
+        self.previous = std::mem::replace(&mut self.now, next);
+    }
 }
 
 /// The directory `cd DIR` moves to from `cwd`, when the words say (`None`: unknown).
@@ -121,10 +151,17 @@ fn check_segment(
     }
     // `{sudo,reboot}` in command position: bash runs `sudo reboot`.
     if let Some(first) = segment.words.first().filter(|w| w.brace) {
-        let mut argv: Vec<Word> = paths::expand_braces(first.text(), 64)
-            .iter()
-            .map(|w| Word::plain(w))
-            .collect();
+        let Some(expanded) = paths::expand_braces(first.text(), paths::MAX_BRACE_WORDS) else {
+            return deny(
+                "brace-command",
+                format!(
+                    "`{}` expands to more than {} commands, too many to check",
+                    first.text(),
+                    paths::MAX_BRACE_WORDS
+                ),
+            );
+        };
+        let mut argv: Vec<Word> = expanded.iter().map(|w| Word::plain(w)).collect();
         argv.extend(segment.words[1..].iter().cloned());
         if let Some(hit) = check_argv(&argv) {
             return Some(hit);

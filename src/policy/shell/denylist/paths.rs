@@ -52,6 +52,9 @@ pub fn normalize(path: &str) -> String {
     }
 }
 
+/// Brace expansions a word may have before it is refused as too many to check.
+pub const MAX_BRACE_WORDS: usize = 256;
+
 /// Secret files, as paths a glob is matched against.
 const SECRET_SAMPLES: &[&str] = &[
     "/etc/passwd",
@@ -106,6 +109,21 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
     None
 }
 
+/// Whether a path with a part known only when it runs (`/etc/$c`, `~/$f`, `if=/etc/$x`)
+/// starts like a secret's: what is written so far leads to one.
+#[must_use]
+pub fn built_path_may_name_secret(word: &Word) -> bool {
+    let view = path_view(word);
+    let Some(cut) = view.find('\u{1}') else {
+        return false;
+    };
+    let head = &view[..cut];
+    let head = head.rsplit_once('=').map_or(head, |(_, value)| value);
+    head.len() >= 2
+        && (head.starts_with('/') || head.starts_with('~'))
+        && SECRET_SAMPLES.iter().any(|secret| secret.starts_with(head))
+}
+
 /// Why a word names a secret: as a path, after an `=` (`if=/etc/shadow`, `--file=…`), as a
 /// glob that could expand to one, or as one of its brace expansions (`/etc/sh{a,}dow`). A
 /// relative word is also read from `cwd`, the directory an earlier `cd` moved to
@@ -125,7 +143,10 @@ pub fn secret_in_word(word: &Word, marks: Marks, cwd: Option<&str>) -> Option<&'
         None => path_view(word),
     };
     let mut candidates = if word.brace {
-        expand_braces(&path, 64)
+        match expand_braces(&path, MAX_BRACE_WORDS) {
+            Some(words) => words,
+            None => return Some("one of more brace-expanded paths than can be checked"),
+        }
     } else {
         vec![path]
     };
@@ -152,14 +173,14 @@ pub fn secret_in_word(word: &Word, marks: Marks, cwd: Option<&str>) -> Option<&'
     None
 }
 
-/// The words a brace expression expands to (`a{b,c}d` → `abd`, `acd`), at most `limit`; ranges
-/// (`{1..3}`) are kept as written. More than `limit` variants keeps the first ones: enough for a
-/// denylist, which only needs one that names a secret.
+/// The words a brace expression expands to (`a{b,c}d` → `abd`, `acd`; `x{1..3}`, `{a..c}`,
+/// `{01..9..2}` as bash counts them), or `None` when there would be more than `limit`: the
+/// caller cannot check them all and must not pretend it did.
 #[must_use]
-pub fn expand_braces(text: &str, limit: usize) -> Vec<String> {
+pub fn expand_braces(text: &str, limit: usize) -> Option<Vec<String>> {
     let chars: Vec<char> = text.chars().collect();
     let Some(open) = chars.iter().position(|&c| c == '{') else {
-        return vec![text.to_string()];
+        return Some(vec![text.to_string()]);
     };
     let mut depth = 0;
     let mut close = None;
@@ -179,36 +200,100 @@ pub fn expand_braces(text: &str, limit: usize) -> Vec<String> {
         }
     }
     let Some(close) = close else {
-        return vec![text.to_string()];
+        return Some(vec![text.to_string()]);
     };
     let prefix: String = chars[..open].iter().collect();
     let suffix: String = chars[close + 1..].iter().collect();
-    if commas.is_empty() {
-        // Not an alternation: keep the braces and expand what follows.
-        return expand_braces(&suffix, limit)
-            .into_iter()
-            .map(|rest| {
-                format!(
-                    "{prefix}{{{}}}{rest}",
-                    chars[open + 1..close].iter().collect::<String>()
-                )
-            })
-            .collect();
-    }
-    let mut bounds = vec![open];
-    bounds.extend(&commas);
-    bounds.push(close);
+    let inner: String = chars[open + 1..close].iter().collect();
+    let alternatives: Vec<String> = if commas.is_empty() {
+        match brace_range(&inner, limit) {
+            Some(values) => values?,
+            // Not an expansion: keep the braces and expand what follows.
+            None => {
+                return Some(
+                    expand_braces(&suffix, limit)?
+                        .into_iter()
+                        .map(|rest| format!("{prefix}{{{inner}}}{rest}"))
+                        .collect(),
+                );
+            }
+        }
+    } else {
+        let mut bounds = vec![open];
+        bounds.extend(&commas);
+        bounds.push(close);
+        bounds
+            .windows(2)
+            .map(|pair| chars[pair[0] + 1..pair[1]].iter().collect())
+            .collect()
+    };
     let mut out = Vec::new();
-    for pair in bounds.windows(2) {
-        let alternative: String = chars[pair[0] + 1..pair[1]].iter().collect();
-        for expanded in expand_braces(&format!("{prefix}{alternative}{suffix}"), limit) {
+    for alternative in alternatives {
+        for expanded in expand_braces(&format!("{prefix}{alternative}{suffix}"), limit)? {
             if out.len() >= limit {
-                return out;
+                return None;
             }
             out.push(expanded);
         }
     }
-    out
+    Some(out)
+}
+
+/// `1..5`, `05..10..2`, `a..e`: `None` when `inner` is no range; `Some(None)` when it has more
+/// than `limit` values.
+fn brace_range(inner: &str, limit: usize) -> Option<Option<Vec<String>>> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    let (from, to, step) = match parts.as_slice() {
+        [from, to] => (*from, *to, 1i64),
+        [from, to, step] => (*from, *to, step.parse::<i64>().ok()?.checked_abs()?.max(1)),
+        _ => return None,
+    };
+    let numbers = (from.parse::<i64>(), to.parse::<i64>());
+    let (start, end, width, letters) = match numbers {
+        (Ok(a), Ok(b)) => {
+            let padded = |s: &str| {
+                s.trim_start_matches('-').len() > 1 && s.trim_start_matches('-').starts_with('0')
+            };
+            let width = if padded(from) || padded(to) {
+                from.len().max(to.len())
+            } else {
+                0
+            };
+            (a, b, width, false)
+        }
+        _ => {
+            let (mut a, mut b) = (from.chars(), to.chars());
+            match (a.next(), a.next(), b.next(), b.next()) {
+                (Some(x), None, Some(y), None)
+                    if x.is_ascii_alphabetic() && y.is_ascii_alphabetic() =>
+                {
+                    (i64::from(u32::from(x)), i64::from(u32::from(y)), 0, true)
+                }
+                _ => return None,
+            }
+        }
+    };
+    let count = start.abs_diff(end) / step.unsigned_abs() + 1;
+    if count > limit as u64 {
+        return Some(None);
+    }
+    let direction = if end >= start { step } else { -step };
+    let values = (0..count as i64)
+        .map(|i| start + i * direction)
+        .map(|v| {
+            if letters {
+                u32::try_from(v)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .map_or_else(String::new, String::from)
+            } else if width > 0 {
+                format!("{v:0width$}")
+            } else {
+                v.to_string()
+            }
+        })
+        .collect();
+    Some(Some(values))
 }
 
 /// Whether `pattern` matches `sample` or a tail of it of two components or more (a relative
@@ -257,16 +342,23 @@ mod tests {
 
     #[test]
     fn braces() {
+        let expand = |t: &str, limit| expand_braces(t, limit).unwrap();
+        assert_eq!(expand("/etc/sh{a,o}dow", 8), ["/etc/shadow", "/etc/shodow"]);
+        assert_eq!(expand("a{b,c}{d,e}", 8), ["abd", "abe", "acd", "ace"]);
+        assert_eq!(expand("x{}y", 8), ["x{}y"]);
         assert_eq!(
-            expand_braces("/etc/sh{a,o}dow", 8),
-            ["/etc/shadow", "/etc/shodow"]
+            expand_braces("{a,b}{c,d}{e,f}", 3),
+            None,
+            "too many to check"
         );
         assert_eq!(
-            expand_braces("a{b,c}{d,e}", 8),
-            ["abd", "abe", "acd", "ace"]
+            expand("/etc/shado{v..x}", 8),
+            ["/etc/shadov", "/etc/shadow", "/etc/shadox"]
         );
-        assert_eq!(expand_braces("x{}y", 8), ["x{}y"]);
-        assert_eq!(expand_braces("{a,b}{c,d}{e,f}", 3).len(), 3);
+        assert_eq!(expand("f{3..1}", 8), ["f3", "f2", "f1"]);
+        assert_eq!(expand("f{01..10..3}", 8), ["f01", "f04", "f07", "f10"]);
+        assert_eq!(expand("{1..x}", 8), ["{1..x}"], "not a range");
+        assert_eq!(expand_braces("{1..100000000000}", 8), None);
     }
 
     #[test]

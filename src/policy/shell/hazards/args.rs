@@ -11,9 +11,10 @@ pub struct Args<'a> {
     words: &'a [Word],
 }
 
-/// The shortest prefix of a long option taken as that option (`--` and two letters): shorter
-/// prefixes are ambiguous in every tool these rules look at.
-const MIN_PREFIX: usize = 4;
+/// The shortest prefix of a long option taken as that option: `--` and one letter. GNU tools
+/// take any unambiguous prefix (`sed --e=…` is `--expression`), and a rule that waited for two
+/// letters would be walked around; a false match only asks a human.
+const MIN_PREFIX: usize = 3;
 
 impl<'a> Args<'a> {
     /// `argv` with its command word first.
@@ -104,7 +105,11 @@ mod tests {
         assert!(option_is("--to-command=x", "--to-command"));
         assert!(option_is("--to-comm=x", "--to-command"));
         assert!(option_is("--expr", "--expression"));
-        assert!(!option_is("--e", "--expression"));
+        assert!(
+            option_is("--e", "--expression"),
+            "one letter is a prefix too"
+        );
+        assert!(!option_is("--", "--expression"));
         assert!(!option_is("--pre-glob=x", "--pre"));
         assert!(option_is("-c", "-c"));
         assert!(!option_is("-cx", "-c"));

@@ -45,6 +45,8 @@ fn key_runs_code(key: &str) -> bool {
         "sendemail.smtpserver",
         "protocol.allow",
         "init.templatedir",
+        "interactive.difffilter",
+        "core.packedgitwindowsize",
     ];
     EXACT.contains(&key.as_str())
         || [
@@ -54,6 +56,10 @@ fn key_runs_code(key: &str) -> bool {
             "gpg.",
             "includeif.",
             "include.",
+            // `protocol.ext.allow always` lets `ext::` URLs run commands.
+            "protocol.",
+            // `submodule.<name>.update '!cmd'` runs cmd on `git submodule update`.
+            "submodule.",
         ]
         .iter()
         .any(|p| key.starts_with(p))
@@ -114,6 +120,12 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
     {
         return Some(format!(
             "`git {subcommand}` with these arguments runs a program or writes where it is told"
+        ));
+    }
+    // `ext::CMD` is a remote whose transport is a command git runs.
+    if rest.iter().any(|a| a.starts_with("ext::")) {
+        return Some(format!(
+            "`git {subcommand}` is given an `ext::` remote, which runs a command"
         ));
     }
     let runs = match subcommand {

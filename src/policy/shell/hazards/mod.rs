@@ -86,8 +86,8 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
         "at" | "batch" => found("`at` schedules commands to run later"),
         "tar" | "gtar" | "bsdtar" => tools::tar(args),
         "rg" | "ripgrep" => args
-            .has(&["--pre"])
-            .then(|| "`rg --pre` runs a program on every file".into()),
+            .has(&["--pre", "--hostname-bin"])
+            .then(|| "`rg --pre`/`--hostname-bin` runs a program".into()),
         "sort" => args
             .has(&["--compress-program"])
             .then(|| "`sort --compress-program` runs a program".into()),
@@ -112,8 +112,73 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
         }
         "parallel" => found("`parallel` runs shell commands built from its arguments"),
         "make" | "gmake" | "cargo" | "go" | "npm" | "pnpm" | "yarn" | "bun" | "npx" | "pnpx"
-        | "bunx" | "uv" | "uvx" | "pipx" | "poetry" | "pipenv" | "conda" | "bundle" => {
-            tools::build_tool(name, args)
+        | "bunx" | "uv" | "uvx" | "pipx" | "poetry" | "pipenv" | "conda" | "bundle" | "pdm"
+        | "hatch" | "rye" | "mise" | "rtx" | "direnv" => tools::build_tool(name, args),
+        "split" | "gsplit" => args
+            .has(&["--filter"])
+            .then(|| "`split --filter` runs a command for each piece".into()),
+        "pip" | "pip3" => args
+            .has(&["--python"])
+            .then(|| "`pip --python` runs another interpreter".into()),
+        "gh" => (matches!(args.first(), Some("alias" | "config" | "extension" | "ext"))
+            && args.any(|t| matches!(t, "set" | "install" | "exec")))
+        .then(|| "`gh` is set up to run a program or shell alias".into()),
+        "kubectl" | "helm" | "oc" => args
+            .has(&["--kubeconfig"])
+            .then(|| format!("`{name} --kubeconfig` reads a file that can run credential plugins")),
+        "faketime" => args
+            .has(&["--date-prog"])
+            .then(|| "`faketime --date-prog` runs a program".into()),
+        "ip" => (args.contains("netns") && args.contains("exec"))
+            .then(|| "`ip netns exec` runs a command".into()),
+        "nix-shell" | "nix" => args
+            .has(&["--run", "--command", "-c"])
+            .then(|| format!("`{name}` runs a shell command")),
+        "capsh" => found("`capsh` runs a shell with its arguments"),
+        "ld.so" => args
+            .has(&["--preload", "--audit", "--library-path"])
+            .then(|| "the dynamic loader is told to load other code".into()),
+        "emacs" | "emacsclient" => args
+            .has(&[
+                "--eval",
+                "-eval",
+                "-e",
+                "--execute",
+                "-l",
+                "--load",
+                "-f",
+                "--funcall",
+                "-batch",
+                "--batch",
+                "--script",
+                "-x",
+            ])
+            .then(|| format!("`{name}` is given Lisp to run")),
+        "gnuplot" | "octave" | "octave-cli" | "raku" | "perl6" | "rakudo" | "bb" | "babashka" => {
+            args.has(&["-e", "--eval", "--execute"])
+                .then(|| format!("`{name}` is given code to run"))
+        }
+        "m4" | "gm4" => found("`m4` runs shell commands through `syscmd` and `esyscmd`"),
+        "gpg" | "gpg2" => args
+            .has(&[
+                "--agent-program",
+                "--dirmngr-program",
+                "--photo-viewer",
+                "--exec-path",
+                "--keyserver-options",
+            ])
+            .then(|| "`gpg` is told which program to run".into()),
+        "deno" => args
+            .any(|t| {
+                t.starts_with("http://")
+                    || t.starts_with("https://")
+                    || t.starts_with("npm:")
+                    || t.starts_with("jsr:")
+            })
+            .then(|| "`deno` runs code it downloads".into()),
+        "xterm" | "uxterm" | "urxvt" | "rxvt" | "gnome-terminal" | "konsole" | "xfce4-terminal"
+        | "alacritty" | "kitty" | "terminator" | "tilix" | "st" | "foot" | "wezterm" => {
+            found("a terminal emulator runs the command it is given")
         }
         _ => python_module(name, args),
     }

@@ -106,21 +106,26 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
     let first = args.first();
     let hit = match name {
         "make" | "gmake" => {
-            args.has(&[
-                "--eval",
-                "-E",
-                "-f",
-                "--file",
-                "--makefile",
-                "-C",
-                "--directory",
-                "-I",
-                "--include-dir",
-            ]) || args.any(|t| {
-                ["SHELL=", ".SHELLFLAGS=", "MAKESHELL=", "MAKEFLAGS="]
-                    .iter()
-                    .any(|p| t.starts_with(p))
-            }) || args.any(|t| t.starts_with("-f") || t.starts_with("-C"))
+            // `make build CC=./x`: a variable given on the command line overrides the
+            // makefile's, and many name programs.
+            args.any(|t| !t.starts_with('-') && t.contains('='))
+                || args.has(&[
+                    "--eval",
+                    "-E",
+                    "-f",
+                    "--file",
+                    "--makefile",
+                    "-C",
+                    "--directory",
+                    "-I",
+                    "--include-dir",
+                ])
+                || args.any(|t| {
+                    ["SHELL=", ".SHELLFLAGS=", "MAKESHELL=", "MAKEFLAGS="]
+                        .iter()
+                        .any(|p| t.starts_with(p))
+                })
+                || args.any(|t| t.starts_with("-f") || t.starts_with("-C"))
         }
         "cargo" => {
             args.has(&["--config", "--manifest-path", "-Z"]) || args.any(|t| t.starts_with("-Z"))
@@ -136,19 +141,28 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 "-overlay",
             ]) || (matches!(first, Some("run" | "install" | "get" | "generate"))
                 && args.any(|t| t.contains('@') || t == "generate"))
+                // `go env -w GOFLAGS=-toolexec=…` changes what every later go command runs.
+                || (first == Some("env") && args.has(&["-w", "-u"]))
         }
         "npm" | "pnpm" | "yarn" | "bun" => {
+            let operands = args.texts().skip(1).filter(|t| !t.starts_with('-')).count();
             args.has(&["--script-shell", "--node-options", "--userconfig"])
                 || matches!(
                     (name, first),
-                    ("npm", Some("exec" | "x"))
+                    ("npm", Some("exec" | "x" | "explore" | "set"))
                         | ("pnpm", Some("dlx" | "exec"))
                         | ("yarn", Some("dlx" | "exec" | "node"))
                         | ("bun", Some("x"))
                 )
+                // Configuration names the shell scripts run in (`script-shell`) and more.
+                || (matches!(first, Some("config" | "c")) && args.any(|t| t == "set"))
+                // `npm init foo` downloads and runs `create-foo`.
+                || (matches!(first, Some("init" | "innit" | "create")) && operands > 0)
         }
         "uv" => matches!(first, Some("run" | "tool")),
-        "pipx" | "poetry" | "pipenv" | "conda" => first == Some("run"),
+        "pipx" | "poetry" | "pipenv" | "conda" | "pdm" | "hatch" | "rye" => first == Some("run"),
+        "mise" | "rtx" => matches!(first, Some("exec" | "x" | "run" | "r")),
+        "direnv" => first == Some("exec"),
         "bundle" => first == Some("exec"),
         "npx" | "pnpx" | "bunx" | "uvx" => true,
         _ => false,

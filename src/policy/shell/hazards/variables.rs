@@ -109,6 +109,15 @@ const EXACT: &[&str] = &[
     "TERMINFO_DIRS",
     "MANOPT",
     "MANPATH",
+    // `flock -c`, `script -c`, `make` and others run their commands with `$SHELL`.
+    "SHELL",
+    "MAKEFILES",
+    "GOENV",
+    "GOROOT",
+    "GOPATH",
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+    "NIX_PATH",
 ];
 
 /// Families of names (prefixes) that configure programs or the dynamic linker.

@@ -87,7 +87,7 @@ pub struct LexError {
 }
 
 impl LexError {
-    fn too_complex(message: impl Into<String>, offset: usize) -> Self {
+    pub(crate) fn too_complex(message: impl Into<String>, offset: usize) -> Self {
         LexError {
             kind: LexErrorKind::TooComplex,
             message: message.into(),

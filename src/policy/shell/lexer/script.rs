@@ -97,8 +97,10 @@ impl Parser<'_> {
                         self.enter()?;
                         let inner = self.parse_script(Closer::Paren);
                         self.leave();
+                        let start = script.segments.len();
                         absorb(&mut script, inner?, connector);
                         self.trailing_redirects(&mut script)?;
+                        spread_input(&mut script, start);
                     }
                     connector = Connector::Semicolon;
                 }
@@ -139,8 +141,10 @@ impl Parser<'_> {
                     self.enter()?;
                     let inner = self.parse_script(Closer::Brace);
                     self.leave();
+                    let start = script.segments.len();
                     absorb(script, inner?, connector);
                     self.trailing_redirects(script)?;
+                    spread_input(script, start);
                     return Ok(Parsed::Merged);
                 }
                 "}" => {
@@ -448,6 +452,8 @@ impl Parser<'_> {
                 self.skip_blanks();
                 match self.peek() {
                     None | Some('\n' | ';') => break,
+                    // A comment ends the list, as in bash: `for x in a #'` quotes nothing.
+                    Some('#') => self.skip_comment()?,
                     Some(c) if is_meta(c) => {
                         if !self.lenient {
                             return Err(self.error("unexpected operator in `for` list"));
@@ -541,19 +547,21 @@ impl Parser<'_> {
         }
     }
 
-    /// `[[ … ]]`: operators inside are words, not redirections or connectors.
+    /// `[[ … ]]`: operators inside are words, not redirections or connectors. As in bash, a
+    /// `#` starting a word begins a comment and newlines are allowed: `[[ #'` is a comment, not
+    /// a quote that could hide the commands after it.
     fn test_command(&mut self, connector: Connector) -> Result<Segment, LexError> {
         let mut segment = Segment::new(connector);
         segment.words.push(literal_word("[["));
         loop {
             self.spend(1)?;
-            self.skip_blanks();
+            self.skip_space()?;
             if self.starts_with("]]") {
                 self.pos += 2;
                 return Ok(segment);
             }
             match self.peek() {
-                None | Some('\n') => {
+                None => {
                     if self.lenient {
                         return Ok(segment);
                     }
@@ -718,6 +726,38 @@ impl Parser<'_> {
 }
 
 /// Appends a nested script's segments and functions, joining its first segment by `connector`.
+/// Segments of a group past which its input is not copied to each (the pre-check still marks
+/// a program reading code from that input).
+const SPREAD_LIMIT: usize = 16;
+
+/// A group's (or subshell's) input redirection feeds every command in it, not just the last
+/// one it was attached to: `{ bash; :; } <<EOF` feeds `bash`. Copied to each, so the rules see
+/// what each command reads.
+fn spread_input(script: &mut Script, start: usize) {
+    let start = start.min(script.segments.len());
+    let Some((last, members)) = script.segments[start..].split_last_mut() else {
+        return;
+    };
+    if members.is_empty() || members.len() >= SPREAD_LIMIT {
+        return;
+    }
+    let input: Vec<_> = last
+        .redirects
+        .iter()
+        .filter(|r| {
+            r.fd.is_none_or(|fd| fd == 0)
+                && matches!(
+                    r.op,
+                    RedirectOp::Read | RedirectOp::Heredoc | RedirectOp::HereString
+                )
+        })
+        .cloned()
+        .collect();
+    for member in members {
+        member.redirects.extend(input.iter().cloned());
+    }
+}
+
 fn absorb(script: &mut Script, inner: Script, connector: Connector) {
     let mut first = true;
     for mut segment in inner.segments {

@@ -296,6 +296,19 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+            // `$[…]`: bash's old spelling of `$((…))`.
+            Some('[') => {
+                self.pos += 2;
+                let start = self.pos;
+                let text = self.matched_text(start, ('[', ']'), "]")?;
+                let inner = self.arithmetic_word(&text)?;
+                word.push_part(WordPart::Arithmetic { text });
+                for part in inner.parts {
+                    if matches!(part, WordPart::CommandSub { .. }) {
+                        word.push_part(part);
+                    }
+                }
+            }
             Some('(') => {
                 self.pos += 2;
                 self.enter()?;
@@ -627,25 +640,43 @@ impl<'a> Parser<'a> {
         true
     }
 
-    /// The text of `$((…))` / `((…))` up to the closing `))`, the cursor just inside.
+    /// The text of `$((…))` / `((…))` up to the closing `))`, the cursor just inside. Quotes
+    /// and escapes are stepped over as bash does (a quoted `(` opens nothing), so the end found
+    /// is bash's.
     pub(super) fn arithmetic_text(&mut self, start: usize) -> Result<String, LexError> {
+        self.matched_text(start, ('(', ')'), "))")
+    }
+
+    /// The text up to `close` outside quotes and nested `open`/`end` pairs, the cursor just
+    /// inside; the cursor ends after `close`.
+    fn matched_text(
+        &mut self,
+        start: usize,
+        (open, end): (char, char),
+        close: &str,
+    ) -> Result<String, LexError> {
         let mut depth = 0usize;
+        let mut quote: Option<char> = None;
         loop {
             self.spend(1)?;
-            match self.peek() {
-                None => {
-                    if self.lenient {
-                        return Ok(self.slice(start, self.pos));
-                    }
-                    return Err(self.error("unterminated arithmetic `((`"));
+            let Some(c) = self.peek() else {
+                if self.lenient {
+                    return Ok(self.slice(start, self.pos));
                 }
-                Some('(') => depth += 1,
-                Some(')') if depth == 0 && self.peek_at(1) == Some(')') => {
+                return Err(self.error("unterminated arithmetic"));
+            };
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some('"'), '\\') | (None, '\\') => self.pos += 1,
+                (Some(_), _) => {}
+                (None, '\'' | '"' | '`') => quote = Some(c),
+                (None, c) if c == open => depth += 1,
+                (None, c) if c == end && depth == 0 && self.starts_with(close) => {
                     let text = self.slice(start, self.pos);
-                    self.pos += 2;
+                    self.advance(close.chars().count());
                     return Ok(text);
                 }
-                Some(')') => depth = depth.saturating_sub(1),
+                (None, c) if c == end => depth = depth.saturating_sub(1),
                 _ => {}
             }
             self.pos += 1;
