@@ -143,13 +143,6 @@ pub fn should_answer(require_mention: bool, message: &Inbound) -> bool {
         || message.reply_to_bot
 }
 
-/// The session a message belongs to: `telegram:<chat>[:<topic>]`, `discord:<channel-or-thread>`,
-/// with `:<user>` in shared chats when sessions are per user.
-#[must_use]
-pub fn session_key(message: &Inbound, per_user_in_groups: bool) -> String {
-    chat_session_key(&message.chat, message.sender.id, per_user_in_groups)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,18 +303,33 @@ mod tests {
     #[test]
     fn sessions_and_mentions() {
         let mut group = message(Platform::Telegram, ChatKind::Group, -100, 10);
-        assert_eq!(session_key(&group, false), "telegram:-100");
-        assert_eq!(session_key(&group, true), "telegram:-100:10");
+        assert_eq!(
+            chat_session_key(&group.chat, group.sender.id, false),
+            "telegram:-100"
+        );
+        assert_eq!(
+            chat_session_key(&group.chat, group.sender.id, true),
+            "telegram:-100:10"
+        );
         group.chat.thread = Some(7);
-        assert_eq!(session_key(&group, false), "telegram:-100:7");
+        assert_eq!(
+            chat_session_key(&group.chat, group.sender.id, false),
+            "telegram:-100:7"
+        );
         assert!(!should_answer(true, &group));
         group.reply_to_bot = true;
         assert!(should_answer(true, &group));
         let private = message(Platform::Telegram, ChatKind::Private, 10, 10);
         assert!(should_answer(true, &private));
-        assert_eq!(session_key(&private, true), "telegram:10");
+        assert_eq!(
+            chat_session_key(&private.chat, private.sender.id, true),
+            "telegram:10"
+        );
         let mut thread = message(Platform::Discord, ChatKind::Group, 600, 10);
         thread.chat.thread = Some(601);
-        assert_eq!(session_key(&thread, false), "discord:601");
+        assert_eq!(
+            chat_session_key(&thread.chat, thread.sender.id, false),
+            "discord:601"
+        );
     }
 }

@@ -113,7 +113,13 @@ async fn update(shared: &Shared, chat: &ChatRef, current: &mut Option<BulkApprov
         match shared.bulks.retire(&token) {
             Ok(true) => retire_on_screen(shared, &row).await,
             Ok(false) => {}
-            Err(e) => shared.log(&format!("replacing an approve-all row: {e}")),
+            Err(e) => {
+                // Not retired: it stays the chat's row (a new one beside it would leave two
+                // live); the next nudge tries again.
+                shared.log(&format!("replacing an approve-all row: {e}"));
+                *current = Some(row);
+                return;
+            }
         }
     }
     if tokens.len() < 2 {

@@ -40,7 +40,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
-use tollgate_surface::{Bridge, BridgeEvent};
+use tollgate_surface::{Bridge, BridgeEvent, EventSender, Platform};
 
 /// Events the bridges may hand in before one waits for the runtime (back-pressure: a bridge
 /// waits, nothing is dropped). Routing takes microseconds, so this only fills in a burst.
@@ -94,12 +94,13 @@ pub async fn run(
         });
     }
     background.spawn(housekeeping(service.clone()));
-    let (events, mut inbox) = mpsc::channel::<BridgeEvent>(EVENT_QUEUE);
+    let (events, mut inbox) = mpsc::channel::<(Platform, BridgeEvent)>(EVENT_QUEUE);
     for handle in shared.gateway.iter() {
-        let (bridge, events, shared) = (handle.bridge.clone(), events.clone(), shared.clone());
+        let (bridge, shared) = (handle.bridge.clone(), shared.clone());
+        let sender = EventSender::new(bridge.platform(), events.clone());
         background.spawn(async move {
             let platform = bridge.platform().as_str();
-            match bridge.listen(events).await {
+            match bridge.listen(sender).await {
                 Ok(()) => shared.log(&format!("the {platform} bridge stopped listening")),
                 Err(e) => shared.log(&format!("the {platform} bridge stopped: {e}")),
             }
@@ -109,7 +110,16 @@ pub async fn run(
     drop(events);
     let dispatcher = Dispatcher::new(service.clone());
     let routing = async {
-        while let Some(event) = inbox.recv().await {
+        while let Some((from, event)) = inbox.recv().await {
+            // A bridge speaks for its own platform only: an event naming another (whose admins
+            // it would be judged by) is refused.
+            if event_platform(&event) != from {
+                shared.log(&format!(
+                    "the {} bridge handed in an event of another platform: dropped",
+                    from.as_str()
+                ));
+                continue;
+            }
             dispatcher.route(event);
         }
     };
@@ -124,6 +134,15 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// The platform an event says it comes from.
+fn event_platform(event: &BridgeEvent) -> Platform {
+    match event {
+        BridgeEvent::Message(m) => m.chat.platform,
+        BridgeEvent::Press(p) => p.chat.platform,
+        BridgeEvent::Command(c) => c.chat.platform,
+    }
 }
 
 /// Lets idle workers go and hands freed memory back, every few seconds.

@@ -4,17 +4,16 @@
 //! The first valid press wins; every press gets an answer, so no button keeps spinning; every
 //! refused press is audited under the session it touched.
 
-use super::bulk::{retire_on_screen, row_view};
+use super::bulk::row_view;
 use super::cards::{answer_of, refresh_rows};
 use super::shared::{Shared, WaitingQuestion, lock};
 use crate::approvals::{
     ApprovalChoice, ApprovalToken, BulkChoice, ButtonData, PendingApproval, PendingState,
     PressOutcome, Taken,
 };
-use crate::router::chat_session_key;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use tollgate_surface::{CardOutcome, Platform, Press};
+use tollgate_surface::{CardOutcome, CardRef, Platform, Press};
 
 fn outcome_of(record: &PendingApproval) -> Option<CardOutcome> {
     match &record.state {
@@ -83,11 +82,24 @@ impl Pressed<'_> {
 
     /// The session of the chat the press came from (for a press that locates no record).
     fn chat_session(&self) -> String {
-        let per_user = self
-            .shared
+        self.shared
             .bridge(self.press.chat.platform)
-            .is_some_and(|h| h.settings.group_sessions_per_user);
-        chat_session_key(&self.press.chat, self.press.presser.id, per_user)
+            .map_or_else(String::new, |h| {
+                h.settings
+                    .session_key(&self.press.chat, self.press.presser.id)
+            })
+    }
+
+    /// Whether the press came from one of `posted` — the button is on that card. Data from
+    /// elsewhere (another message, a press without its message) answers nothing.
+    fn on(&self, posted: &[CardRef]) -> bool {
+        self.press.message.as_ref().is_some_and(|m| {
+            posted.iter().any(|p| {
+                p.message_id == m.message_id
+                    && p.chat.platform == m.chat.platform
+                    && p.chat.id == m.chat.id
+            })
+        })
     }
 
     /// Audits a refused press under `session`, and tells the presser why.
@@ -153,20 +165,39 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
             )
             .await;
     }
-    if let Some(record) = &record
-        && record.state == PendingState::Waiting
-        && !run_waits(shared, record)
-    {
+    let Some(record) = record else {
+        return pressed
+            .refuse(
+                &session,
+                "no such card",
+                about,
+                "This button is no longer valid.",
+            )
+            .await;
+    };
+    if !pressed.on(&record.posted_to) {
+        return pressed
+            .refuse(
+                &session,
+                "pressed somewhere other than the card",
+                about,
+                "Answer on the card itself.",
+            )
+            .await;
+    }
+    if record.state == PendingState::Waiting && !run_waits(shared, &record) {
         let expired = PendingState::Withdrawn {
             outcome: "expired".into(),
         };
-        if matches!(shared.approvals.settle(token, expired), Ok(true)) {
-            shared.show_outcome(record, &CardOutcome::Expired).await;
-            refresh_rows(shared, &record.posted_to);
-        }
-        return pressed
+        let settled = matches!(shared.approvals.settle(token, expired), Ok(true));
+        pressed
             .answer("This approval expired: its run is gone.", true)
             .await;
+        if settled {
+            shared.show_outcome(&record, &CardOutcome::Expired).await;
+            refresh_rows(shared, &record.posted_to);
+        }
+        return;
     }
     let now = crate::agent::reminders::now_secs();
     match shared
@@ -179,10 +210,11 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
                 Some(CardOutcome::Denied { .. }) => "Denied.",
                 _ => "Approved.",
             };
-            pressed.answer(text, false).await;
             if let Some(answer) = answer_of(&answered) {
                 shared.deliver(&answered.token, answer);
             }
+            // Answered first: the edits below may wait out a platform's rate limit.
+            pressed.answer(text, false).await;
             if let Some(outcome) = outcome {
                 shared.show_outcome(&answered, &outcome).await;
             }
@@ -209,16 +241,16 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
                 .await;
         }
         Ok(PressOutcome::Expired) => {
-            if let Ok(Some(now)) = shared.approvals.get(token)
-                && now.state == PendingState::TimedOut
-            {
-                shared.show_outcome(&now, &CardOutcome::TimedOut).await;
-                shared.deliver(&now.token, crate::executor::approval::Answer::TimedOut);
-                refresh_rows(shared, &now.posted_to);
-            }
             pressed
                 .refuse(&session, "expired", about, "This approval has expired.")
                 .await;
+            if let Ok(Some(now)) = shared.approvals.get(token)
+                && now.state == PendingState::TimedOut
+            {
+                shared.deliver(&now.token, crate::executor::approval::Answer::TimedOut);
+                shared.show_outcome(&now, &CardOutcome::TimedOut).await;
+                refresh_rows(shared, &now.posted_to);
+            }
         }
         Ok(PressOutcome::Unknown) => {
             pressed
@@ -243,17 +275,21 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
 async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkChoice) {
     let shared = pressed.shared;
     let known = shared.bulks.get(token).ok().flatten();
-    let row_chat = known
+    // Audited under the session of the row's (first) card: the row is that session's.
+    let session = known
         .as_ref()
-        .and_then(|b| b.posted_to.as_ref())
-        .map(|p| &p.chat);
-    let session = match row_chat {
-        Some(chat) => chat_session_key(chat, pressed.press.presser.id, false),
-        None => pressed.chat_session(),
-    };
+        .and_then(|b| b.cards.first())
+        .and_then(|t| ApprovalToken::parse(t))
+        .and_then(|t| shared.approvals.get(&t).ok().flatten())
+        .map_or_else(|| pressed.chat_session(), |r| r.session);
     let about = json!({"bulk": true, "cards": known.as_ref().map_or(0, |b| b.cards.len())});
+    let posted: Vec<CardRef> = known
+        .as_ref()
+        .and_then(|b| b.posted_to.clone())
+        .into_iter()
+        .collect();
     let platform = match &known {
-        Some(_) => row_chat.map(|c| c.platform),
+        Some(_) => posted.first().map(|p| p.chat.platform),
         None => Some(pressed.press.chat.platform),
     };
     if !pressed.is_admin_for(platform) {
@@ -263,6 +299,16 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
                 "not one of the bridge's admins",
                 about,
                 "Only admins can answer this.",
+            )
+            .await;
+    }
+    if known.is_some() && !pressed.on(&posted) {
+        return pressed
+            .refuse(
+                &session,
+                "pressed somewhere other than the row",
+                about,
+                "Answer on the row itself.",
             )
             .await;
     }
@@ -307,7 +353,7 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
     };
     let single = choice.single();
     let now = crate::agent::reminders::now_secs();
-    let mut answered = 0;
+    let mut answered = Vec::new();
     for card in &bulk.cards {
         let Some(card_token) = ApprovalToken::parse(card) else {
             continue;
@@ -317,36 +363,42 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
                 .approvals
                 .press(&card_token.button(single.as_str()), &pressed.by, true, now)
         {
-            answered += 1;
             if let Some(answer) = answer_of(&record) {
                 shared.deliver(&record.token, answer);
             }
-            if let Some(outcome) = outcome_of(&record) {
-                shared.show_outcome(&record, &outcome).await;
-            }
+            answered.push(*record);
         }
     }
     let approved = single == ApprovalChoice::Approve;
-    if let Some(at) = &bulk.posted_to {
-        let outcome = CardOutcome::AllAnswered {
-            approved,
-            answered,
-            of: bulk.cards.len(),
-            by: pressed.by.clone(),
-        };
-        shared
-            .settle_view(&row_view(&bulk, false), std::slice::from_ref(at), &outcome)
-            .await;
-        // The keeper sees its row used and posts a new one if cards still wait here.
-        shared.bulk_rows.refresh(shared, &at.chat);
-    } else {
-        retire_on_screen(shared, &bulk).await;
-    }
     let verb = if approved { "Approved" } else { "Denied" };
-    pressed.answer(&format!("{verb} {answered}."), false).await;
+    pressed
+        .answer(&format!("{verb} {}.", answered.len()), false)
+        .await;
+    // The edits may wait out rate limits: on their own task, not holding a press slot.
+    let outcome = CardOutcome::AllAnswered {
+        approved,
+        answered: answered.len(),
+        of: bulk.cards.len(),
+        by: pressed.by.clone(),
+    };
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        shared
+            .settle_view(&row_view(&bulk, false), &posted, &outcome)
+            .await;
+        for record in &answered {
+            if let Some(outcome) = outcome_of(record) {
+                shared.show_outcome(record, &outcome).await;
+            }
+            // The same cards may be shown with rows elsewhere (each admin's DM).
+            refresh_rows(&shared, &record.posted_to);
+        }
+        // This row's keeper sees it used and posts a new one if cards still wait here.
+        refresh_rows(&shared, &posted);
+    });
 }
 
-/// A question card's button: only the requester answers it.
+/// A question card's button: only the requester answers it, on the card.
 async fn answer_question(pressed: &Pressed<'_>, key: &str, index: usize) {
     let shared = pressed.shared;
     let press = pressed.press;
@@ -360,7 +412,8 @@ async fn answer_question(pressed: &Pressed<'_>, key: &str, index: usize) {
         match questions.get(key) {
             Some(q)
                 if q.requester != press.presser.id
-                    || q.card.chat.platform != press.chat.platform =>
+                    || q.card.chat.platform != press.chat.platform
+                    || !pressed.on(std::slice::from_ref(&q.card)) =>
             {
                 Found::NotTheRequester(q.session.clone())
             }
@@ -373,8 +426,8 @@ async fn answer_question(pressed: &Pressed<'_>, key: &str, index: usize) {
     match found {
         Found::Open(question) => {
             let choice = question.choices.get(index).cloned().unwrap_or_default();
-            finish_question(shared, *question, &choice).await;
             pressed.answer("Answered.", false).await;
+            finish_question(shared, *question, &choice).await;
         }
         Found::NotTheRequester(session) => {
             pressed

@@ -60,7 +60,8 @@ pub async fn recover(service: &Arc<Service>) {
         }
     };
     for run in open {
-        // A subagent's run resumes inside its parent's, never as a chat session of its own.
+        // A subagent's run is no chat session: it is not resumed as one (it stays open in the
+        // store; its parent's resumed run asks for what it needs again).
         if run.session.contains(":sub:") {
             continue;
         }
@@ -94,12 +95,14 @@ pub async fn recover(service: &Arc<Service>) {
 }
 
 /// Resolves records past their deadline as timeouts and edits their cards.
-async fn expire(shared: &Shared) {
+async fn expire(shared: &Arc<Shared>) {
     match shared.approvals.expire_due(now_secs()) {
         Ok(expired) => {
             for record in expired {
-                shared.show_outcome(&record, &CardOutcome::TimedOut).await;
                 shared.deliver(&record.token, Answer::TimedOut);
+                shared.show_outcome(&record, &CardOutcome::TimedOut).await;
+                // An "all N" row that named it no longer answers what it shows.
+                refresh_rows(shared, &record.posted_to);
             }
         }
         Err(e) => shared.log(&format!("expiring approvals: {e}")),

@@ -3,7 +3,9 @@
 //! Telegram; ids or guild roles on Discord), where cards go, and the pacing knobs.
 
 use crate::config::{AccessId, ApprovalsTo, Config, DiscordConfig, TelegramConfig};
-use crate::router::{Access, discord_access, discord_admin, telegram_access, telegram_admin};
+use crate::router::{
+    Access, chat_session_key, discord_access, discord_admin, telegram_access, telegram_admin,
+};
 use tollgate_surface::{ChatRef, Inbound, Platform, UserRef};
 
 /// Who is admitted and who is an admin, by the platform's rules.
@@ -95,6 +97,12 @@ impl BridgeSettings {
             Rules::Telegram(t) => telegram_access(t, message),
             Rules::Discord(d) => discord_access(d, message),
         }
+    }
+
+    /// The session of `user`'s messages in `chat`.
+    #[must_use]
+    pub fn session_key(&self, chat: &ChatRef, user: i64) -> String {
+        chat_session_key(chat, user, self.group_sessions_per_user)
     }
 
     /// Whether `user` (with `roles`, in `chat`) may answer cards and use admin commands.

@@ -172,6 +172,46 @@ async fn the_fixture_server_runs_sandboxed_and_misbehaves_safely() {
     servers.shutdown().await;
 }
 
+/// One server serves every session of the agent; when it exits, the next call starts it again
+/// (the tools listed before reach the new process).
+#[tokio::test]
+async fn a_server_that_exits_is_started_again_for_every_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let config = config_with(
+        &root,
+        &format!(
+            "[agents.a.mcp.fx]\ncommand = {:?}\ntrusted = true\ntier = \"read-only\"\ntimeout_secs = 5\n",
+            fixture().display().to_string()
+        ),
+    );
+    let servers = McpServers::new(Arc::new(config), "a", helper());
+    let first = servers.tools().await;
+    let second = servers.tools().await;
+    let tool = |listing: &tollgate::tools::mcp::client::McpListing, name: &str| {
+        listing
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .clone()
+    };
+    // Two listings (two sessions) reach one process.
+    let a = call(tool(&first, "mcp_fx_instance").as_ref(), json!({})).await;
+    let b = call(tool(&second, "mcp_fx_instance").as_ref(), json!({})).await;
+    assert!(!a.is_error, "{}", a.text);
+    assert_eq!(a.text, b.text, "one process for both");
+    let died = call(tool(&first, "mcp_fx_die").as_ref(), json!({})).await;
+    assert!(died.is_error, "{}", died.text);
+    // The other session's next call starts it again.
+    let after = call(tool(&second, "mcp_fx_echo").as_ref(), json!({"x": 1})).await;
+    assert!(!after.is_error, "{}", after.text);
+    let again = call(tool(&first, "mcp_fx_instance").as_ref(), json!({})).await;
+    assert!(!again.is_error, "{}", again.text);
+    assert_ne!(a.text, again.text, "a new process");
+    servers.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_policy_key_naming_no_listed_tool_withholds_the_server() {
     let dir = tempfile::tempdir().unwrap();

@@ -36,7 +36,7 @@ fn write_call(id: &str, path: &str, content: &str) -> Reply {
 fn config(dir: &Path, telegram: &str, llm: &str) -> Arc<Config> {
     let quiet = "progress_interval_secs = 0\ntyping = false";
     let text = format!(
-        "[store]\npath = \"{dir}/store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{llm}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\"]\nworkspace = \"{dir}/ws\"\n[telegram]\napi_url = \"{telegram}\"\nallowed_users = [{TELEGRAM_USER}]\nadmins = [{ADMIN}]\n{quiet}\n[discord]\nallowed_users = [{DISCORD_USER}]\nadmins = [{ADMIN}]\n{quiet}\n",
+        "[store]\npath = \"{dir}/store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{llm}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\"]\nworkspace = \"{dir}/ws\"\n[telegram]\napi_url = \"{telegram}\"\nallowed_users = [{TELEGRAM_USER}]\nadmins = [{ADMIN}]\n{quiet}\n[discord]\nallowed_users = [{DISCORD_USER}]\nadmins = [{ADMIN}]\napprovals_to = \"admins\"\n{quiet}\n",
         dir = dir.display()
     );
     Arc::new(config::load_with_env(None, Some(&text), HashMap::new()).unwrap())
@@ -186,8 +186,9 @@ async fn two_bridges_one_store_each_card_recovered_and_settled_through_its_own_b
     let config = config(dir.path(), &telegram.url, &llm.url);
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let recorder = Arc::new(Recorder::default());
-    // The in-test platform is down when its card is first sent: only the record exists.
-    recorder.refuse_posts(1);
+    // The in-test platform is down when its card is first sent (to the admin's DM, then to the
+    // chat as the fallback): only the record exists.
+    recorder.refuse_posts(2);
 
     let mut first = Process::start(
         config.clone(),
@@ -205,15 +206,23 @@ async fn two_bridges_one_store_each_card_recovered_and_settled_through_its_own_b
     let (telegram_card_id, card) = telegram_card(&telegram, TELEGRAM_USER).await;
     let telegram_approve = telegram_button(&card, "Approve");
     recorder.say(DISCORD_USER, "write d.txt");
-    let refused_in = recorder
-        .wait_for("the refused post", |sent| {
-            sent.iter().find_map(|s| match s {
-                Sent::RefusedCard { chat } => Some(chat.clone()),
-                _ => None,
-            })
+    let refused_in: Vec<i64> = recorder
+        .wait_for("both refused posts", |sent| {
+            let chats: Vec<i64> = sent
+                .iter()
+                .filter_map(|s| match s {
+                    Sent::RefusedCard { chat } => Some(chat.id),
+                    _ => None,
+                })
+                .collect();
+            (chats.len() == 2).then_some(chats)
         })
         .await;
-    assert_eq!(refused_in.id, DISCORD_USER);
+    assert_eq!(
+        refused_in,
+        [ADMIN, DISCORD_USER],
+        "the admin's DM, then the chat"
+    );
     let menu = recorder
         .wait_for("the command menu", |sent| {
             sent.iter().find_map(|s| match s {
@@ -232,7 +241,10 @@ async fn two_bridges_one_store_each_card_recovered_and_settled_through_its_own_b
     polling(&telegram, 2).await;
     let (discord_card, discord_approve) = test_card(&recorder, "Approve").await;
     assert_eq!(discord_card.chat.platform, Platform::Discord);
-    assert_eq!(discord_card.chat.id, DISCORD_USER);
+    assert_eq!(
+        discord_card.chat.id, ADMIN,
+        "in the admin's DM, as approvals_to says"
+    );
     // Telegram was not asked to show it: its only card is the first one.
     let telegram_cards = telegram
         .calls("SendMessage")
@@ -325,7 +337,11 @@ async fn two_bridges_one_store_each_card_recovered_and_settled_through_its_own_b
     let status = recorder
         .wait_for("the status notice", |sent| {
             sent.iter().find_map(|s| match s {
-                Sent::Notice { chat, text } if chat.id == DISCORD_USER => Some(text.clone()),
+                Sent::Notice { chat, text }
+                    if chat.id == DISCORD_USER && text.contains("session") =>
+                {
+                    Some(text.clone())
+                }
                 _ => None,
             })
         })

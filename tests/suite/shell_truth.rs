@@ -127,6 +127,13 @@ async fn every_command_bash_runs_is_one_the_gate_saw() {
         "cat <<A <<B >/dev/null\none\nA\ntwo\nB\ntouch m7",
         // Quoted heredocs stay data.
         "cat <<'EOF' >/dev/null\ntouch m8\nEOF\ntouch m9",
+        // `#` starts a comment inside `[[ ]]` and in a `for` list: the quote after it is not one.
+        "[[ #'\n-n a ]]; touch m10\n#' ]]",
+        "for x in a #'\ndo touch m11; done\n#'",
+        // `$[…]` is arithmetic, so `<<2` in it is no heredoc.
+        "echo $[1<<2] >/dev/null\ntouch m12",
+        // A quoted `(` opens nothing inside `(( ))`: it ends at the first `))`.
+        "true && (( '(' )) 2>/dev/null; touch m13 # ))",
     ];
     let mut ran_any = 0;
     for command in cases {

@@ -14,8 +14,37 @@ use std::pin::Pin;
 /// A boxed future, so bridges can be held as `dyn Bridge`.
 pub type BridgeFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BridgeError>> + Send + 'a>>;
 
-/// Where a bridge hands events in.
-pub type EventSender = tokio::sync::mpsc::Sender<BridgeEvent>;
+/// Where a bridge hands events in: the runtime's bounded channel, each event tagged with the
+/// platform of the bridge that sent it (so a bridge cannot speak for another platform, whose
+/// admins its presses would be judged by).
+#[derive(Clone, Debug)]
+pub struct EventSender {
+    platform: Platform,
+    channel: tokio::sync::mpsc::Sender<(Platform, BridgeEvent)>,
+}
+
+/// The runtime is gone: stop listening.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuntimeGone;
+
+impl EventSender {
+    /// A sender for the bridge of `platform` into `channel`.
+    #[must_use]
+    pub fn new(
+        platform: Platform,
+        channel: tokio::sync::mpsc::Sender<(Platform, BridgeEvent)>,
+    ) -> Self {
+        EventSender { platform, channel }
+    }
+
+    /// Hands `event` in, waiting while the channel is full (nothing is dropped).
+    pub async fn send(&self, event: BridgeEvent) -> Result<(), RuntimeGone> {
+        self.channel
+            .send((self.platform, event))
+            .await
+            .map_err(|_| RuntimeGone)
+    }
+}
 
 /// A command as the runtime registers it with a platform (Telegram's menu, Discord's slash
 /// commands).

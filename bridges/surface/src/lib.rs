@@ -21,7 +21,9 @@ pub mod limits;
 pub mod message;
 pub mod press;
 
-pub use bridge::{Bridge, BridgeEvent, BridgeFuture, CommandInvocation, CommandSpec, EventSender};
+pub use bridge::{
+    Bridge, BridgeEvent, BridgeFuture, CommandInvocation, CommandSpec, EventSender, RuntimeGone,
+};
 pub use card::{ApprovalCard, Button, CardOutcome, CardRef, CardView};
 pub use error::{BridgeError, BridgeErrorKind};
 pub use limits::Limits;

@@ -93,6 +93,17 @@ impl TelegramBot {
         })
     }
 
+    /// `text` without the bot's token (teloxide's errors can carry the request URL, which
+    /// holds it): for what the bridge logs itself.
+    #[must_use]
+    pub fn redact(&self, text: &str) -> String {
+        let token = self.bot.token();
+        if token.is_empty() {
+            return text.to_string();
+        }
+        text.replace(token, "<bot token>")
+    }
+
     /// The next messages and presses (long-polling up to `wait`), translated.
     pub async fn poll(&self, wait: Duration) -> Result<Vec<BridgeEvent>, BridgeError> {
         let updates = self

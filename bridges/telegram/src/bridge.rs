@@ -66,7 +66,10 @@ impl Bridge for TelegramBridge {
                     }
                     Err(e) => {
                         failures = failures.saturating_add(1);
-                        eprintln!("tollgate serve: polling Telegram: {e}");
+                        eprintln!(
+                            "tollgate serve: polling Telegram: {}",
+                            self.bot.redact(&e.to_string())
+                        );
                         let wait = e
                             .retry_after()
                             .unwrap_or(Duration::from_secs(u64::from(failures.min(30))));
@@ -104,7 +107,10 @@ impl Bridge for TelegramBridge {
                     .send_document(chat, "approval-details.txt", full)
                     .await
             {
-                eprintln!("tollgate serve: attaching a card's full details: {e}");
+                eprintln!(
+                    "tollgate serve: attaching a card's full details: {}",
+                    self.bot.redact(&e.to_string())
+                );
             }
             Ok(CardRef {
                 chat: chat.clone(),

@@ -1,7 +1,8 @@
 //! MCP servers of one agent, over stdio (rmcp). A server starts when a session of the agent
 //! first needs its tool list — never at process start — under the agent's sandbox (through the
 //! same helper as the shell) unless its config says `sandbox = false`. A server that fails is
-//! reported and its tools left out; the others go on.
+//! reported and its tools left out; the others go on. Each server is shared by all the agent's
+//! sessions, and started again when it has exited.
 
 use super::McpTool;
 use crate::config::{AgentConfig, Config, McpServerConfig};
@@ -16,11 +17,10 @@ use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 /// How long a server may take to start and answer `initialize` and `tools/list`.
@@ -40,6 +40,12 @@ pub struct McpConnection {
 }
 
 impl McpConnection {
+    /// Whether the server's end has closed (it exited).
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.is_transport_closed()
+    }
+
     /// Calls a tool; arguments go to the server untouched (its schema is the judge).
     pub async fn call(&self, tool: &str, args: &Value) -> ToolOutput {
         let mut params = CallToolRequestParams::new(tool.to_string());
@@ -90,80 +96,121 @@ pub struct McpListing {
 }
 
 enum Slot {
+    NotStarted,
     Ready {
         connection: Arc<McpConnection>,
         tools: Vec<Arc<McpTool>>,
     },
-    /// A server that failed; one that failed to start is tried again after `retry_at` (its
-    /// sessions share it now, so one bad start must not disable it for the process's life).
+    /// A server that failed; one that failed to start (or exited) is tried again after
+    /// `retry_at` — its sessions share it, so one bad start must not disable it for the
+    /// process's life.
     Failed {
         problem: String,
-        retry_at: Option<std::time::Instant>,
+        retry_at: Option<Instant>,
     },
 }
 
-/// One agent's MCP servers, started on first need.
-pub struct McpServers {
+/// What starting a server needs, shared by the agent's servers.
+struct Launcher {
     config: Arc<Config>,
     agent: String,
     helper: PathBuf,
-    slots: Mutex<BTreeMap<String, Slot>>,
 }
 
-impl McpServers {
-    /// `helper` is the tollgate binary that sandboxes a server.
-    #[must_use]
-    pub fn new(config: Arc<Config>, agent: &str, helper: PathBuf) -> Self {
-        McpServers {
-            config,
-            agent: agent.to_string(),
-            helper,
-            slots: Mutex::new(BTreeMap::new()),
+/// One server of the agent: started on first need, started again after it exits. Its tools
+/// reach it through a weak handle, so a restart serves the sessions that listed it before.
+pub struct ServerSlot {
+    name: String,
+    launcher: Arc<Launcher>,
+    state: Mutex<Slot>,
+}
+
+impl ServerSlot {
+    /// Whether the slot should (re)start its server now.
+    fn due(state: &Slot) -> bool {
+        match state {
+            Slot::NotStarted => true,
+            Slot::Ready { connection, .. } => connection.is_closed(),
+            Slot::Failed {
+                retry_at: Some(at), ..
+            } => Instant::now() >= *at,
+            Slot::Failed { retry_at: None, .. } => false,
         }
     }
 
-    /// The agent's MCP tools, starting servers not yet started.
-    pub async fn tools(&self) -> McpListing {
-        let Some(agent) = self.config.agents.get(&self.agent) else {
-            return McpListing::default();
-        };
-        let mut slots = self.slots.lock().await;
-        for (server, server_config) in &agent.mcp {
-            let due = match slots.get(server) {
-                None => true,
-                Some(Slot::Failed {
-                    retry_at: Some(at), ..
-                }) => std::time::Instant::now() >= *at,
-                Some(_) => false,
+    /// Starts the server if it is due. The lock is this server's own: the agent's other
+    /// servers start beside it, and only sessions that need this one wait for it.
+    async fn ready(self: &Arc<Self>) -> tokio::sync::MutexGuard<'_, Slot> {
+        let mut state = self.state.lock().await;
+        if Self::due(&state) {
+            *state = match self.start().await {
+                Ok(slot) => slot,
+                Err(e) => Slot::Failed {
+                    problem: format!(
+                        "MCP server `{}` of agent {}: {e}",
+                        self.name, self.launcher.agent
+                    ),
+                    retry_at: Some(Instant::now() + RETRY_START),
+                },
             };
-            if due {
-                let slot = match self.start(agent, server, server_config).await {
-                    Ok(slot) => slot,
-                    Err(e) => Slot::Failed {
-                        problem: format!("MCP server `{server}` of agent {}: {e}", self.agent),
-                        retry_at: Some(std::time::Instant::now() + RETRY_START),
-                    },
-                };
-                slots.insert(server.clone(), slot);
-            }
         }
-        let mut listing = McpListing::default();
-        for slot in slots.values() {
-            match slot {
-                Slot::Ready { tools, .. } => listing.tools.extend(tools.iter().cloned()),
-                Slot::Failed { problem, .. } => listing.problems.push(problem.clone()),
-            }
-        }
-        listing
+        state
     }
 
-    async fn start(
-        &self,
-        agent: &AgentConfig,
-        server: &str,
-        server_config: &McpServerConfig,
-    ) -> Result<Slot, String> {
-        let (command, tmp) = self.command(agent, server_config)?;
+    /// The server's tools, or why there are none.
+    async fn listing(self: &Arc<Self>) -> Result<Vec<Arc<McpTool>>, String> {
+        match &*self.ready().await {
+            Slot::Ready { tools, .. } => Ok(tools.clone()),
+            Slot::Failed { problem, .. } => Err(problem.clone()),
+            Slot::NotStarted => Err(format!("MCP server `{}` is not running", self.name)),
+        }
+    }
+
+    /// Calls `tool` on the running server, starting it again first if it exited.
+    pub async fn call(self: &Arc<Self>, tool: &str, args: &Value) -> ToolOutput {
+        let connection = match &*self.ready().await {
+            Slot::Ready { connection, .. } => connection.clone(),
+            Slot::Failed { problem, .. } => {
+                return ToolOutput::error(format!("{problem}; `{tool}` did not run"));
+            }
+            Slot::NotStarted => {
+                return ToolOutput::error(format!(
+                    "MCP server `{}` is not running; `{tool}` did not run",
+                    self.name
+                ));
+            }
+        };
+        let output = connection.call(tool, args).await;
+        if connection.is_closed() {
+            // It exited during the call: the next call, from any session, starts it again.
+            let mut state = self.state.lock().await;
+            if let Slot::Ready {
+                connection: now, ..
+            } = &*state
+                && Arc::ptr_eq(now, &connection)
+            {
+                *state = Slot::Failed {
+                    problem: format!("MCP server `{}` exited", self.name),
+                    retry_at: Some(Instant::now()),
+                };
+            }
+        }
+        output
+    }
+
+    async fn start(self: &Arc<Self>) -> Result<Slot, String> {
+        let launcher = &self.launcher;
+        let server = self.name.as_str();
+        let agent = launcher
+            .config
+            .agents
+            .get(&launcher.agent)
+            .ok_or_else(|| format!("no agent `{}`", launcher.agent))?;
+        let server_config = agent
+            .mcp
+            .get(server)
+            .ok_or_else(|| format!("no MCP server `{server}`"))?;
+        let (command, tmp) = launcher.command(agent, server_config)?;
         // The server's stderr is dropped: it is not ours to log (it could echo what it was sent).
         let (transport, _stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::null())
@@ -195,7 +242,7 @@ impl McpServers {
                 let description = t.description.as_deref().unwrap_or_default();
                 Arc::new(
                     McpTool::new(server, server_config, &t.name, description, schema)
-                        .with_connection(connection.clone()),
+                        .with_server(Arc::downgrade(self)),
                 )
             })
             .collect();
@@ -213,7 +260,7 @@ impl McpServers {
                 retry_at: None,
                 problem: format!(
                     "MCP server `{server}` of agent {}: {} name{} no tool it lists ({}); its tools are withheld until the config is fixed",
-                    self.agent,
+                    launcher.agent,
                     unknown
                         .iter()
                         .map(|k| format!("`{k}`"))
@@ -227,6 +274,72 @@ impl McpServers {
         Ok(Slot::Ready { connection, tools })
     }
 
+    /// Stops the server if it runs.
+    async fn stop(&self) {
+        let slot = std::mem::replace(&mut *self.state.lock().await, Slot::NotStarted);
+        if let Slot::Ready { connection, tools } = slot {
+            drop(tools);
+            if let Ok(connection) = Arc::try_unwrap(connection) {
+                let _ = connection.service.cancel().await;
+            }
+        }
+    }
+}
+
+/// One agent's MCP servers, each started on first need and shared by all its sessions.
+pub struct McpServers {
+    slots: Vec<Arc<ServerSlot>>,
+}
+
+impl McpServers {
+    /// `helper` is the tollgate binary that sandboxes a server.
+    #[must_use]
+    pub fn new(config: Arc<Config>, agent: &str, helper: PathBuf) -> Self {
+        let names: Vec<String> = config
+            .agents
+            .get(agent)
+            .map(|a| a.mcp.keys().cloned().collect())
+            .unwrap_or_default();
+        let launcher = Arc::new(Launcher {
+            config,
+            agent: agent.to_string(),
+            helper,
+        });
+        McpServers {
+            slots: names
+                .into_iter()
+                .map(|name| {
+                    Arc::new(ServerSlot {
+                        name,
+                        launcher: launcher.clone(),
+                        state: Mutex::new(Slot::NotStarted),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The agent's MCP tools, starting servers not yet started (or due to start again).
+    pub async fn tools(&self) -> McpListing {
+        let mut listing = McpListing::default();
+        for slot in &self.slots {
+            match slot.listing().await {
+                Ok(tools) => listing.tools.extend(tools),
+                Err(problem) => listing.problems.push(problem),
+            }
+        }
+        listing
+    }
+
+    /// Stops every running server.
+    pub async fn shutdown(&self) {
+        for slot in &self.slots {
+            slot.stop().await;
+        }
+    }
+}
+
+impl Launcher {
     /// The server's command line: through the sandbox helper unless `sandbox = false` or the
     /// agent runs `danger-full-access`.
     fn command(
@@ -306,18 +419,5 @@ impl McpServers {
             .current_dir(&cwd)
             .kill_on_drop(true);
         Ok((command, Some(tmp)))
-    }
-
-    /// Stops every running server.
-    pub async fn shutdown(&self) {
-        let mut slots = self.slots.lock().await;
-        for (_, slot) in std::mem::take(&mut *slots) {
-            if let Slot::Ready { connection, tools } = slot {
-                drop(tools);
-                if let Ok(connection) = Arc::try_unwrap(connection) {
-                    let _ = connection.service.cancel().await;
-                }
-            }
-        }
     }
 }

@@ -12,9 +12,9 @@ use super::tool::{ProposeContext, Tool, ToolError, ToolFuture};
 use crate::config::McpServerConfig;
 use crate::policy::declaration::{Declaration, McpOrigin};
 use crate::policy::tier::Tier;
-use client::McpConnection;
+use client::ServerSlot;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::Weak;
 
 /// The providers' limit on tool names.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -82,8 +82,8 @@ pub struct McpTool {
     pub input_schema: Value,
     pub declaration: Declaration,
     pub trusted: bool,
-    /// The running server; absent for a hypothetical tool (`explain`).
-    connection: Option<Arc<McpConnection>>,
+    /// The server that serves it; absent for a hypothetical tool (`explain`).
+    server_slot: Option<Weak<ServerSlot>>,
 }
 
 impl McpTool {
@@ -104,14 +104,14 @@ impl McpTool {
             description: description.to_string(),
             input_schema,
             trusted: server_config.trusted,
-            connection: None,
+            server_slot: None,
         }
     }
 
-    /// The tool as served by a running server.
+    /// The tool as served by one of the agent's servers.
     #[must_use]
-    pub fn with_connection(mut self, connection: Arc<McpConnection>) -> Self {
-        self.connection = Some(connection);
+    pub fn with_server(mut self, slot: Weak<ServerSlot>) -> Self {
+        self.server_slot = Some(slot);
         self
     }
 }
@@ -131,12 +131,8 @@ impl Tool for McpTool {
 
     fn execute<'a>(&'a self, call: &'a ApprovedCall, _ctx: &'a ExecContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            match &self.connection {
-                Some(connection) => {
-                    connection
-                        .call(&self.remote_name, call.execute_args())
-                        .await
-                }
+            match self.server_slot.as_ref().and_then(Weak::upgrade) {
+                Some(slot) => slot.call(&self.remote_name, call.execute_args()).await,
                 None => ToolOutput::error(format!(
                     "MCP server `{}` is not running; `{}` did not run",
                     self.server, self.remote_name

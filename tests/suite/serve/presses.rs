@@ -75,6 +75,17 @@ async fn every_press_is_answered_and_every_refusal_audited_under_its_session() {
             .await
             .contains("Only admins")
     );
+    // An admin's press that does not come from the card answers nothing either.
+    served.telegram.push_callback(json!({
+        "id": "admin-elsewhere", "chat_instance": "ci", "data": approve,
+        "from": {"id": ADMIN, "is_bot": false, "first_name": "Admin"},
+        "message": card_message(ADMIN, 4321),
+    }));
+    assert!(
+        answer_to(&served, "admin-elsewhere")
+            .await
+            .contains("on the card itself")
+    );
     // A non-admin's press on a card that does not exist, from the group.
     let (head, choice) = approve.split_once(':').unwrap();
     let last = head.chars().last().unwrap();
@@ -112,6 +123,7 @@ async fn every_press_is_answered_and_every_refusal_audited_under_its_session() {
     assert_eq!(
         sessions,
         [
+            "telegram:10",
             "telegram:10",
             "telegram:10",
             "telegram:10",
@@ -222,13 +234,13 @@ async fn a_replaced_approve_all_row_is_refused_and_the_current_row_stays_live() 
     assert!(
         refused
             .iter()
-            .any(|(s, p, r)| s == "telegram:1" && p == "telegram:1" && r == "row replaced"),
+            .any(|(s, p, r)| s == "telegram:10" && p == "telegram:1" && r == "row replaced"),
         "{refused:?}"
     );
     assert!(
         refused
             .iter()
-            .any(|(s, p, _)| s == "telegram:1" && p == "telegram:10"),
-        "{refused:?}"
+            .any(|(s, p, _)| (s == "telegram:10" || s == "telegram:11") && p == "telegram:10"),
+        "audited under the session of one of the row's cards: {refused:?}"
     );
 }
