@@ -122,6 +122,8 @@ pub fn reads_code_from_stdin(name: &str, argv: &[Word]) -> bool {
         let text = word.text();
         match text {
             "-" => return true,
+            // It prints something about itself and exits.
+            "--version" | "-V" | "--help" | "-h" => return false,
             "--" => return after.get(i + 1).is_none_or(|w| w.text() == "-"),
             "-o" | "-O" | "+o" | "+O" | "--rcfile" | "--init-file" if shell => i += 2,
             _ if shell

@@ -5,6 +5,7 @@
 
 use super::ast::{Script, Segment, Word};
 use super::command::{command_name, is_network_client};
+use super::denylist::paths::built_path_may_name_secret;
 use super::late_eval::{brings_in_strings, evaluates_strings};
 use super::{MAX_BRACES, MAX_PATTERN_CHARS};
 
@@ -21,6 +22,8 @@ pub struct Facts {
     pub evaluates_strings: bool,
     /// Strings no rule read come in (a quoted `$(`, `read`, a heredoc).
     pub brings_in_strings: bool,
+    /// A path built when it runs that starts like a secret's (`/etc/$c`, `~/$f`).
+    pub built_secret_path: Option<String>,
 }
 
 impl Facts {
@@ -58,6 +61,12 @@ impl Facts {
                 self.network = Some(text.to_string());
             }
         }
+        if self.built_secret_path.is_none()
+            && word.has_expansion()
+            && built_path_may_name_secret(word)
+        {
+            self.built_secret_path = Some(text.to_string());
+        }
         if self.oversized.is_none() && (word.glob || word.brace) {
             if text.chars().count() > MAX_PATTERN_CHARS {
                 self.oversized = Some(format!(
@@ -69,6 +78,14 @@ impl Facts {
                 ));
             }
         }
+    }
+
+    /// Why a path built from strings brought in (`read f <<< …; cat ~/$f`) may name a secret.
+    #[must_use]
+    pub fn secret_from_input(&self) -> Option<String> {
+        let path = self.built_secret_path.as_ref()?;
+        self.brings_in_strings
+            .then(|| format!("a path built from input it reads could name a secret (`{path}`)"))
     }
 
     /// Why strings in this command may be evaluated as code later, if they may.

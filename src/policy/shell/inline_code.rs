@@ -243,9 +243,14 @@ fn perl_module_code(family: &str, word: &str) -> bool {
     if family != "perl" {
         return false;
     }
-    let Some(spec) = word.strip_prefix("-M").or_else(|| word.strip_prefix("-m")) else {
+    // `-M` may follow other switches in one cluster (`-wM'…'`).
+    let Some(cluster) = word.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
         return false;
     };
+    let Some(at) = cluster.find(['M', 'm']) else {
+        return false;
+    };
+    let spec = &cluster[at + 1..];
     let spec = spec.strip_prefix('-').unwrap_or(spec);
     let (module, imports) = spec.split_once('=').unwrap_or((spec, ""));
     let module_ok = module

@@ -17,8 +17,35 @@ pub(super) fn evaluates_strings(segment: &Segment) -> bool {
     let mut words = segment.words.iter().map(Word::literal);
     let integer_declaration = matches!(first, Some("declare" | "typeset" | "local"))
         && words.any(|w| w.is_some_and(|w| w.starts_with('-') && w.contains('i')));
+    // `printf -v 'a[$(…)]'`, `declare 'a[$(…)]=1'`, `unset 'a[…]'`, `read 'a[…]'`: a name
+    // with a subscript is evaluated; so is `declare -a a='(…)'`, a compound assignment.
+    let names_command = matches!(
+        first,
+        Some(
+            "printf"
+                | "declare"
+                | "typeset"
+                | "local"
+                | "readonly"
+                | "export"
+                | "unset"
+                | "read"
+                | "mapfile"
+                | "readarray"
+                | "getopts"
+                | "wait"
+                | "let"
+        )
+    );
+    let subscripted_name = names_command
+        && segment
+            .words
+            .iter()
+            .skip(1)
+            .any(|w| w.text().contains('[') || w.text().contains("=("));
     arithmetic_test
         || integer_declaration
+        || subscripted_name
         || segment.all_words().any(|w| {
             w.parts.iter().any(|p| match p {
                 WordPart::Arithmetic { .. } => true,
@@ -36,30 +63,20 @@ pub(super) fn evaluates_strings(segment: &Segment) -> bool {
         })
 }
 
-/// Strings that no rule read: a quoted literal holding `$(` or a backtick, input read by
-/// `read`/`mapfile`, a heredoc or a here-string, or a value put together when it runs
-/// (`x="z[$a$b]"` with `a='$'`, `printf -v x …`): its pieces need not show `$(` one by one.
+/// Strings that no rule read: a quoted literal holding a `$` or a backtick (whole, or a piece
+/// of one put together later: `a='$'; b='(id)'; x="z[$a$b]"`), input read by `read`/`mapfile`
+/// or `printf -v`, a heredoc or a here-string.
 pub(super) fn brings_in_strings(segment: &Segment) -> bool {
     let command = segment.words.first().and_then(command_name);
     let reads = matches!(command, Some("read" | "mapfile" | "readarray"))
         || (command == Some("printf") && segment.words.iter().any(|w| w.text().starts_with("-v")));
-    let assembled = |w: &Word| w.parts.iter().any(|p| matches!(p, WordPart::Param { .. }));
-    let declares = matches!(
-        command,
-        Some("declare" | "typeset" | "local" | "export" | "readonly")
-    ) && segment
-        .words
-        .iter()
-        .skip(1)
-        .any(|w| w.text().contains('=') && assembled(w));
-    let assigns_assembled = segment.assignments.iter().any(|a| assembled(&a.value));
     let inline_input = segment.redirects.iter().any(|r| r.feeds_inline_input());
     let hidden_code = segment.all_words().any(|w| {
         w.parts.iter().any(|p| {
-            matches!(p, WordPart::Literal { text, quoted: true } if text.contains("$(") || text.contains('`'))
+            matches!(p, WordPart::Literal { text, quoted: true } if text.contains('$') || text.contains('`'))
         })
     });
-    reads || inline_input || hidden_code || declares || assigns_assembled
+    reads || inline_input || hidden_code
 }
 
 #[cfg(test)]
@@ -84,6 +101,11 @@ mod tests {
             "a='$'; b='(id)'; x=\"z[$a$b]\"; echo $((x))",
             "printf -v x 'z[%s(id)]' '$'; echo $((x))",
             "a='$'; declare x=\"z[${a}(id)]\"; [[ $x -eq 1 ]]",
+            "printf -v 'a[$(id)]' x",
+            "declare 'a[$(id)]=1'",
+            "declare -a a='([0]=$(id))'",
+            "a=(); unset 'a[$(id)]'",
+            "a=(); read 'a[$(id)]' <<< x",
         ] {
             assert!(flagged(cmd), "{cmd}");
         }
@@ -93,6 +115,9 @@ mod tests {
             "for ((i=0;i<3;i++)); do echo $i; done",
             "x=5; [[ $x -eq 5 ]] && echo five",
             "read -r name < f; echo \"$name\"",
+            "n=\"$1\"; echo $((n * 2))",
+            "total=\"$a\"; [[ $total -gt 5 ]] && echo big",
+            "for f in *.txt; do n=\"${f%.txt}\"; echo \"${n:0:3}\"; done",
         ] {
             assert!(!flagged(cmd), "{cmd}");
         }

@@ -55,14 +55,15 @@ names!(
     /// Programs Debian and others install under variant names (`nc.openbsd`, `vim.tiny`).
     pub const VARIANT_FAMILIES, fn has_variants = [
         "nc", "netcat", "ncat", "telnet", "ftp", "vim", "vi", "awk", "sed", "tar", "find", "curl",
-        "wget", "socat", "bash", "sh", "ssh",
+        "wget", "socat", "bash", "sh", "ssh", "sudo",
     ]
 );
 
 names!(
     /// Privilege escalation, as a wrapper or the command itself.
     pub const PRIVILEGE, fn is_privilege = [
-        "sudo", "su", "doas", "visudo", "sudoedit", "pkexec", "run0", "runuser",
+        "sudo", "su", "doas", "visudo", "sudoedit", "pkexec", "run0", "runuser", "sudo-rs",
+        "su-rs", "setuidgid", "gpasswd", "vipw", "vigr",
     ]
 );
 
@@ -92,6 +93,7 @@ names!(
         "shopt", "set", "let", "trap", "eval", "source", ".", "exec", "command", "builtin", "rm",
         "split", "pip", "pip3", "gh", "kubectl", "helm", "faketime", "ip", "nix-shell", "nix",
         "emacs", "emacsclient", "gpg", "gpg2", "deno", "pdm", "hatch", "rye", "mise", "direnv",
+        "start-stop-daemon", "flatpak-spawn",
     ]
 );
 
@@ -107,5 +109,6 @@ names!(
         "nocache", "chronic", "ifne", "fakeroot", "fakechroot", "cgexec", "runcon", "chpst",
         "firejail", "bwrap", "sg", "setarch", "linux32", "linux64", "prlimit", "cpulimit",
         "sshpass", "dbus-launch", "coproc", "caffeinate", "gosu", "su-exec", "ld.so",
+        "systemd-cat", "systemd-inhibit", "tini", "dumb-init", "rlwrap",
     ]
 );

@@ -5,10 +5,9 @@
 
 use super::ast::{Connector, RedirectOp, Script, Segment, Word, WordPart};
 use super::command::{
-    CommandView, command_view, is_network_client, is_shell_or_interpreter, reads_code_from_stdin,
-    reads_script_from_stdin,
+    CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
+    reads_code_from_stdin, reads_script_from_stdin,
 };
-use super::denylist::paths::built_path_may_name_secret;
 use super::denylist::rm::{TempVars, forceful_outside_carve_out, parse_rm};
 use super::facts::Facts;
 use super::hazards::{hidden_code, variables};
@@ -32,7 +31,9 @@ pub(crate) fn high_risk_reason(lexed: &Lexed, facts: &Facts) -> Option<String> {
             reason = script_reason(script, facts.tmpdir_assigned);
         }
     });
-    reason.or_else(|| facts.late_evaluation())
+    reason
+        .or_else(|| facts.late_evaluation())
+        .or_else(|| facts.secret_from_input())
 }
 
 fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
@@ -40,7 +41,7 @@ fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
         return Some("it loops without end (`while true`, `for ((;;))` …)".into());
     }
     let mut vars = TempVars::for_script(tmpdir_assigned, &script.segments);
-    let fed = stdin_fed(script);
+    let mut fed = Feeds::of(script);
     for (index, segment) in script.segments.iter().enumerate() {
         let view = command_view(&segment.words);
         if let Some(reason) = segment_reason(segment, &view) {
@@ -49,7 +50,7 @@ fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
         let name = view.name.unwrap_or("");
         // `{ bash; :; } <<EOF`, `… | { :; sh; }`, `exec <<EOF … bash`: a redirect or pipe on a
         // group, a loop or the shell itself reaches a program that reads code from its input.
-        if fed && reads_code_from_stdin(name, view.args) {
+        if fed.reaches(segment) && reads_code_from_stdin(name, view.args) {
             return Some(format!(
                 "`{name}` reads code from standard input, which this command feeds"
             ));
@@ -66,27 +67,58 @@ fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
                 return Some("`rm -r`/`-f` deletes without asking".into());
             }
         }
+        fed.after(segment);
         vars.record(segment, index);
     }
     None
 }
 
-/// Whether anything in `script` feeds standard input: a redirect from a file, heredoc or
-/// here-string, a pipe, or `exec` with a redirect (which feeds every later command).
-fn stdin_fed(script: &Script) -> bool {
-    script.segments.iter().any(|segment| {
-        segment.connector == Connector::Pipe
-            || segment.redirects.iter().any(|r| {
-                r.fd.is_none_or(|fd| fd == 0)
-                    && matches!(
-                        r.op,
-                        RedirectOp::Read
-                            | RedirectOp::Heredoc
-                            | RedirectOp::HereString
-                            | RedirectOp::ReadWrite
-                    )
-            })
+/// What can reach a segment's standard input besides its own redirects and pipe: `exec`
+/// with an input redirect feeds every later command; a loop's redirect (`done < f`) or a
+/// pipe into a group (`… | { :; sh; }`) feeds commands the lexer keeps apart from it.
+struct Feeds {
+    /// A loop or group in this script has its input fed somewhere.
+    compound: bool,
+    /// An earlier `exec` redirected the shell's own input.
+    exec: bool,
+}
+
+fn feeds_input(segment: &Segment) -> bool {
+    segment.redirects.iter().any(|r| {
+        r.fd.is_none_or(|fd| fd == 0)
+            && matches!(
+                r.op,
+                RedirectOp::Read
+                    | RedirectOp::Heredoc
+                    | RedirectOp::HereString
+                    | RedirectOp::ReadWrite
+            )
     })
+}
+
+impl Feeds {
+    fn of(script: &Script) -> Self {
+        let features = script.features;
+        let shaped = features.compound || features.group || features.subshell;
+        let fed_somewhere = script
+            .segments
+            .iter()
+            .any(|s| s.connector == Connector::Pipe || (s.words.is_empty() && feeds_input(s)));
+        Feeds {
+            compound: shaped && fed_somewhere,
+            exec: false,
+        }
+    }
+
+    fn reaches(&self, segment: &Segment) -> bool {
+        self.compound || self.exec || segment.connector == Connector::Pipe || feeds_input(segment)
+    }
+
+    fn after(&mut self, segment: &Segment) {
+        let bare_exec = segment.words.len() == 1
+            && segment.words.first().and_then(command_name) == Some("exec");
+        self.exec |= bare_exec && feeds_input(segment);
+    }
 }
 
 /// What makes one segment high-risk, looking at it alone.
@@ -128,7 +160,7 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
     let name = view.name.unwrap_or("");
     // `python3 {-c,'…'}`, `X=-delete; find . $X`: options built when it runs are invisible
     // here, and for these programs options can be code.
-    if (is_shell_or_interpreter(name) || argument_sensitive(name) || is_ruled(name))
+    if (is_shell_or_interpreter(name) || argument_sensitive(name) || argv_decides(name))
         && let Some(word) = view.args.iter().skip(1).find(|w| runtime_built(w))
     {
         return Some(format!(
@@ -136,13 +168,17 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
             word.text()
         ));
     }
-    // `cat /etc/$c`, `cp ~/$f .`: the rest of the path is only known when it runs.
-    if let Some(word) = segment
-        .all_words()
-        .find(|w| runtime_built(w) && built_path_may_name_secret(w))
+    // `chmod $m f`: a mode or owner built when it runs (a built file name is only a file).
+    if matches!(name, "chmod" | "chown" | "chgrp")
+        && let Some(word) = view
+            .args
+            .iter()
+            .skip(1)
+            .find(|w| !w.text().starts_with('-') || w.has_expansion())
+            .filter(|w| runtime_built(w))
     {
         return Some(format!(
-            "a path built when it runs could name a secret (`{}`)",
+            "the mode or owner `{name}` sets is built when it runs (`{}`)",
             word.text()
         ));
     }
@@ -188,6 +224,18 @@ fn segment_reason(segment: &Segment, view: &CommandView<'_>) -> Option<String> {
         }
         hidden_code(name, inner.args)
     })
+}
+
+/// Commands whose arguments a denylist rule reads to decide (`systemctl reboot`, `kill -9 1`,
+/// `dd of=/dev/sda`): an argument built when it runs could be what the rule refuses. File
+/// copiers and permission changes are left out (their rules look at fixed system paths, and a
+/// built file name is everyday use); `chmod`'s mode is checked on its own.
+fn argv_decides(name: &str) -> bool {
+    is_ruled(name)
+        && !matches!(
+            name,
+            "tee" | "cp" | "mv" | "install" | "ln" | "history" | "truncate" | "chmod" | "chown"
+        )
 }
 
 /// A word whose value is only known when it runs: a parameter, a substitution, arithmetic, a
@@ -263,6 +311,28 @@ mod tests {
             "for ((i=0; i<3; i++)); do echo $i; done",
             "LANG=C sort f",
             "export NAME=x",
+            // Everyday shapes the rules added after the attack rounds must not catch.
+            "cp \"$f\" backup/",
+            "cp *.txt out/",
+            "mv *.log logs/",
+            "ln -sf \"$target\" current",
+            "echo x | tee \"$LOG\"",
+            "chmod +x \"$f\"",
+            "for f in *.sh; do chmod +x \"$f\"; done",
+            "ls | head; python3 --version",
+            "sort < f; node --version",
+            "n=\"$1\"; echo $((n * 2))",
+            "total=\"$a\"; [[ $total -gt 5 ]] && echo big",
+            "for f in *.txt; do n=\"${f%.txt}\"; echo \"${n:0:3}\"; done",
+            "git config submodule.recurse true",
+            "git config --global protocol.version 2",
+            "make test VERBOSE=1",
+            "export GOPATH=$HOME/go",
+            "ls ~/$dir",
+            "cd \"$HOME/$project\" && ls",
+            "cat /etc/$name.conf",
+            "echo {1..300}",
+            "npm init -y",
         ] {
             assert_eq!(reason(cmd), None, "{cmd:?}");
         }

@@ -367,6 +367,27 @@ pub const WRAPPERS: &[Wrapper] = &[
     // `-f` is a flag (libfaketime's source), not an option with a value.
     positional(wrapper("faketime", &["-p", "--date-prog"]), 1),
     positional(wrapper("gosu", &[]), 1),
+    wrapper(
+        "systemd-cat",
+        &[
+            "-t",
+            "--identifier",
+            "-p",
+            "--priority",
+            "--stderr-priority",
+            "--namespace",
+        ],
+    ),
+    wrapper("systemd-inhibit", &["--what", "--who", "--why", "--mode"]),
+    wrapper("tini", &["-p", "-e"]),
+    wrapper("dumb-init", &["-r", "--rewrite"]),
+    wrapper(
+        "rlwrap",
+        &[
+            "-a", "-b", "-C", "-D", "-f", "-F", "-g", "-H", "-l", "-m", "-M", "-O", "-p", "-P",
+            "-q", "-S", "-t", "-w", "-z",
+        ],
+    ),
     positional(wrapper("su-exec", &[]), 1),
     // The dynamic loader run as a program: `ld.so [OPTIONS] PROGRAM ARGS…`.
     wrapper(
@@ -596,10 +617,12 @@ fn skip_leading_options<'a>(
         if let Some(long) = text.strip_prefix("--")
             && !long.is_empty()
         {
-            let (option, attached) = match text.split_once('=') {
+            let (written, attached) = match text.split_once('=') {
                 Some((o, v)) => (o, Some(v.to_string())),
                 None => (text, None),
             };
+            // getopt_long takes any unambiguous prefix (`timeout --sig KILL`, `env --spl`).
+            let option = long_option(wrapper, written);
             if wrapper.with_two_values.contains(&option) {
                 i += 3;
                 continue;
@@ -658,6 +681,34 @@ fn skip_leading_options<'a>(
         break;
     }
     i
+}
+
+/// The long option `written` names: itself, or the one known option it is a prefix of. A
+/// prefix of several is taken as one that takes a value (getopt refuses it anyway).
+fn long_option<'a>(wrapper: &Wrapper, written: &'a str) -> &'a str {
+    let known = wrapper
+        .with_two_values
+        .iter()
+        .chain(wrapper.with_value)
+        .chain(wrapper.script_options)
+        .copied()
+        .filter(|o| o.starts_with("--"));
+    let mut matches = known
+        .clone()
+        .filter(|o| o.starts_with(written) && written.len() > 2);
+    if known.clone().any(|o| o == written) {
+        return written;
+    }
+    match (matches.next(), matches.next()) {
+        (Some(only), None) => only,
+        (Some(first), Some(_)) => {
+            let all_valued = known
+                .filter(|o| o.starts_with(written))
+                .all(|o| wrapper.with_value.contains(&o));
+            if all_valued { first } else { written }
+        }
+        _ => written,
+    }
 }
 
 /// `env -S` reads `\_` as a space (so `sh\_-c\_…` is `sh -c …`): the command string is judged

@@ -2,16 +2,19 @@
 //! `bash -c '…'`, `$(…)`, `<(…)`, function bodies and heredocs. It catches a confused model's
 //! accidents and tells it why; it is not the boundary (the sandbox is).
 
+mod known;
 pub mod paths;
 pub mod rm;
 mod rules;
 
 use super::ast::{Connector, RedirectOp, Script, Segment, Word};
 use super::command::{
-    CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
+    self, CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
 };
 use super::facts::Facts;
 use super::lexer::Lexed;
+use super::names::{is_privilege, is_ruled};
+use known::Known;
 use paths::{is_block_device, path_view, secret_in_word};
 use rm::{TempVars, deny_rm, parse_rm};
 use std::collections::HashSet;
@@ -60,11 +63,24 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
     let mut downloads = Downloads::default();
     // Where earlier `cd`s moved, as far as literal words say.
     let mut cwd = Moves::default();
+    let mut known = Known::default();
     for (index, segment) in script.segments.iter().enumerate() {
         let view = command_view(&segment.words);
         if let Some(hit) = check_segment(segment, &view, &vars, index, cwd.now.as_deref()) {
             return Some(hit);
         }
+        // The same words with the values of variables assigned from literals put in.
+        if let Some(words) = known.substituted(&segment.words) {
+            if let Some(hit) = check_argv(&words) {
+                return Some(hit);
+            }
+            for word in &words {
+                if let Some(what) = secret_in_word(word, word.marks, cwd.now.as_deref()) {
+                    return deny("secrets", format!("`{}` touches {what}", word.text()));
+                }
+            }
+        }
+        known.record(segment);
         if let Some(name) = view.name {
             cwd.follow(name, view.args);
         }
@@ -149,20 +165,37 @@ fn check_segment(
             return Some(hit);
         }
     }
-    // `{sudo,reboot}` in command position: bash runs `sudo reboot`.
-    if let Some(first) = segment.words.first().filter(|w| w.brace) {
-        let Some(expanded) = paths::expand_braces(first.text(), paths::MAX_BRACE_WORDS) else {
-            return deny(
-                "brace-command",
-                format!(
-                    "`{}` expands to more than {} commands, too many to check",
-                    first.text(),
-                    paths::MAX_BRACE_WORDS
-                ),
-            );
-        };
-        let mut argv: Vec<Word> = expanded.iter().map(|w| Word::plain(w)).collect();
-        argv.extend(segment.words[1..].iter().cloned());
+    // `{sudo,reboot}`, `command {rm,-rf,/}`, `timeout 5 {sudo,reboot}`: bash expands the
+    // braces into words before anything runs.
+    // Only where an argv rule could care: the command word braced, or a ruled command or a
+    // wrapper in front (`echo {1..300}` has nothing to check).
+    let may_matter = segment.words.first().is_some_and(|first| {
+        first.brace
+            || command_name(first).is_none_or(|n| {
+                is_ruled(n) || is_privilege(n) || command::is_wrapper(n) || n == "rm"
+            })
+    });
+    if may_matter && segment.words.iter().any(|w| w.brace) {
+        let mut argv: Vec<Word> = Vec::new();
+        for word in &segment.words {
+            if !word.brace {
+                argv.push(word.clone());
+                continue;
+            }
+            let expanded = paths::expand_braces(word.text(), paths::MAX_BRACE_WORDS)
+                .filter(|e| argv.len() + e.len() <= paths::MAX_BRACE_WORDS);
+            let Some(expanded) = expanded else {
+                return deny(
+                    "brace-command",
+                    format!(
+                        "`{}` expands to more than {} words, too many to check",
+                        word.text(),
+                        paths::MAX_BRACE_WORDS
+                    ),
+                );
+            };
+            argv.extend(expanded.iter().map(|w| Word::plain(w)));
+        }
         if let Some(hit) = check_argv(&argv) {
             return Some(hit);
         }

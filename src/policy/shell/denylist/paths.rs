@@ -13,6 +13,8 @@ pub fn path_view(word: &Word) -> String {
     for part in &word.parts {
         match part {
             WordPart::Literal { text: t, .. } => text.push_str(t),
+            // `~+` is the working directory, as a relative path is.
+            WordPart::Tilde { user } if user == "+" => text.push('.'),
             WordPart::Tilde { user } => {
                 text.push('~');
                 text.push_str(user);
@@ -87,7 +89,18 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
     }) {
         return Some("the system's account and sudo files");
     }
-    if pairs().any(|w| w[0] == ".ssh" && w[1].starts_with("id_"))
+    // The directories themselves, read whole (`cp -r ~/.ssh k`, `grep -r . ~/.gnupg`).
+    if let [.., dir] = components.as_slice()
+        && matches!(*dir, ".ssh" | ".gnupg" | ".aws")
+    {
+        return Some("a directory of keys or credentials");
+    }
+    if components.windows(3).any(|w| {
+        w[0] == "var" && w[1] == "backups" && (w[2].contains("shadow") || w[2].contains("passwd"))
+    }) {
+        return Some("the system's account files (a backup copy)");
+    }
+    if pairs().any(|w| w[0] == ".ssh" && w[1].starts_with("id_") && !w[1].ends_with(".pub"))
         || components
             .iter()
             .any(|c| matches!(*c, "authorized_keys" | "authorized_keys2" | "known_hosts"))
@@ -131,21 +144,30 @@ pub fn built_path_may_name_secret(word: &Word) -> bool {
 #[must_use]
 pub fn secret_in_word(word: &Word, marks: Marks, cwd: Option<&str>) -> Option<&'static str> {
     let text = word.text();
-    let relative = !text.starts_with('/') && !text.starts_with('~') && !text.starts_with('$');
+    let relative = text.starts_with("~+")
+        || (!text.starts_with('/') && !text.starts_with('~') && !text.starts_with('$'));
     let cwd = cwd.filter(|_| relative);
     let hinted = marks.secret_hint || cwd.is_some_and(|d| marks::marks(d).secret_hint);
     let could_expand_to_one = word.brace || (word.glob && (text.contains('/') || cwd.is_some()));
     if !hinted && !could_expand_to_one {
         return None;
     }
+    // `~+` is the working directory (`cd /etc && cat ~+/shadow`).
+    let view = path_view(word);
+    let view = match view.strip_prefix("~+") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!(".{rest}"),
+        _ => view,
+    };
     let path = match cwd {
-        Some(dir) => normalize(&format!("{dir}/{}", path_view(word))),
-        None => path_view(word),
+        Some(dir) => normalize(&format!("{dir}/{view}")),
+        None => view,
     };
     let mut candidates = if word.brace {
         match expand_braces(&path, MAX_BRACE_WORDS) {
             Some(words) => words,
-            None => return Some("one of more brace-expanded paths than can be checked"),
+            // Too many to check: refused where it looks like a secret's path, else let be.
+            None if hinted => return Some("one of more brace-expanded paths than can be checked"),
+            None => return None,
         }
     } else {
         vec![path]

@@ -74,6 +74,11 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
                         | "rescue"
                         | "emergency"
                         | "shutdown"
+                        | "suspend-then-hibernate"
+                        | "runlevel0"
+                        | "runlevel6"
+                        | "ctrl-alt-del"
+                        | "exit"
                 )
             }) =>
         {

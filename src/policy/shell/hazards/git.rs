@@ -56,10 +56,6 @@ fn key_runs_code(key: &str) -> bool {
             "gpg.",
             "includeif.",
             "include.",
-            // `protocol.ext.allow always` lets `ext::` URLs run commands.
-            "protocol.",
-            // `submodule.<name>.update '!cmd'` runs cmd on `git submodule update`.
-            "submodule.",
         ]
         .iter()
         .any(|p| key.starts_with(p))
@@ -74,6 +70,10 @@ fn key_runs_code(key: &str) -> bool {
             ".uploadpack",
             ".receivepack",
             ".proxy",
+            // `protocol.ext.allow always` lets `ext::` URLs run commands.
+            ".allow",
+            // `submodule.<name>.update '!cmd'` runs cmd on `git submodule update`.
+            ".update",
         ]
         .iter()
         .any(|s| key.ends_with(s))

@@ -91,7 +91,7 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
         "sort" => args
             .has(&["--compress-program"])
             .then(|| "`sort --compress-program` runs a program".into()),
-        "zip" => (args.has(&["--unzip-command"]) || args.contains("-TT"))
+        "zip" => (args.has(&["--unzip-command"]) || args.any(|t| t.starts_with("-TT")))
             .then(|| "`zip -TT` runs a program to test the archive".into()),
         "strace" | "ltrace" => args
             .values(&["-o", "--output"])
@@ -121,11 +121,12 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
             .has(&["--python"])
             .then(|| "`pip --python` runs another interpreter".into()),
         "gh" => (matches!(args.first(), Some("alias" | "config" | "extension" | "ext"))
-            && args.any(|t| matches!(t, "set" | "install" | "exec")))
+            && args.any(|t| matches!(t, "set" | "install" | "exec" | "import")))
         .then(|| "`gh` is set up to run a program or shell alias".into()),
-        "kubectl" | "helm" | "oc" => args
-            .has(&["--kubeconfig"])
-            .then(|| format!("`{name} --kubeconfig` reads a file that can run credential plugins")),
+        "kubectl" | "helm" | "oc" => (args.has(&["--kubeconfig"])
+            // `config set-credentials --exec-command=…` runs it on the next request.
+            || (args.first() == Some("config") && args.any(|t| t.starts_with("set"))))
+        .then(|| format!("`{name} --kubeconfig` reads a file that can run credential plugins")),
         "faketime" => args
             .has(&["--date-prog"])
             .then(|| "`faketime --date-prog` runs a program".into()),
@@ -135,6 +136,8 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
             .has(&["--run", "--command", "-c"])
             .then(|| format!("`{name}` runs a shell command")),
         "capsh" => found("`capsh` runs a shell with its arguments"),
+        "start-stop-daemon" => found("`start-stop-daemon` runs the program it is given"),
+        "flatpak-spawn" => found("`flatpak-spawn` runs a command outside the sandbox"),
         "ld.so" => args
             .has(&["--preload", "--audit", "--library-path"])
             .then(|| "the dynamic loader is told to load other code".into()),

@@ -71,21 +71,36 @@ pub fn tar(args: Args<'_>) -> Option<String> {
     // old-style first word (`tar xIf zstd a.tar`).
     let with_value = ['f', 'C', 'T', 'X', 'b', 'H', 'K', 'L', 'N', 'g', 'V'];
     for (at, t) in args.texts().enumerate() {
-        let cluster = match t.strip_prefix('-') {
-            Some(c) if !c.starts_with('-') => c,
-            None if at == 0 => t,
+        let (cluster, old_style) = match t.strip_prefix('-') {
+            Some(c) if !c.starts_with('-') => (c, false),
+            None if at == 0 => (t, true),
             _ => continue,
         };
         for c in cluster.chars() {
             if c == 'I' || c == 'F' {
                 return Some(format!("`tar -{c}` runs a program"));
             }
-            if with_value.contains(&c) {
+            // In a dashed cluster a letter with a value takes the rest; in the old-style first
+            // word every letter is an option, each taking its value from the words after.
+            if with_value.contains(&c) && !old_style {
                 break;
             }
         }
     }
     None
+}
+
+/// make's short options clustered (`-sE '…'`, `-kC dir`, `-sf x.mk`): `-E`, `-f`, `-C` and
+/// `-I` give it code, another makefile or directory; `-o`, `-W`, `-j`, `-l` take the rest.
+fn make_cluster(args: Args<'_>) -> bool {
+    args.texts()
+        .filter_map(|t| t.strip_prefix('-').filter(|c| !c.starts_with('-')))
+        .any(|cluster| {
+            cluster
+                .chars()
+                .take_while(|c| !matches!(c, 'o' | 'W' | 'j' | 'l'))
+                .any(|c| matches!(c, 'E' | 'f' | 'C' | 'I'))
+        })
 }
 
 /// sqlite3: dot-commands (`.shell`, `.system`, `.once '|cmd'`) given as arguments, or run at
@@ -107,8 +122,17 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
     let hit = match name {
         "make" | "gmake" => {
             // `make build CC=./x`: a variable given on the command line overrides the
-            // makefile's, and many name programs.
-            args.any(|t| !t.starts_with('-') && t.contains('='))
+            // makefile's; one that names a program, or a value with make code, runs it.
+            args.any(|t| {
+                !t.starts_with('-')
+                    && t.split_once('=').is_some_and(|(name, value)| {
+                        super::variables::names_code(name)
+                            || matches!(name, "AS" | "SHELL" | "MAKESHELL" | "MAKEFILES")
+                            || value.contains("$(")
+                            || value.contains("${")
+                            || value.contains('`')
+                    })
+            }) || make_cluster(args)
                 || args.has(&[
                     "--eval",
                     "-E",
@@ -143,10 +167,23 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 && args.any(|t| t.contains('@') || t == "generate"))
                 // `go env -w GOFLAGS=-toolexec=…` changes what every later go command runs.
                 || (first == Some("env") && args.has(&["-w", "-u"]))
+                // `-ldflags '-extld=./x'` links with a program of the caller's choosing.
+                || args.any(|t| t.contains("extld") || t.contains("toolexec"))
         }
         "npm" | "pnpm" | "yarn" | "bun" => {
             let operands = args.texts().skip(1).filter(|t| !t.starts_with('-')).count();
-            args.has(&["--script-shell", "--node-options", "--userconfig"])
+            args.has(&[
+                "--script-shell",
+                "--node-options",
+                "--userconfig",
+                "--globalconfig",
+                "--init-module",
+                "--onload-script",
+                "--browser",
+                "--prefix",
+            ])
+                // `npm pkg set scripts.test=…` is run by the next `npm test`.
+                || (first == Some("pkg") && args.any(|t| t == "set"))
                 || matches!(
                     (name, first),
                     ("npm", Some("exec" | "x" | "explore" | "set"))

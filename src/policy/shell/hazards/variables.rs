@@ -114,7 +114,6 @@ const EXACT: &[&str] = &[
     "MAKEFILES",
     "GOENV",
     "GOROOT",
-    "GOPATH",
     "OPENSSL_CONF",
     "OPENSSL_ENGINES",
     "NIX_PATH",

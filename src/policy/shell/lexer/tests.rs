@@ -436,3 +436,25 @@ fn reserved_words_are_exactly_the_list() {
         assert_eq!(parser.peek_reserved(), None, "{word}");
     }
 }
+
+#[test]
+fn nested_parameter_expansions_are_too_complex_not_a_crash() {
+    // Each `${` nests once more; past the limit it is too complex, on any thread's stack.
+    for opener in ["${x#", "${x:-", "${x/"] {
+        let command = format!("echo {}", opener.repeat(2000));
+        let lexed = super::lex(&command);
+        assert_eq!(
+            lexed.error.map(|e| e.kind),
+            Some(super::LexErrorKind::TooComplex),
+            "{opener}"
+        );
+    }
+}
+
+#[test]
+fn ansi_c_escapes_without_digits_stay_as_written() {
+    let script = ok("trap $'echo\\x; reboot' EXIT");
+    assert_eq!(words(&script)[0][1], "echo\\x; reboot");
+    let script = ok("echo $'\\#' $'\\u' $'\\x41'");
+    assert_eq!(words(&script)[0][1..], ["\\#", "\\u", "A"]);
+}

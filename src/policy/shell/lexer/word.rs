@@ -262,7 +262,8 @@ impl<'a> Parser<'a> {
                 },
                 '$' => self.dollar(word, true)?,
                 '`' => {
-                    let script = self.backtick()?;
+                    // Inside double quotes, `\"` in backticks is a plain `"` as well.
+                    let script = self.backtick_in(true)?;
                     word.push_part(WordPart::CommandSub {
                         script: Box::new(script),
                         quoted: true,
@@ -321,7 +322,10 @@ impl<'a> Parser<'a> {
             }
             Some('{') => {
                 self.pos += 2;
-                self.braced_parameter(word, quoted)?;
+                self.enter()?;
+                let braced = self.braced_parameter(word, quoted);
+                self.leave();
+                braced?;
             }
             Some('\'') if !quoted => {
                 self.pos += 2;
@@ -398,6 +402,7 @@ impl<'a> Parser<'a> {
         let mut nested = Vec::new();
         let mut depth = 0usize;
         loop {
+            self.spend(1)?;
             let Some(c) = self.peek() else {
                 if self.lenient {
                     break;
@@ -431,14 +436,16 @@ impl<'a> Parser<'a> {
                     // A trailing backslash has nothing after it to skip.
                     self.advance(2);
                 }
-                '\'' if !quoted => {
+                // Single quotes quote in `${…}`, and inside double quotes too after a pattern
+                // operator (`"${x#'"'}"`), as bash 5 reads them.
+                '\'' if !quoted || pattern_operator(&op) => {
                     self.pos += 1;
                     op.push_str(&self.single_quoted()?);
                 }
                 '$' | '`' | '"' => {
                     let mut inner = WordBuilder::new();
                     match c {
-                        '$' => self.dollar(&mut inner, true)?,
+                        '$' => self.dollar(&mut inner, quoted)?,
                         '`' => {
                             let script = self.backtick()?;
                             inner.push_part(WordPart::CommandSub {
@@ -518,12 +525,24 @@ impl<'a> Parser<'a> {
                         'e' | 'E' => out.push('\x1b'),
                         'f' => out.push('\x0c'),
                         'v' => out.push('\x0b'),
-                        'x' => out.push(self.radix_char(16, 2)),
-                        'u' => out.push(self.radix_char(16, 4)),
-                        'U' => out.push(self.radix_char(16, 8)),
+                        // No digits after `\x`, `\u`, `\U`: bash keeps the escape as written.
+                        'x' | 'u' | 'U' => {
+                            let digits = match e {
+                                'x' => 2,
+                                'u' => 4,
+                                _ => 8,
+                            };
+                            match self.radix_char(16, digits) {
+                                Some(c) => out.push(c),
+                                None => {
+                                    out.push('\\');
+                                    out.push(e);
+                                }
+                            }
+                        }
                         '0'..='7' => {
                             self.pos -= 1;
-                            out.push(self.radix_char(8, 3));
+                            out.push(self.radix_char(8, 3).unwrap_or('\0'));
                         }
                         // `\cX`: the control character of X (`\c@` is NUL).
                         'c' => {
@@ -532,7 +551,12 @@ impl<'a> Parser<'a> {
                                 out.push(char::from(x as u8 & 0x1f));
                             }
                         }
-                        other => out.push(other),
+                        '\\' | '\'' | '"' | '?' => out.push(e),
+                        // An escape bash does not know keeps its backslash (`\#` is `\#`).
+                        other => {
+                            out.push('\\');
+                            out.push(other);
+                        }
                     }
                 }
                 other => out.push(other),
@@ -540,7 +564,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn radix_char(&mut self, radix: u32, max: usize) -> char {
+    /// Up to `max` digits in `radix` as a character; `None` when there is no digit.
+    fn radix_char(&mut self, radix: u32, max: usize) -> Option<char> {
         let mut value = 0u32;
         let mut taken = 0;
         while taken < max {
@@ -551,12 +576,17 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             taken += 1;
         }
-        char::from_u32(value).unwrap_or('\u{fffd}')
+        (taken > 0).then(|| char::from_u32(value).unwrap_or('\u{fffd}'))
     }
 
     /// `` `…` `` with the cursor on the opening backtick: the unescaped inside is lexed as a
     /// script of its own.
     pub(super) fn backtick(&mut self) -> Result<Script, LexError> {
+        self.backtick_in(false)
+    }
+
+    /// [`Self::backtick`], inside double quotes or not (there `\"` also stands for `"`).
+    fn backtick_in(&mut self, double_quoted: bool) -> Result<Script, LexError> {
         let open = self.pos;
         self.pos += 1;
         let mut inner = String::new();
@@ -577,6 +607,10 @@ impl<'a> Parser<'a> {
                 '\\' => match self.peek() {
                     Some(next @ ('`' | '\\' | '$')) => {
                         inner.push(next);
+                        self.pos += 1;
+                    }
+                    Some('"') if double_quoted => {
+                        inner.push('"');
                         self.pos += 1;
                     }
                     _ => inner.push('\\'),
@@ -737,4 +771,10 @@ impl<'a> Parser<'a> {
         }
         Ok(word.finish())
     }
+}
+
+/// Whether a `${…}` operator read so far removes or replaces a pattern (`#`, `%`, `/`, `^`,
+/// `,`), where bash lets single quotes quote even inside double quotes.
+fn pattern_operator(op: &str) -> bool {
+    op.starts_with(['#', '%', '/', '^', ','])
 }
