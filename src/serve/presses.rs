@@ -102,6 +102,17 @@ impl Pressed<'_> {
         })
     }
 
+    /// Refuses a press by someone who is not an admin of the card's platform.
+    async fn not_an_admin(&self, session: &str, about: Value) {
+        self.refuse(
+            session,
+            "not one of the bridge's admins",
+            about,
+            "Only admins can answer this.",
+        )
+        .await;
+    }
+
     /// Audits a refused press under `session`, and tells the presser why.
     async fn refuse(&self, session: &str, reason: &str, fields: Value, answer: &str) {
         let mut entry = json!({"presser": self.presser, "reason": reason});
@@ -156,14 +167,7 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
         .as_ref()
         .map_or(Some(pressed.press.chat.platform), platform_of);
     if !pressed.is_admin_for(platform) {
-        return pressed
-            .refuse(
-                &session,
-                "not one of the bridge's admins",
-                about,
-                "Only admins can answer this.",
-            )
-            .await;
+        return pressed.not_an_admin(&session, about).await;
     }
     let Some(record) = record else {
         return pressed
@@ -220,16 +224,7 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
             }
             refresh_rows(shared, &answered.posted_to);
         }
-        Ok(PressOutcome::NotAnAdmin) => {
-            pressed
-                .refuse(
-                    &session,
-                    "not one of the bridge's admins",
-                    about,
-                    "Only admins can answer this.",
-                )
-                .await;
-        }
+        Ok(PressOutcome::NotAnAdmin) => pressed.not_an_admin(&session, about).await,
         Ok(PressOutcome::AlreadyAnswered { by }) => {
             pressed
                 .refuse(
@@ -293,14 +288,7 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
         None => Some(pressed.press.chat.platform),
     };
     if !pressed.is_admin_for(platform) {
-        return pressed
-            .refuse(
-                &session,
-                "not one of the bridge's admins",
-                about,
-                "Only admins can answer this.",
-            )
-            .await;
+        return pressed.not_an_admin(&session, about).await;
     }
     if known.is_some() && !pressed.on(&posted) {
         return pressed

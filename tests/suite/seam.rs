@@ -104,18 +104,7 @@ impl Drop for Process {
 
 /// Waits for the `n`th start to be polling Telegram.
 async fn polling(telegram: &FakeTelegram, n: usize) {
-    telegram
-        .wait_for(WAIT, "polling", |t| {
-            let methods = t.methods();
-            let starts = methods.iter().filter(|m| *m == "GetMe").count();
-            let polling = methods
-                .iter()
-                .rev()
-                .take_while(|m| *m != "GetMe")
-                .any(|m| m == "GetUpdates");
-            (starts >= n && polling).then_some(())
-        })
-        .await;
+    telegram.polling(WAIT, n).await;
 }
 
 /// The first Telegram card sent to `chat`: its message id and body.

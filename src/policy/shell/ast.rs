@@ -4,6 +4,10 @@
 use super::marks::{Marks, marks};
 
 /// How a segment is joined to the one before it.
+/// The value a `for` loop's variable is given in the tree: each word of its list in turn, so
+/// no one literal.
+pub const FOR_LIST: &str = "<for list>";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Connector {
     /// The first segment of a script.
@@ -178,6 +182,9 @@ fn render(parts: &[WordPart]) -> String {
 pub struct Assignment {
     pub name: String,
     pub value: Word,
+    /// A plain `NAME=value` that sets the whole value: not an append (`NAME+=…`), an element
+    /// (`a[i]=…`) or a loop's variable.
+    pub whole: bool,
 }
 
 /// The kind of a redirection operator.

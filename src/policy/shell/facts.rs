@@ -3,7 +3,7 @@
 //! as a whole: whether it assigns `TMPDIR`, which network client it names, whether a pattern is
 //! too large to judge, and whether it evaluates strings that could hold code.
 
-use super::ast::{Script, Segment, Word};
+use super::ast::{Script, Segment, Word, WordPart};
 use super::command::{command_name, is_network_client};
 use super::denylist::paths::built_path_may_name_secret;
 use super::late_eval::{brings_in_strings, evaluates_strings};
@@ -22,8 +22,11 @@ pub struct Facts {
     pub evaluates_strings: bool,
     /// Strings no rule read come in (a quoted `$(`, `read`, a heredoc).
     pub brings_in_strings: bool,
-    /// A path built when it runs that starts like a secret's (`/etc/$c`, `~/$f`).
-    pub built_secret_path: Option<String>,
+    /// A path built when it runs that starts like a secret's (`/etc/$c`, `~/$f`), and the
+    /// variables it is built from.
+    pub built_secret_path: Option<(String, Vec<String>)>,
+    /// Variables the command itself sets, by any means (assignment, `read`, `for`, `declare`…).
+    pub assigned: std::collections::BTreeSet<String>,
 }
 
 impl Facts {
@@ -41,6 +44,33 @@ impl Facts {
     }
 
     fn segment(&mut self, segment: &Segment) {
+        self.assigned
+            .extend(segment.assignments.iter().map(|a| a.name.clone()));
+        // Names set by builtins (`read c`, `declare c=…`, `printf -v c`, `mapfile c`): every
+        // plain word after one of them could be a name.
+        if matches!(
+            segment.words.first().and_then(command_name),
+            Some(
+                "read"
+                    | "mapfile"
+                    | "readarray"
+                    | "printf"
+                    | "declare"
+                    | "typeset"
+                    | "local"
+                    | "export"
+                    | "readonly"
+                    | "getopts"
+                    | "let"
+            )
+        ) {
+            for word in segment.words.iter().skip(1) {
+                let name = word.text().split(['=', '[', '+']).next().unwrap_or("");
+                if !name.is_empty() && !name.starts_with('-') {
+                    self.assigned.insert(name.to_string());
+                }
+            }
+        }
         self.tmpdir_assigned |= segment.assignments.iter().any(|a| a.name == "TMPDIR");
         self.evaluates_strings |= evaluates_strings(segment);
         self.brings_in_strings |= brings_in_strings(segment);
@@ -65,7 +95,15 @@ impl Facts {
             && word.has_expansion()
             && built_path_may_name_secret(word)
         {
-            self.built_secret_path = Some(text.to_string());
+            let names = word
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    WordPart::Param { name, .. } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
+            self.built_secret_path = Some((text.to_string(), names));
         }
         if self.oversized.is_none() && (word.glob || word.brace) {
             if text.chars().count() > MAX_PATTERN_CHARS {
@@ -83,9 +121,15 @@ impl Facts {
     /// Why a path built from strings brought in (`read f <<< …; cat ~/$f`) may name a secret.
     #[must_use]
     pub fn secret_from_input(&self) -> Option<String> {
-        let path = self.built_secret_path.as_ref()?;
-        self.brings_in_strings
-            .then(|| format!("a path built from input it reads could name a secret (`{path}`)"))
+        let (path, names) = self.built_secret_path.as_ref()?;
+        // Built from what the command sets itself (the environment is the operator's), through
+        // indirection (`${!r}`), or from input it reads.
+        let its_own = names
+            .iter()
+            .any(|n| self.assigned.contains(n) || n.starts_with('!'));
+        (its_own || self.brings_in_strings).then(|| {
+            format!("a path built from values it sets or reads could name a secret (`{path}`)")
+        })
     }
 
     /// Why strings in this command may be evaluated as code later, if they may.

@@ -199,6 +199,21 @@ impl FakeTelegram {
             .collect()
     }
 
+    /// Waits until the `n`th start of a bot (its `GetMe`) is long-polling.
+    pub async fn polling(&self, limit: Duration, n: usize) {
+        self.wait_for(limit, "polling", |t| {
+            let methods = t.methods();
+            let starts = methods.iter().filter(|m| *m == "GetMe").count();
+            let polling = methods
+                .iter()
+                .rev()
+                .take_while(|m| *m != "GetMe")
+                .any(|m| m == "GetUpdates");
+            (starts >= n && polling).then_some(())
+        })
+        .await;
+    }
+
     /// Waits until `check` holds (polling the record), or panics after `limit`.
     pub async fn wait_for<T>(
         &self,

@@ -43,18 +43,7 @@ impl Served {
 
     /// Waits for the `n`th start to be polling.
     pub async fn ready(&self, n: usize) {
-        self.telegram
-            .wait_for(WAIT, "polling", |t| {
-                let methods = t.methods();
-                let starts = methods.iter().filter(|m| *m == "GetMe").count();
-                let polling = methods
-                    .iter()
-                    .rev()
-                    .take_while(|m| *m != "GetMe")
-                    .any(|m| m == "GetUpdates");
-                (starts >= n && polling).then_some(())
-            })
-            .await;
+        self.telegram.polling(WAIT, n).await;
     }
 
     /// The fakes and the config, not started yet.

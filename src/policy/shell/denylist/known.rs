@@ -8,6 +8,9 @@ use crate::policy::shell::ast::{Segment, Word, WordPart};
 use crate::policy::shell::command::command_name;
 use std::collections::HashMap;
 
+/// The longest value followed into later words.
+const MAX_VALUE_BYTES: usize = 256;
+
 /// Values assigned from literals so far, by name.
 #[derive(Default)]
 pub struct Known {
@@ -21,7 +24,8 @@ impl Known {
         // `x=1 cmd` sets x for cmd only; a bare `x=1` sets it for what follows.
         if segment.words.is_empty() {
             for assignment in &segment.assignments {
-                self.set(&assignment.name, assignment.value.literal());
+                let value = assignment.value.literal().filter(|_| assignment.whole);
+                self.set(&assignment.name, value);
             }
             return;
         }
@@ -29,13 +33,23 @@ impl Known {
             segment.words.first().and_then(command_name),
             Some("export" | "declare" | "typeset" | "local" | "readonly")
         );
+        if !declares && self.values.is_empty() {
+            return;
+        }
+        // `declare -l c=SHADOW` lowers it, `-n` makes a nameref, `-i` evaluates it: the value
+        // held is not the one written.
+        let transformed = declares
+            && segment.words.iter().skip(1).any(|w| {
+                w.text().starts_with('-') && w.text().contains(['l', 'u', 'c', 'n', 'i', 'a', 'A'])
+            });
         for word in segment.words.iter().skip(1) {
             let text = word.text();
             if declares && let Some((name, _)) = text.split_once('=') {
                 let value = word
                     .literal()
                     .and_then(|t| t.split_once('='))
-                    .map(|(_, v)| v);
+                    .map(|(_, v)| v)
+                    .filter(|_| !transformed);
                 self.set(name, value);
             } else if !text.starts_with('-') {
                 // `read x`, `unset x`, `printf -v x`, `mapfile x`: whatever it was is gone.
@@ -45,11 +59,19 @@ impl Known {
     }
 
     fn set(&mut self, name: &str, value: Option<&str>) {
+        // `export x+=y`, `declare a[1]=y`: a part of the value changes, so it is unknown.
+        if name.ends_with('+') || name.contains('[') {
+            self.values
+                .remove(name.trim_end_matches('+').split('[').next().unwrap_or(name));
+            return;
+        }
         match value {
-            Some(value) => {
+            // A long value is not followed: put back into every use it would make the check's
+            // work grow with the command twice over (it stays unknown; other rules see that).
+            Some(value) if value.len() <= MAX_VALUE_BYTES => {
                 self.values.insert(name.to_string(), value.to_string());
             }
-            None => {
+            _ => {
                 self.values.remove(name);
             }
         }

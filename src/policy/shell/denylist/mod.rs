@@ -80,6 +80,10 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
                 }
             }
         }
+        // `~-/shadow`, `~1/shadow`: a directory the command moved through earlier.
+        if let Some(hit) = cwd.stack_paths(segment) {
+            return Some(hit);
+        }
         known.record(segment);
         if let Some(name) = view.name {
             cwd.follow(name, view.args);
@@ -97,6 +101,9 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
     None
 }
 
+/// Directories remembered for `~-` and `~N`.
+const MAX_VISITED: usize = 64;
+
 /// The working directory as `cd`, `pushd`, `popd` and `cd -` move it (`None`: unknown).
 #[derive(Default)]
 struct Moves {
@@ -105,6 +112,8 @@ struct Moves {
     previous: Option<String>,
     /// `pushd`'s stack, where `popd` goes.
     stack: Vec<Option<String>>,
+    /// Every directory moved to, for `~-` and `~N` (which name one of them).
+    visited: Vec<String>,
 }
 
 impl Moves {
@@ -123,7 +132,36 @@ impl Moves {
             ("popd", _) => self.stack.pop().flatten(),
             _ => return,
         };
+        if let Some(dir) = &next
+            && self.visited.len() < MAX_VISITED
+        {
+            self.visited.push(dir.clone());
+        }
         self.previous = std::mem::replace(&mut self.now, next);
+    }
+
+    /// A word written from the directory stack (`~-/x`, `~2/x`, `~+1/x`) read from each
+    /// directory visited, when one of those is a secret.
+    fn stack_paths(&self, segment: &Segment) -> Option<DenyMatch> {
+        for word in segment.all_words() {
+            let text = word.text();
+            let Some(rest) = text.strip_prefix('~') else {
+                continue;
+            };
+            let digits = rest.trim_start_matches(['+', '-']);
+            let tail = digits.trim_start_matches(|c: char| c.is_ascii_digit());
+            let stack_form = rest.starts_with('-') || tail.len() < digits.len();
+            if !stack_form || !(tail.is_empty() || tail.starts_with('/')) {
+                continue;
+            }
+            for dir in &self.visited {
+                let path = paths::normalize(&format!("{dir}{tail}"));
+                if let Some(what) = paths::secret_in_path(&path) {
+                    return deny("secrets", format!("`{text}` touches {what}"));
+                }
+            }
+        }
+        None
     }
 }
 

@@ -126,6 +126,16 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
 /// starts like a secret's: what is written so far leads to one.
 #[must_use]
 pub fn built_path_may_name_secret(word: &Word) -> bool {
+    // Most words cannot start like a secret's path: tell them apart without building one.
+    let text = word.text();
+    let could = text.starts_with(['/', '~'])
+        || text.starts_with("$HOME")
+        || text.starts_with("${HOME")
+        || text.contains("=/")
+        || text.contains("=~");
+    if !could {
+        return false;
+    }
     let view = path_view(word);
     let Some(cut) = view.find('\u{1}') else {
         return false;

@@ -269,7 +269,19 @@ pub fn deny_rm(
         if text.starts_with('/') && normalize(text) == "/" {
             return Some(("rm-root", "`rm` on `/`".to_string()));
         }
-        if target.glob || target.brace {
+        // Braces alone name exactly their words (`rm -f file.{o,d}`): each is judged as a
+        // target; a glob (or more words than can be checked) could delete anything.
+        let braces_named = target.brace
+            && !target.glob
+            && super::paths::expand_braces(text, 64).is_some_and(|words| {
+                words.iter().all(|w| {
+                    let normal = normalize(w);
+                    let outside =
+                        w.starts_with('/') || w.starts_with('~') || w.split('/').any(|c| c == "..");
+                    normal != "/" && !(outside && (rm.recursive || rm.force || w.starts_with('~')))
+                })
+            });
+        if target.glob || (target.brace && !braces_named) {
             return Some((
                 "rm-glob",
                 format!("`rm` on a glob (`{text}`) could delete more than anyone read"),
@@ -278,7 +290,7 @@ pub fn deny_rm(
         if rm.recursive || rm.force {
             let absolute = text.starts_with('/');
             let climbs = text.split('/').any(|c| c == "..");
-            if absolute || climbs || target.has_expansion() {
+            if absolute || climbs || (target.has_expansion() && !braces_named) {
                 return Some((
                     "rm-recursive",
                     format!(

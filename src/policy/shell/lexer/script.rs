@@ -3,7 +3,8 @@
 
 use super::{Closer, LexError, LoopKind, Parser, is_meta};
 use crate::policy::shell::ast::{
-    Assignment, Connector, FunctionDef, Redirect, RedirectOp, Script, Segment, Word, WordPart,
+    Assignment, Connector, FOR_LIST, FunctionDef, Redirect, RedirectOp, Script, Segment, Word,
+    WordPart,
 };
 
 /// What parsing one command produced.
@@ -437,12 +438,13 @@ impl Parser<'_> {
             name,
             value: Word::new(
                 smallvec::smallvec![WordPart::Literal {
-                    text: "<for list>".into(),
+                    text: FOR_LIST.into(),
                     quoted: true,
                 }],
                 false,
                 false,
             ),
+            whole: false,
         });
         self.skip_space()?;
         if self.peek_reserved() == Some("in") {
@@ -831,8 +833,10 @@ fn split_assignment(word: &Word) -> Option<Assignment> {
         return None;
     };
     let eq = text.find('=')?;
-    let name = text[..eq].strip_suffix('+').unwrap_or(&text[..eq]);
+    let written = &text[..eq];
+    let name = written.strip_suffix('+').unwrap_or(written);
     let name = name.split('[').next().unwrap_or(name);
+    let whole = name == written;
     let mut chars = name.chars();
     let valid = chars
         .next()
@@ -853,6 +857,7 @@ fn split_assignment(word: &Word) -> Option<Assignment> {
     Some(Assignment {
         name: name.to_string(),
         value: Word::new(parts, false, false),
+        whole,
     })
 }
 

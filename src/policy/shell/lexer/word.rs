@@ -542,12 +542,18 @@ impl<'a> Parser<'a> {
                         }
                         '0'..='7' => {
                             self.pos -= 1;
-                            out.push(self.radix_char(8, 3).unwrap_or('\0'));
+                            // bash keeps the low byte: `\562` is `r` (0o562 & 0xff).
+                            let value = self.radix_char(8, 3).map_or(0, u32::from) & 0xff;
+                            out.push(char::from_u32(value).unwrap_or('\0'));
                         }
                         // `\cX`: the control character of X (`\c@` is NUL).
                         'c' => {
                             if let Some(x) = self.peek() {
                                 self.pos += 1;
+                                // bash reads `\c\\` as control-backslash: both backslashes go.
+                                if x == '\\' && self.peek() == Some('\\') {
+                                    self.pos += 1;
+                                }
                                 out.push(char::from(x as u8 & 0x1f));
                             }
                         }
