@@ -77,7 +77,7 @@ names!(
         "iptables-restore", "ip6tables-restore", "iptables-legacy", "iptables-nft", "nft", "ufw",
         "firewall-cmd", "ebtables", "arptables", "crontab", "history", "useradd", "userdel",
         "usermod", "groupadd", "groupdel", "groupmod", "chpasswd", "adduser", "deluser", "addgroup",
-        "delgroup", "newusers", "chage", "passwd", "nc", "ncat", "netcat", "socat",
+        "delgroup", "newusers", "chage", "passwd", "nc", "ncat", "netcat", "socat", "fuser",
     ]
 );
 

@@ -64,6 +64,7 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
     // Where earlier `cd`s moved, as far as literal words say.
     let mut cwd = Moves::default();
     let mut known = Known::default();
+    let mut aliases = Aliases::default();
     for (index, segment) in script.segments.iter().enumerate() {
         let view = command_view(&segment.words);
         if let Some(hit) = check_segment(segment, &view, &vars, index, cwd.now.as_deref()) {
@@ -84,6 +85,11 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
         if let Some(hit) = cwd.stack_paths(segment) {
             return Some(hit);
         }
+        // `ln -s /etc e && cat e/shadow`: a name made earlier for a secret's directory.
+        if let Some(hit) = aliases.check(segment) {
+            return Some(hit);
+        }
+        aliases.record(&view);
         known.record(segment);
         if let Some(name) = view.name {
             cwd.follow(name, view.args);
@@ -99,6 +105,82 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
         }
     }
     None
+}
+
+/// Names a command gives to other paths as it goes — `ln -s /etc e`, `cp -r ~/.ssh k`,
+/// `mv /etc/x y` — so a later `e/shadow` is read as `/etc/shadow`.
+#[derive(Default)]
+struct Aliases {
+    to: Vec<(String, String)>,
+}
+
+impl Aliases {
+    fn record(&mut self, view: &CommandView<'_>) {
+        let Some(name) = view.name.filter(|n| matches!(*n, "ln" | "cp" | "mv")) else {
+            return;
+        };
+        let args = view.args.get(1..).unwrap_or(&[]);
+        let flags: Vec<&str> = args
+            .iter()
+            .map(Word::text)
+            .filter(|t| t.starts_with('-'))
+            .collect();
+        let makes_alias = match name {
+            "ln" => {
+                flags
+                    .iter()
+                    .any(|f| !f.starts_with("--") && f.contains('s'))
+                    || flags.contains(&"--symbolic")
+            }
+            "cp" => flags.iter().any(|f| {
+                (!f.starts_with("--") && f.contains(['r', 'R', 'a']))
+                    || *f == "--recursive"
+                    || *f == "--archive"
+            }),
+            "mv" => true,
+            _ => false,
+        };
+        let operands: Vec<&Word> = args.iter().filter(|w| !w.text().starts_with('-')).collect();
+        let [sources @ .., dest] = operands.as_slice() else {
+            return;
+        };
+        if !makes_alias || sources.is_empty() || self.to.len() >= MAX_VISITED {
+            return;
+        }
+        for source in sources {
+            let from = path_view(source);
+            if !(from.starts_with('/') || from.starts_with('~')) {
+                continue;
+            }
+            let dest = path_view(dest).trim_end_matches('/').to_string();
+            // `ln -s /etc d/` makes `d/etc`; `ln -s /etc e` makes `e`.
+            let base = from.rsplit('/').next().unwrap_or("");
+            self.to.push((dest.clone(), from.clone()));
+            self.to.push((format!("{dest}/{base}"), from));
+        }
+    }
+
+    fn check(&self, segment: &Segment) -> Option<DenyMatch> {
+        if self.to.is_empty() {
+            return None;
+        }
+        for word in segment.all_words() {
+            let text = path_view(word);
+            for (alias, target) in &self.to {
+                let Some(rest) = text.strip_prefix(alias.as_str()) else {
+                    continue;
+                };
+                if !(rest.is_empty() || rest.starts_with('/')) {
+                    continue;
+                }
+                let path = paths::normalize(&format!("{target}{rest}"));
+                if let Some(what) = paths::secret_in_path(&path) {
+                    return deny("secrets", format!("`{}` touches {what}", word.text()));
+                }
+            }
+        }
+        None
+    }
 }
 
 /// Directories remembered for `~-` and `~N`.
@@ -195,6 +277,24 @@ fn check_segment(
             let rm = parse_rm(view.args.get(1..).unwrap_or(&[]));
             if let Some((rule, message)) = deny_rm(&rm, vars, Some(index)) {
                 return deny(rule, message);
+            }
+            // After `cd /` (or any directory named from the root or home), a relative target
+            // is that absolute path: `cd / && rm -rf usr` is `rm -rf /usr`.
+            if let Some(dir) = cwd.filter(|d| d.starts_with('/') || d.starts_with('~'))
+                && (rm.recursive || rm.force)
+                && let Some(target) = rm
+                    .targets
+                    .iter()
+                    .find(|t| !t.text().starts_with(['/', '~', '$']))
+            {
+                let full = paths::normalize(&format!("{dir}/{}", target.text()));
+                return deny(
+                    "rm-recursive",
+                    format!(
+                        "`rm -r`/`-f` on `{}` after `cd {dir}` is `{full}`; delete inside the workspace instead",
+                        target.text()
+                    ),
+                );
             }
         }
     }

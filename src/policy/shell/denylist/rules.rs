@@ -41,6 +41,9 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
     {
         return Some(("firewall", format!("`{name}` changes the firewall")));
     }
+    if let Some(finding) = by_name(name) {
+        return Some(finding);
+    }
     if !is_ruled(name) && !name.starts_with("mkfs") && !name.starts_with("mke2fs") {
         return None;
     }
@@ -84,10 +87,22 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
         {
             return Some(("power", format!("`{name}` would take the machine down")));
         }
+        "systemctl" if has("kill") => {
+            return Some((
+                "kill",
+                "`systemctl kill` signals a service's processes".to_string(),
+            ));
+        }
+        "fuser" if has_short_flag(&texts, &['k']) || has("--kill") => {
+            return Some((
+                "kill",
+                "`fuser -k` kills the processes using a file".to_string(),
+            ));
+        }
         "dd" => {
             for t in &texts {
                 if let Some(target) = t.strip_prefix("of=")
-                    && normalize(target).starts_with("/dev/")
+                    && through_proc_root(&normalize(target)).starts_with("/dev/")
                 {
                     return Some((
                         "disk-write",
@@ -239,13 +254,66 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
     None
 }
 
+/// Commands denied by name alone, in any form: mounts, disk partitioning and formatting,
+/// encryption of devices, killing by file, and the power and bus tools that take the machine
+/// down.
+fn by_name(name: &str) -> Option<Finding> {
+    let (rule, what) = match name {
+        n if n.starts_with("mount.") || n.starts_with("umount.") => ("mount", "changes the mounts"),
+        "systemd-mount" | "systemd-umount" | "fusermount" | "fusermount3" => {
+            ("mount", "changes the mounts")
+        }
+        "sgdisk" | "gdisk" | "cgdisk" | "cfdisk" | "partx" | "mkdosfs" | "mkntfs" | "mkexfatfs"
+        | "cryptsetup" | "mdadm" | "lvremove" | "vgremove" | "pvremove" | "zpool" => {
+            ("disk-write", "changes disks, partitions or filesystems")
+        }
+        "skill" | "snice" => ("kill", "kills or signals processes"),
+        "rtcwake"
+        | "busctl"
+        | "dbus-send"
+        | "gdbus"
+        | "xtables-nft-multi"
+        | "xtables-legacy-multi" => (
+            "power",
+            "reaches system services (power, firewall) directly",
+        ),
+        _ => return None,
+    };
+    Some((rule, format!("`{name}` {what}")))
+}
+
 fn has_short_flag(texts: &[&str], letters: &[char]) -> bool {
     texts.iter().any(|t| {
         t.starts_with('-') && !t.starts_with("--") && t[1..].chars().any(|c| letters.contains(&c))
     })
 }
 
+/// `/proc/self/root/…` (or `/proc/<pid>/root/…`) is the same path from `/`.
+fn through_proc_root(path: &str) -> String {
+    let mut parts = path.splitn(5, '/');
+    match (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) {
+        (Some(""), Some("proc"), Some(_), Some("root"), rest) => format!("/{}", rest.unwrap_or("")),
+        _ => path.to_string(),
+    }
+}
+
 fn chmod(texts: &[&str]) -> Option<Finding> {
+    // `--reference=FILE` copies FILE's mode, setuid bits included.
+    if texts
+        .iter()
+        .any(|t| t.starts_with("--reference") || t.starts_with("--ref"))
+    {
+        return Some((
+            "permissions",
+            "`chmod --reference` copies another file's mode (setuid bits included)".to_string(),
+        ));
+    }
     let mode = texts
         .iter()
         .find(|t| !t.starts_with('-') || is_symbolic_removal(t))?;
