@@ -79,6 +79,29 @@ const SECRET_SAMPLES: &[&str] = &[
 #[must_use]
 pub fn secret_in_path(path: &str) -> Option<&'static str> {
     let components: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    // `/proc/<pid>/root/…` is the path from `/`; `/proc/<pid>/fd/<n>/…` and `…/cwd/…` are
+    // under a directory only known when it runs: a secret's file name there is taken as one.
+    if let ["proc", _, kind, rest @ ..] = components.as_slice() {
+        let rest = match *kind {
+            "root" => rest,
+            "fd" => rest.get(1..).unwrap_or(&[]),
+            "cwd" => rest,
+            _ => &[],
+        };
+        if *kind == "root" {
+            return secret_in_path(&format!("/{}", rest.join("/")));
+        }
+        let secret_name = |c: &&str| {
+            ["passwd", "shadow", "gshadow", "sudoers", "master.passwd"]
+                .iter()
+                .any(|f| c.starts_with(f))
+                || (c.starts_with("id_") && !c.ends_with(".pub"))
+                || matches!(*c, "credentials" | ".netrc" | ".git-credentials")
+        };
+        if rest.iter().any(secret_name) {
+            return Some("a secret's file name, through a directory only known when it runs");
+        }
+    }
     let pairs = || components.windows(2);
     // Backups count too (`/etc/shadow-`, `/etc/passwd.bak`).
     if pairs().any(|w| {
