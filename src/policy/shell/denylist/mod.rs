@@ -4,6 +4,7 @@
 
 mod known;
 pub mod paths;
+mod places;
 pub mod rm;
 mod rules;
 
@@ -16,6 +17,7 @@ use super::lexer::Lexed;
 use super::names::{is_privilege, is_ruled};
 use known::Known;
 use paths::{is_block_device, path_view, secret_in_word};
+use places::{Aliases, Moves};
 use rm::{TempVars, deny_rm, parse_rm};
 use std::collections::HashSet;
 use std::fmt;
@@ -105,158 +107,6 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
         }
     }
     None
-}
-
-/// Names a command gives to other paths as it goes — `ln -s /etc e`, `cp -r ~/.ssh k`,
-/// `mv /etc/x y` — so a later `e/shadow` is read as `/etc/shadow`.
-#[derive(Default)]
-struct Aliases {
-    to: Vec<(String, String)>,
-}
-
-impl Aliases {
-    fn record(&mut self, view: &CommandView<'_>) {
-        let Some(name) = view.name.filter(|n| matches!(*n, "ln" | "cp" | "mv")) else {
-            return;
-        };
-        let args = view.args.get(1..).unwrap_or(&[]);
-        let flags: Vec<&str> = args
-            .iter()
-            .map(Word::text)
-            .filter(|t| t.starts_with('-'))
-            .collect();
-        let makes_alias = match name {
-            "ln" => {
-                flags
-                    .iter()
-                    .any(|f| !f.starts_with("--") && f.contains('s'))
-                    || flags.contains(&"--symbolic")
-            }
-            "cp" => flags.iter().any(|f| {
-                (!f.starts_with("--") && f.contains(['r', 'R', 'a']))
-                    || *f == "--recursive"
-                    || *f == "--archive"
-            }),
-            "mv" => true,
-            _ => false,
-        };
-        let operands: Vec<&Word> = args.iter().filter(|w| !w.text().starts_with('-')).collect();
-        let [sources @ .., dest] = operands.as_slice() else {
-            return;
-        };
-        if !makes_alias || sources.is_empty() || self.to.len() >= MAX_VISITED {
-            return;
-        }
-        for source in sources {
-            let from = path_view(source);
-            if !(from.starts_with('/') || from.starts_with('~')) {
-                continue;
-            }
-            let dest = path_view(dest).trim_end_matches('/').to_string();
-            // `ln -s /etc d/` makes `d/etc`; `ln -s /etc e` makes `e`.
-            let base = from.rsplit('/').next().unwrap_or("");
-            self.to.push((dest.clone(), from.clone()));
-            self.to.push((format!("{dest}/{base}"), from));
-        }
-    }
-
-    fn check(&self, segment: &Segment) -> Option<DenyMatch> {
-        if self.to.is_empty() {
-            return None;
-        }
-        for word in segment.all_words() {
-            let text = path_view(word);
-            for (alias, target) in &self.to {
-                let Some(rest) = text.strip_prefix(alias.as_str()) else {
-                    continue;
-                };
-                if !(rest.is_empty() || rest.starts_with('/')) {
-                    continue;
-                }
-                let path = paths::normalize(&format!("{target}{rest}"));
-                if let Some(what) = paths::secret_in_path(&path) {
-                    return deny("secrets", format!("`{}` touches {what}", word.text()));
-                }
-            }
-        }
-        None
-    }
-}
-
-/// Directories remembered for `~-` and `~N`.
-const MAX_VISITED: usize = 64;
-
-/// The working directory as `cd`, `pushd`, `popd` and `cd -` move it (`None`: unknown).
-#[derive(Default)]
-struct Moves {
-    now: Option<String>,
-    /// `$OLDPWD`, where `cd -` goes.
-    previous: Option<String>,
-    /// `pushd`'s stack, where `popd` goes.
-    stack: Vec<Option<String>>,
-    /// Every directory moved to, for `~-` and `~N` (which name one of them).
-    visited: Vec<String>,
-}
-
-impl Moves {
-    fn follow(&mut self, name: &str, argv: &[Word]) {
-        let operand = argv
-            .iter()
-            .skip(1)
-            .find(|w| w.text() == "-" || !w.text().starts_with('-'));
-        let next = match (name, operand.map(Word::text)) {
-            ("cd", Some("-")) => self.previous.clone(),
-            ("cd", _) => moved_to(operand, self.now.as_deref()),
-            ("pushd", _) => {
-                self.stack.push(self.now.clone());
-                moved_to(operand, self.now.as_deref())
-            }
-            ("popd", _) => self.stack.pop().flatten(),
-            _ => return,
-        };
-        if let Some(dir) = &next
-            && self.visited.len() < MAX_VISITED
-        {
-            self.visited.push(dir.clone());
-        }
-        self.previous = std::mem::replace(&mut self.now, next);
-    }
-
-    /// A word written from the directory stack (`~-/x`, `~2/x`, `~+1/x`) read from each
-    /// directory visited, when one of those is a secret.
-    fn stack_paths(&self, segment: &Segment) -> Option<DenyMatch> {
-        for word in segment.all_words() {
-            let text = word.text();
-            let Some(rest) = text.strip_prefix('~') else {
-                continue;
-            };
-            let digits = rest.trim_start_matches(['+', '-']);
-            let tail = digits.trim_start_matches(|c: char| c.is_ascii_digit());
-            let stack_form = rest.starts_with('-') || tail.len() < digits.len();
-            if !stack_form || !(tail.is_empty() || tail.starts_with('/')) {
-                continue;
-            }
-            for dir in &self.visited {
-                let path = paths::normalize(&format!("{dir}{tail}"));
-                if let Some(what) = paths::secret_in_path(&path) {
-                    return deny("secrets", format!("`{text}` touches {what}"));
-                }
-            }
-        }
-        None
-    }
-}
-
-/// The directory `cd DIR` moves to from `cwd`, when the words say (`None`: unknown).
-fn moved_to(dir: Option<&Word>, cwd: Option<&str>) -> Option<String> {
-    let Some(dir) = dir else {
-        return Some("~".into());
-    };
-    let path = path_view(dir);
-    if path.starts_with('/') || path.starts_with('~') {
-        return Some(path);
-    }
-    cwd.map(|c| paths::normalize(&format!("{c}/{path}")))
 }
 
 fn check_segment(

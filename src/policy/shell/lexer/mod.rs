@@ -12,6 +12,7 @@
 //! [`Budget`]. Past the budget or the nesting limit the answer is [`LexErrorKind::TooComplex`],
 //! which the gate denies: a command nobody can judge in bounded time is not run.
 
+mod ansi_c;
 mod heredoc;
 mod script;
 mod word;
