@@ -47,45 +47,30 @@ impl BridgeSettings {
                 )),
             }
         };
+        // `[telegram]` and `[discord]` spell their common keys alike: read them one way.
+        macro_rules! from_section {
+            ($section:expr, $name:literal, $rules:path) => {{
+                let s = $section
+                    .as_ref()
+                    .ok_or(concat!("there is no [", $name, "] section"))?;
+                Ok(BridgeSettings {
+                    platform,
+                    agent: agent(&s.agent, $name)?,
+                    approvals_to: s.approvals_to,
+                    require_mention: s.require_mention,
+                    group_sessions_per_user: s.group_sessions_per_user,
+                    rate_limit_per_minute: s.rate_limit_per_minute,
+                    queue_cap: s.queue_cap,
+                    progress_interval_secs: s.progress_interval_secs,
+                    typing: s.typing,
+                    idle_session_secs: s.idle_session_secs,
+                    rules: $rules(s.clone()),
+                })
+            }};
+        }
         match platform {
-            Platform::Telegram => {
-                let t = config
-                    .telegram
-                    .as_ref()
-                    .ok_or("there is no [telegram] section")?;
-                Ok(BridgeSettings {
-                    platform,
-                    agent: agent(&t.agent, "telegram")?,
-                    approvals_to: t.approvals_to,
-                    require_mention: t.require_mention,
-                    group_sessions_per_user: t.group_sessions_per_user,
-                    rate_limit_per_minute: t.rate_limit_per_minute,
-                    queue_cap: t.queue_cap,
-                    progress_interval_secs: t.progress_interval_secs,
-                    typing: t.typing,
-                    idle_session_secs: t.idle_session_secs,
-                    rules: Rules::Telegram(t.clone()),
-                })
-            }
-            Platform::Discord => {
-                let d = config
-                    .discord
-                    .as_ref()
-                    .ok_or("there is no [discord] section")?;
-                Ok(BridgeSettings {
-                    platform,
-                    agent: agent(&d.agent, "discord")?,
-                    approvals_to: d.approvals_to,
-                    require_mention: d.require_mention,
-                    group_sessions_per_user: d.group_sessions_per_user,
-                    rate_limit_per_minute: d.rate_limit_per_minute,
-                    queue_cap: d.queue_cap,
-                    progress_interval_secs: d.progress_interval_secs,
-                    typing: d.typing,
-                    idle_session_secs: d.idle_session_secs,
-                    rules: Rules::Discord(d.clone()),
-                })
-            }
+            Platform::Telegram => from_section!(config.telegram, "telegram", Rules::Telegram),
+            Platform::Discord => from_section!(config.discord, "discord", Rules::Discord),
             Platform::Console => Err("the console is not a chat bridge".into()),
         }
     }

@@ -7,6 +7,7 @@ use super::ast::{Script, Segment, Word, WordPart};
 use super::command::{command_name, is_network_client};
 use super::denylist::paths::built_path_may_name_secret;
 use super::late_eval::{brings_in_strings, evaluates_strings};
+use super::names::sets_variables;
 use super::{MAX_BRACES, MAX_PATTERN_CHARS};
 
 /// The command's facts.
@@ -48,22 +49,12 @@ impl Facts {
             .extend(segment.assignments.iter().map(|a| a.name.clone()));
         // Names set by builtins (`read c`, `declare c=…`, `printf -v c`, `mapfile c`): every
         // plain word after one of them could be a name.
-        if matches!(
-            segment.words.first().and_then(command_name),
-            Some(
-                "read"
-                    | "mapfile"
-                    | "readarray"
-                    | "printf"
-                    | "declare"
-                    | "typeset"
-                    | "local"
-                    | "export"
-                    | "readonly"
-                    | "getopts"
-                    | "let"
-            )
-        ) {
+        if segment
+            .words
+            .first()
+            .and_then(command_name)
+            .is_some_and(sets_variables)
+        {
             for word in segment.words.iter().skip(1) {
                 let name = word.text().split(['=', '[', '+']).next().unwrap_or("");
                 if !name.is_empty() && !name.starts_with('-') {

@@ -7,6 +7,7 @@
 
 use super::ast::{Segment, Word, WordPart};
 use super::command::command_name;
+use super::names::sets_variables;
 
 /// Arithmetic on strings, indirection or prompt expansion in this segment.
 pub(super) fn evaluates_strings(segment: &Segment) -> bool {
@@ -19,24 +20,7 @@ pub(super) fn evaluates_strings(segment: &Segment) -> bool {
         && words.any(|w| w.is_some_and(|w| w.starts_with('-') && w.contains('i')));
     // `printf -v 'a[$(…)]'`, `declare 'a[$(…)]=1'`, `unset 'a[…]'`, `read 'a[…]'`: a name
     // with a subscript is evaluated; so is `declare -a a='(…)'`, a compound assignment.
-    let names_command = matches!(
-        first,
-        Some(
-            "printf"
-                | "declare"
-                | "typeset"
-                | "local"
-                | "readonly"
-                | "export"
-                | "unset"
-                | "read"
-                | "mapfile"
-                | "readarray"
-                | "getopts"
-                | "wait"
-                | "let"
-        )
-    );
+    let names_command = first.is_some_and(sets_variables);
     let subscripted_name = names_command
         && segment
             .words

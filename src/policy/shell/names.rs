@@ -98,6 +98,15 @@ names!(
 );
 
 names!(
+    /// Builtins that set variables named in their arguments (`read x`, `declare x=1`,
+    /// `printf -v x`, `mapfile x`, `unset x`, `let x=1`, `wait -p x`).
+    pub const SETS_VARIABLES, fn sets_variables = [
+        "export", "declare", "typeset", "local", "readonly", "read", "unset", "mapfile",
+        "readarray", "printf", "getopts", "wait", "let",
+    ]
+);
+
+names!(
     /// Programs whose arguments are a command (see `wrappers::WRAPPERS`, which holds how to
     /// skip each one's options; a test keeps the two in step).
     pub const WRAPPER_NAMES, fn is_wrapper_name = [

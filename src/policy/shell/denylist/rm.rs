@@ -6,6 +6,7 @@
 use super::paths::normalize;
 use crate::policy::shell::ast::{Connector, Script, Segment, Word, WordPart};
 use crate::policy::shell::command::command_name;
+use crate::policy::shell::names::sets_variables;
 use std::collections::HashMap;
 
 /// How `rm` was asked to delete.
@@ -125,22 +126,7 @@ impl TempVars {
             .words
             .first()
             .and_then(command_name)
-            .is_some_and(|n| {
-                matches!(
-                    n,
-                    "export"
-                        | "declare"
-                        | "typeset"
-                        | "local"
-                        | "readonly"
-                        | "read"
-                        | "unset"
-                        | "mapfile"
-                        | "readarray"
-                        | "printf"
-                        | "getopts"
-                )
-            });
+            .is_some_and(sets_variables);
         if declares {
             for word in &segment.words[1..] {
                 let text = word.text();

@@ -7,6 +7,7 @@
 
 use crate::policy::shell::ast::{Segment, Word};
 use crate::policy::shell::command::CommandView;
+use crate::policy::shell::names::sets_variables;
 
 /// Names that are code or name a program to run.
 const EXACT: &[&str] = &[
@@ -178,19 +179,7 @@ pub fn sets_code_variable(segment: &Segment, view: &CommandView<'_>) -> Option<S
         return Some(found(name));
     }
     let builtin = view.name?;
-    if !matches!(
-        builtin,
-        "export"
-            | "declare"
-            | "typeset"
-            | "local"
-            | "readonly"
-            | "read"
-            | "printf"
-            | "mapfile"
-            | "readarray"
-            | "getopts"
-    ) {
+    if !sets_variables(builtin) {
         return None;
     }
     let args: Vec<&str> = view.args.iter().skip(1).map(Word::text).collect();
