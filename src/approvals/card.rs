@@ -4,6 +4,7 @@
 
 use super::pending::ApprovalChoice;
 use crate::executor::approval::ApprovalRequest;
+use crate::policy::redact::Redactor;
 use crate::policy::resolve::AlwaysOffer;
 use tollgate_surface::{ApprovalCard, Button};
 
@@ -22,10 +23,13 @@ pub fn cut(text: &str, chars: usize) -> String {
 }
 
 /// The card for `request`, asked for by `requester`, and the choices its buttons offer;
-/// `token` gives each choice's button data.
+/// `token` gives each choice's button data. Secrets are taken out here, before anything is
+/// cut to fit: a label cut in the middle of a token would keep a piece the leak guard no
+/// longer recognizes.
 pub fn build_card(
     request: &ApprovalRequest,
     requester: &str,
+    redactor: &Redactor,
     token: impl Fn(ApprovalChoice) -> String,
 ) -> (ApprovalCard, Vec<ApprovalChoice>) {
     let button = |label: String, choice: ApprovalChoice| Button {
@@ -50,7 +54,7 @@ pub fn build_card(
             choices.push(ApprovalChoice::AlwaysCommand);
             let label = format!("Always: {} (agent {})", key.describe(), request.agent);
             rows.push(vec![button(
-                cut(&label, BUTTON_LABEL_CHARS),
+                cut(&redactor.redact(&label), BUTTON_LABEL_CHARS),
                 ApprovalChoice::AlwaysCommand,
             )]);
         }
@@ -73,8 +77,8 @@ pub fn build_card(
         requester: requester.to_string(),
         tool: request.proposal.tool.clone(),
         tier: request.decision.tier.to_string(),
-        reason: request.decision.reason.clone(),
-        details,
+        reason: redactor.redact(&request.decision.reason),
+        details: redactor.redact(&details),
         rows,
     };
     (card, choices)

@@ -35,6 +35,7 @@ struct ConsoleApprover {
     lines: Arc<Lines>,
     turn: tokio::sync::Mutex<()>,
     operator: String,
+    redactor: crate::policy::redact::Redactor,
 }
 
 fn say(text: &str) {
@@ -48,7 +49,7 @@ impl Approver for ConsoleApprover {
         Box::pin(async move {
             let _turn = self.turn.lock().await;
             // The keys the operator types stand in for the chats' button data.
-            let (card, _) = build_card(&request, &self.operator, |choice| {
+            let (card, _) = build_card(&request, &self.operator, &self.redactor, |choice| {
                 match choice {
                     ApprovalChoice::Approve => "a",
                     ApprovalChoice::Deny => "d",
@@ -56,6 +57,11 @@ impl Approver for ConsoleApprover {
                     ApprovalChoice::AlwaysCommand => "c",
                 }
                 .to_string()
+            });
+            // Shown as every chat shows it: secrets out, controls escaped (an ESC sequence in a
+            // command must not repaint the terminal the operator approves from).
+            let card = card.map_text(&|text, layout| {
+                crate::serve::guard::guard_text(&self.redactor, text, layout)
             });
             say(&render_card(&card));
             loop {
@@ -125,6 +131,7 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
             lines: lines.clone(),
             turn: tokio::sync::Mutex::new(()),
             operator: format!("console:{operator}"),
+            redactor: crate::policy::redact::Redactor::from_config(&config),
         });
         let assembled = assemble(
             &config,
@@ -295,18 +302,20 @@ fn report(outcome: Result<crate::agent::runner::TurnOutcome, String>) {
     }
 }
 
-/// Says an outcome with the configured secrets taken out.
+/// Says an outcome with the configured secrets taken out, and the controls that would rewrite
+/// the terminal (ESC, CR, bidi overrides) shown escaped.
 fn report_redacted(
     redactor: &crate::policy::redact::Redactor,
     outcome: Result<crate::agent::runner::TurnOutcome, String>,
 ) {
+    let shown = |text: &str| tollgate_surface::text::show_prose(&redactor.redact(text));
     report(
         outcome
             .map(|mut done| {
-                done.answer = redactor.redact(&done.answer);
+                done.answer = shown(&done.answer);
                 done
             })
-            .map_err(|e| redactor.redact(&e)),
+            .map_err(|e| shown(&e)),
     );
 }
 
@@ -341,6 +350,7 @@ async fn operator_command(
         tmpdir: PathBuf::new(),
         network: agent_config.network_access,
         shell: PathBuf::new(),
+        trust_git_config: agent_config.trust_git_config,
     };
     let env = crate::policy::env::child_environment(
         std::env::vars(),

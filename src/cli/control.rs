@@ -82,7 +82,19 @@ pub fn listen(
                 {
                     return;
                 }
+                // Read first, then answer: a refused client still gets the refusal (closing
+                // before its request is read would look to it like no answer at all).
                 let response = match serde_json::from_slice::<Request>(&bytes) {
+                    _ if let Err(why) = peer_is_ours(&socket) => {
+                        eprintln!("tollgate serve: the control socket refused a peer: {why}");
+                        Response {
+                            code: 2,
+                            out: String::new(),
+                            err: format!(
+                                "tollgate: the control socket refused this process: {why}\n"
+                            ),
+                        }
+                    }
                     Ok(request) => tokio::task::spawn_blocking(move || {
                         let (response, changes_allowlists) =
                             run_request(config_path.as_deref(), &request.argv, store);
@@ -110,6 +122,37 @@ pub fn listen(
         }
     });
     Ok(Control { path, task })
+}
+
+/// Only a process of this service's own user, in this service's own user namespace, may send
+/// commands. The file mode (0600) already keeps other users out; every sandboxed command runs in
+/// a user namespace of its own (with our uid mapped in), so this refuses it even if a sandbox
+/// layer let it reach the socket. Anything that cannot be checked is refused.
+fn peer_is_ours(socket: &tokio::net::UnixStream) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let cred = socket
+        .peer_cred()
+        .map_err(|e| format!("its credentials could not be read ({e})"))?;
+    // SAFETY: getuid has no preconditions.
+    let own_uid = unsafe { libc::getuid() };
+    if cred.uid() != own_uid {
+        return Err(format!("it runs as uid {}, not {own_uid}", cred.uid()));
+    }
+    let pid = cred
+        .pid()
+        .filter(|pid| *pid > 0)
+        .ok_or("its process id is unknown (it is in another PID namespace)")?;
+    let namespace_of = |path: String| {
+        std::fs::metadata(&path)
+            .map(|m| (m.dev(), m.ino()))
+            .map_err(|e| format!("{path}: {e}"))
+    };
+    let own = namespace_of("/proc/self/ns/user".to_string())?;
+    let peer = namespace_of(format!("/proc/{pid}/ns/user"))?;
+    if own != peer {
+        return Err("it runs in another user namespace (a sandboxed command)".to_string());
+    }
+    Ok(())
 }
 
 /// Runs one forwarded command with the serving process's config and store; true with it when

@@ -117,6 +117,11 @@ pub struct AgentConfig {
     /// service's own `PATH` never reaches the shell.
     #[serde(default, deserialize_with = "list")]
     pub shell_path: Vec<PathBuf>,
+    /// Let git in the shell read configuration and hooks the agent could have written
+    /// (`.gitconfig` in the workspace, `.git/config`, `.git/hooks`). Off: the keys that run
+    /// programs are pinned (see `docs/security.md`).
+    #[serde(default)]
+    pub trust_git_config: bool,
     #[serde(default = "defaults::approval_timeout_secs")]
     pub approval_timeout_secs: u64,
     /// Per policy key: allow | deny | prompt.

@@ -578,6 +578,7 @@ impl Executor {
             roots,
             sandbox: snapshot.dials.sandbox,
             network_access: agent.network_access,
+            trust_git_config: agent.trust_git_config,
             runner: self.runner.clone(),
             child_env: child_environment(
                 std::env::vars(),

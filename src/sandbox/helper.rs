@@ -1,7 +1,9 @@
 //! The `sandbox-exec` helper: runs in the re-executed binary before anything else (no threads,
 //! no runtime), so `fork` is safe. Steps: new user + mount + PID (+ network) namespaces, map our
 //! own uid/gid, fork; the child — PID 1 of the new namespace — dies with the helper
-//! (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, restricts itself with Landlock, and `exec`s
+//! (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, restricts itself with Landlock (files, plus
+//! abstract sockets and signals where the kernel scopes them) and a seccomp filter (no Unix
+//! sockets), and `exec`s
 //! `bash --noprofile --norc -c COMMAND`. The helper waits and exits with the command's status. Any setup step
 //! that fails ends the helper with [`SETUP_FAILED`] before the command runs: never unconfined.
 
@@ -9,7 +11,7 @@ use super::spec::{BASH_ARGS, DEVICE_WRITE, SYSTEM_READ, SandboxSpec};
 use crate::policy::mode::SandboxPolicy;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    RulesetStatus, path_beneath_rules,
+    RulesetStatus, Scope, path_beneath_rules,
 };
 use std::ffi::CString;
 use std::os::unix::process::CommandExt;
@@ -111,6 +113,10 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
     if let Err(e) = restrict(spec) {
         fail(&e);
     }
+    // Last: the filter would refuse nothing the steps above need, but it belongs to what runs.
+    if let Err(e) = super::seccomp::refuse_unix_sockets() {
+        fail(&e);
+    }
     if !spec.shell.is_absolute() {
         fail("no shell given: commands run only under bash");
     }
@@ -181,6 +187,10 @@ fn restrict(spec: &SandboxSpec) -> Result<(), String> {
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(all)
+        .map_err(|e| format!("landlock: {e}"))?
+        // Where the kernel has scopes (ABI 6): no abstract Unix socket and no signal outside
+        // the sandbox. The seccomp filter refuses Unix sockets anyway; this is the second layer.
+        .scope(Scope::from_all(ABI::V6))
         .map_err(|e| format!("landlock: {e}"))?
         .create()
         .map_err(|e| format!("landlock: {e}"))?

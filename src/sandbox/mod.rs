@@ -11,11 +11,14 @@
 //! This module never decides whether a command may run (the gate does); it makes a decided
 //! command run exactly as confined as the session's sandbox says, or not at all.
 
+mod git;
 pub mod helper;
 mod output;
 mod run;
+mod seccomp;
 mod spec;
 
+pub use git::pin as pin_git;
 pub use output::{CappedOutput, OUTPUT_CAP};
 pub use run::{RunError, RunOutcome, ShellRunner};
 pub use spec::{BASH_ARGS, SandboxSpec};

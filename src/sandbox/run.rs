@@ -101,6 +101,9 @@ impl ShellRunner {
         env.insert("HOME".into(), spec.workspace.display().to_string());
         env.insert("PWD".into(), spec.workspace.display().to_string());
         env.insert("TMPDIR".into(), spec.tmpdir.display().to_string());
+        if !spec.trust_git_config {
+            super::git::pin(&mut env);
+        }
 
         let confined = spec.sandbox != SandboxPolicy::DangerFullAccess;
         let mut cmd = if confined {

@@ -20,6 +20,10 @@ pub struct SandboxSpec {
     pub shell: PathBuf,
     /// Keep the host's network (no network namespace).
     pub network: bool,
+    /// Let git read configuration and hooks the agent could have written (agent key
+    /// `trust_git_config`); otherwise its code-running keys are pinned.
+    #[serde(default)]
+    pub trust_git_config: bool,
 }
 
 /// How the command is handed to bash: no startup files, no aliases, the string as the script.

@@ -1,10 +1,22 @@
 //! Files sent with a message: fetched through the chat's bridge into the session's workspace
 //! under a sanitized name (no path separators, no leading dots, no control characters), at most
 //! 20 MB each (less where the platform allows less), and named to the agent by path.
+//!
+//! The agent can write its workspace, so `attachments/` or a name in it may be a link it
+//! planted. Files are therefore created beneath the workspace with `openat2`, following no link
+//! at all and never over an existing name (`O_EXCL | O_NOFOLLOW`): a planted link makes the
+//! file land under another name, or be refused, never written where the link points.
 
 use super::gateway::BridgeHandle;
+use crate::tools::fs::beneath::Beneath;
 use std::path::{Path, PathBuf};
 use tollgate_surface::RemoteFile;
+
+/// The directory attachments go to, relative to the workspace.
+const DIR: &str = "attachments";
+
+/// How many numbered names to try when a name is taken.
+const NAME_TRIES: usize = 100;
 
 /// Our own limit on one attachment.
 pub const MAX_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
@@ -34,16 +46,33 @@ pub fn sanitize_name(name: &str) -> String {
     }
 }
 
-/// A path in `dir` for `name` that does not exist yet.
-fn free_path(dir: &Path, name: &str) -> PathBuf {
-    let candidate = dir.join(name);
-    if !candidate.exists() {
-        return candidate;
+/// Creates `attachments/<name>` (or `attachments/<n>-<name>` when taken) beneath the
+/// workspace; returns its path relative to the workspace and the open file.
+fn create_free(workspace: &Beneath, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    let mut last = std::io::Error::other("no free name");
+    for n in 0..NAME_TRIES {
+        let candidate = if n == 0 {
+            name.to_string()
+        } else {
+            format!("{n}-{name}")
+        };
+        let rel = Path::new(DIR).join(candidate);
+        match workspace.create_new(&rel) {
+            Ok(file) => return Ok((rel, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e,
+            Err(e) => return Err(e),
+        }
     }
-    (1..)
-        .map(|n| dir.join(format!("{n}-{name}")))
-        .find(|p| !p.exists())
-        .unwrap_or(candidate)
+    Err(last)
+}
+
+/// Why a file could not be created, in words for the chat (no host paths).
+fn creation_failure(e: &std::io::Error) -> String {
+    if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::EXDEV) {
+        format!("`{DIR}` in the workspace is a link, and files are never written through one")
+    } else {
+        format!("it could not be saved ({})", e.kind())
+    }
 }
 
 /// Downloads the files into `<workspace>/attachments/`; returns the lines that tell the agent
@@ -58,9 +87,15 @@ pub async fn receive(
     if files.is_empty() {
         return (for_agent, refused);
     }
-    let dir = workspace.join("attachments");
-    if let Err(e) = tokio::fs::create_dir_all(&dir).await {
-        refused.push(format!("the attachments could not be saved ({e})"));
+    let beneath = match std::fs::create_dir_all(workspace).and_then(|()| Beneath::open(workspace)) {
+        Ok(beneath) => beneath,
+        Err(e) => {
+            refused.push(format!("the attachments could not be saved ({})", e.kind()));
+            return (for_agent, refused);
+        }
+    };
+    if let Err(e) = beneath.create_dir_all(Path::new(DIR)) {
+        refused.push(format!("the attachments could not be saved ({})", e.kind()));
         return (for_agent, refused);
     }
     let cap = MAX_ATTACHMENT_BYTES.min(handle.bridge.limits().download_bytes);
@@ -74,16 +109,32 @@ pub async fn receive(
             ));
             continue;
         }
-        let path = free_path(&dir, &name);
-        match handle.bridge.fetch(file, &path, cap).await {
-            Ok(bytes) => {
-                let relative = path.strip_prefix(workspace).unwrap_or(&path);
-                for_agent.push(format!(
-                    "[attached file: {} ({bytes} bytes)]",
-                    relative.display()
-                ));
+        let (relative, created) = match create_free(&beneath, &name) {
+            Ok(created) => created,
+            Err(e) => {
+                refused.push(format!("`{name}`: {}", creation_failure(&e)));
+                continue;
             }
-            Err(e) => refused.push(format!("`{name}` could not be downloaded: {e}")),
+        };
+        let mut sink = tokio::fs::File::from_std(created);
+        let outcome = match handle.bridge.fetch(file, &mut sink, cap).await {
+            Ok(bytes) => tokio::io::AsyncWriteExt::flush(&mut sink)
+                .await
+                .map(|()| bytes)
+                .map_err(|e| format!("writing it failed ({})", e.kind())),
+            Err(e) => Err(e.to_string()),
+        };
+        drop(sink);
+        match outcome {
+            Ok(bytes) => for_agent.push(format!(
+                "[attached file: {} ({bytes} bytes)]",
+                relative.display()
+            )),
+            Err(why) => {
+                // Nothing half-written stays behind (the file is the one created above).
+                let _ = beneath.remove(&relative, false);
+                refused.push(format!("`{name}` could not be downloaded: {why}"));
+            }
         }
     }
     (for_agent, refused)

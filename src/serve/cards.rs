@@ -57,9 +57,7 @@ pub async fn post_card(shared: &Shared, record: &PendingApproval) -> Vec<CardRef
         ));
         return Vec::new();
     };
-    let mut card = card.clone();
-    card.details = shared.redactor.redact(&card.details);
-    let view = CardView::Approval(card);
+    let view = CardView::Approval(card.clone());
     let targets = if handle.settings.approvals_to == ApprovalsTo::Admins {
         handle.settings.admin_chats()
     } else {
@@ -192,10 +190,10 @@ impl CardApprover {
         let token = ApprovalToken::generate()
             .map_err(|e| format!("no randomness for an approval token ({e}); nothing ran"))?;
         let requester = lock(&self.requester).1.clone();
-        let (mut card, choices) =
-            build_card(request, &requester, |choice| token.button(choice.as_str()));
         // Stored redacted: every later rendering (edits, a resend after a restart) shows this.
-        card.details = self.shared.redactor.redact(&card.details);
+        let (card, choices) = build_card(request, &requester, &self.shared.redactor, |choice| {
+            token.button(choice.as_str())
+        });
         let timeout = self
             .shared
             .config
@@ -282,14 +280,14 @@ impl Approver for CardApprover {
                 .enumerate()
                 .map(|(i, choice)| {
                     vec![Button {
-                        label: cut(choice, BUTTON_LABEL_CHARS),
+                        label: cut(&shared.redactor.redact(choice), BUTTON_LABEL_CHARS),
                         token: format!("{key}:{i}"),
                     }]
                 })
                 .collect();
             let view = CardView::Question {
                 agent: self.agent.clone(),
-                question: shared.redactor.redact(&question),
+                question,
                 rows,
             };
             let handle = shared.bridge(self.chat.platform)?;

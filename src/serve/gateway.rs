@@ -2,6 +2,7 @@
 //! runtime for a chat — answers, notices, cards, their edits, press answers — goes to the
 //! bridge of that chat's platform, with that bridge's settings beside it.
 
+use super::guard::Guarded;
 use super::rate::RateLimiter;
 use super::settings::BridgeSettings;
 use crate::config::Config;
@@ -25,9 +26,12 @@ impl Gateway {
     /// One handle per bridge; two bridges of one platform, or one whose section is missing or
     /// names no known agent, are refused.
     pub fn new(config: &Config, bridges: Vec<Arc<dyn Bridge>>) -> Result<Self, String> {
+        let redactor = crate::policy::redact::Redactor::from_config(config);
         let mut handles = BTreeMap::new();
         for bridge in bridges {
             let platform = bridge.platform();
+            // Everything sent through the bridge is guarded (secrets out, controls shown).
+            let bridge: Arc<dyn Bridge> = Arc::new(Guarded::new(bridge, redactor.clone()));
             let settings = BridgeSettings::for_platform(config, platform)?;
             let rate = Mutex::new(RateLimiter::new(settings.rate_limit_per_minute));
             let handle = BridgeHandle {

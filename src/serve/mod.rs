@@ -20,6 +20,7 @@ pub mod commands;
 pub mod dials;
 pub mod dispatch;
 pub mod gateway;
+pub mod guard;
 pub mod inbound;
 pub mod presses;
 pub mod progress;

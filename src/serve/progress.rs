@@ -68,7 +68,7 @@ pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatc
         }
         let now = tokio::time::Instant::now();
         if settings.progress_interval_secs > 0 && now >= next_progress {
-            let text = shared.redactor.redact(&watch.text());
+            let text = watch.text();
             if text != shown {
                 match bridge.progress(chat, message.as_ref(), &text).await {
                     Ok(at) => {

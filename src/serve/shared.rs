@@ -101,9 +101,12 @@ impl Shared {
         self.gateway.get(platform)
     }
 
-    /// A log line on stderr, with secrets taken out.
+    /// A log line on stderr, with secrets taken out and control characters shown escaped (a
+    /// command's ESC sequence must not repaint the operator's terminal).
     pub fn log(&self, line: &str) {
-        eprintln!("tollgate serve: {}", self.redactor.redact(line));
+        let line =
+            super::guard::guard_text(&self.redactor, line, tollgate_surface::text::Layout::Lines);
+        eprintln!("tollgate serve: {line}");
     }
 
     /// An audit entry that belongs to no tool call (a stranger, a rejected press).
@@ -117,44 +120,33 @@ impl Shared {
         });
     }
 
-    /// A short notice to a chat (secrets taken out); failures are logged, not fatal.
+    /// A short notice to a chat (guarded by the bridge's wrapper, `guard.rs`); failures are
+    /// logged, not fatal.
     pub async fn notice(&self, chat: &ChatRef, text: &str) {
         let Some(handle) = self.bridge(chat.platform) else {
             return;
         };
-        if let Err(e) = handle
-            .bridge
-            .send_notice(chat, &self.redactor.redact(text))
-            .await
-        {
+        if let Err(e) = handle.bridge.send_notice(chat, text).await {
             self.log(&format!("sending a notice to chat {}: {e}", chat.id));
         }
     }
 
-    /// A run's answer to its chat (secrets taken out).
+    /// A run's answer to its chat (guarded by the bridge's wrapper).
     pub async fn answer(&self, chat: &ChatRef, markdown: &str) {
         let Some(handle) = self.bridge(chat.platform) else {
             return;
         };
-        if let Err(e) = handle
-            .bridge
-            .send_answer(chat, &self.redactor.redact(markdown))
-            .await
-        {
+        if let Err(e) = handle.bridge.send_answer(chat, markdown).await {
             self.log(&format!("sending an answer to chat {}: {e}", chat.id));
         }
     }
 
-    /// Answers a press through its platform (secrets taken out).
+    /// Answers a press through its platform (guarded by the bridge's wrapper).
     pub async fn reply(&self, platform: Platform, handle: &PressHandle, text: &str, private: bool) {
         let Some(bridge) = self.bridge(platform) else {
             return;
         };
-        if let Err(e) = bridge
-            .bridge
-            .answer_press(handle, &self.redactor.redact(text), private)
-            .await
-        {
+        if let Err(e) = bridge.bridge.answer_press(handle, text, private).await {
             self.log(&format!("answering a press: {e}"));
         }
     }

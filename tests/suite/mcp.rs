@@ -71,6 +71,7 @@ fn dummy_exec() -> ExecContext {
         roots: dummy_propose().roots,
         sandbox: tollgate::policy::mode::SandboxPolicy::WorkspaceWrite,
         network_access: false,
+        trust_git_config: false,
         runner: tollgate::sandbox::ShellRunner::new(helper()),
         child_env: Default::default(),
         default_timeout: std::time::Duration::from_secs(5),

@@ -8,6 +8,7 @@ mod mcp;
 mod properties;
 mod runs;
 mod sandbox;
+mod sandbox_escapes;
 mod seam;
 mod serve;
 mod shell_truth;

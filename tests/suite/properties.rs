@@ -420,6 +420,7 @@ async fn commands_bash_ran(command: &str) -> BTreeSet<String> {
         readable_roots: vec![bin.clone()],
         tmpdir: PathBuf::new(),
         network: false,
+        trust_git_config: false,
         shell: PathBuf::new(),
     };
     let env = child_environment(

@@ -10,16 +10,16 @@ use tollgate::policy::env::child_environment;
 use tollgate::policy::mode::SandboxPolicy;
 use tollgate::sandbox::{OUTPUT_CAP, RunOutcome, SandboxSpec, ShellRunner};
 
-fn runner() -> ShellRunner {
+pub fn runner() -> ShellRunner {
     ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate")))
 }
 
-struct Place {
+pub struct Place {
     _dir: tempfile::TempDir,
-    root: PathBuf,
+    pub root: PathBuf,
 }
 
-fn place() -> Place {
+pub fn place() -> Place {
     let dir = tempfile::tempdir().unwrap();
     let root = tollgate::policy::paths::canonical_root(dir.path());
     std::fs::create_dir_all(root.join("ws")).unwrap();
@@ -28,7 +28,7 @@ fn place() -> Place {
     Place { _dir: dir, root }
 }
 
-fn spec(place: &Place, sandbox: SandboxPolicy, network: bool) -> SandboxSpec {
+pub fn spec(place: &Place, sandbox: SandboxPolicy, network: bool) -> SandboxSpec {
     SandboxSpec {
         sandbox,
         workspace: place.root.join("ws"),
@@ -37,10 +37,11 @@ fn spec(place: &Place, sandbox: SandboxPolicy, network: bool) -> SandboxSpec {
         tmpdir: PathBuf::new(),
         network,
         shell: PathBuf::new(),
+        trust_git_config: false,
     }
 }
 
-fn env(place: &Place) -> BTreeMap<String, String> {
+pub fn env(place: &Place) -> BTreeMap<String, String> {
     child_environment(
         std::env::vars(),
         &BTreeSet::new(),
@@ -51,7 +52,12 @@ fn env(place: &Place) -> BTreeMap<String, String> {
     )
 }
 
-async fn run(place: &Place, sandbox: SandboxPolicy, network: bool, command: &str) -> RunOutcome {
+pub async fn run(
+    place: &Place,
+    sandbox: SandboxPolicy,
+    network: bool,
+    command: &str,
+) -> RunOutcome {
     runner()
         .run(
             command,
@@ -64,7 +70,7 @@ async fn run(place: &Place, sandbox: SandboxPolicy, network: bool, command: &str
         .unwrap()
 }
 
-fn text(outcome: &RunOutcome) -> String {
+pub fn text(outcome: &RunOutcome) -> String {
     format!(
         "exit {:?}\nstdout: {}\nstderr: {}",
         outcome.exit_code,

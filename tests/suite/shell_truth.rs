@@ -35,6 +35,7 @@ async fn run_in_sandbox(command: &str) -> (tempfile::TempDir, PathBuf) {
         readable_roots: vec![],
         tmpdir: PathBuf::new(),
         network: false,
+        trust_git_config: false,
         shell: PathBuf::new(),
     };
     let env: BTreeMap<String, String> = child_environment(

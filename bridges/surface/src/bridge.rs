@@ -8,8 +8,10 @@ use crate::limits::Limits;
 use crate::message::{ChatRef, Inbound, Platform, RemoteFile, UserRef};
 use crate::press::{Press, PressHandle};
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
+
+/// Where a fetched file's bytes go.
+pub type FetchSink = dyn tokio::io::AsyncWrite + Unpin + Send;
 
 /// A boxed future, so bridges can be held as `dyn Bridge`.
 pub type BridgeFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BridgeError>> + Send + 'a>>;
@@ -128,10 +130,16 @@ pub trait Bridge: Send + Sync + 'static {
         text: &'a str,
     ) -> BridgeFuture<'a, CardRef>;
 
-    /// Fetches a file a message carried into `dest` (which must not exist), refusing more than
-    /// `cap` bytes; returns the bytes written.
-    fn fetch<'a>(&'a self, file: &'a RemoteFile, dest: &'a Path, cap: u64)
-    -> BridgeFuture<'a, u64>;
+    /// Fetches a file a message carried into `sink`, refusing more than `cap` bytes (checked
+    /// before and while downloading); returns the bytes written. The runtime opens the sink
+    /// (beneath the session's workspace, never through a link) and removes what a failed fetch
+    /// left; a bridge never names a path.
+    fn fetch<'a>(
+        &'a self,
+        file: &'a RemoteFile,
+        sink: &'a mut FetchSink,
+        cap: u64,
+    ) -> BridgeFuture<'a, u64>;
 
     /// Registers the commands with the platform's menu.
     fn register_commands<'a>(&'a self, commands: &'a [CommandSpec]) -> BridgeFuture<'a, ()>;

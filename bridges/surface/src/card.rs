@@ -4,6 +4,7 @@
 //! checks the presser).
 
 use crate::message::ChatRef;
+use crate::text::Layout;
 use serde::{Deserialize, Serialize};
 
 /// One button: its label and its token (`callback_data` / `custom_id`).
@@ -48,7 +49,58 @@ pub enum CardView {
     },
 }
 
+fn map_rows(rows: &[Vec<Button>], f: &impl Fn(&str, Layout) -> String) -> Vec<Vec<Button>> {
+    rows.iter()
+        .map(|row| {
+            row.iter()
+                .map(|b| Button {
+                    label: f(&b.label, Layout::Line),
+                    token: b.token.clone(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+impl ApprovalCard {
+    /// The card with `f` applied to every text a person reads (not to button tokens).
+    #[must_use]
+    pub fn map_text(&self, f: &impl Fn(&str, Layout) -> String) -> ApprovalCard {
+        ApprovalCard {
+            agent: f(&self.agent, Layout::Line),
+            requester: f(&self.requester, Layout::Line),
+            tool: f(&self.tool, Layout::Line),
+            tier: f(&self.tier, Layout::Line),
+            reason: f(&self.reason, Layout::Lines),
+            details: f(&self.details, Layout::Lines),
+            rows: map_rows(&self.rows, f),
+        }
+    }
+}
+
 impl CardView {
+    /// The card with `f` applied to every text a person reads (not to button tokens): the
+    /// runtime's one place to guard what a card shows.
+    #[must_use]
+    pub fn map_text(&self, f: &impl Fn(&str, Layout) -> String) -> CardView {
+        match self {
+            CardView::Approval(card) => CardView::Approval(card.map_text(f)),
+            CardView::Question {
+                agent,
+                question,
+                rows,
+            } => CardView::Question {
+                agent: f(agent, Layout::Line),
+                question: f(question, Layout::Lines),
+                rows: map_rows(rows, f),
+            },
+            CardView::Bulk { tools, rows } => CardView::Bulk {
+                tools: tools.iter().map(|t| f(t, Layout::Line)).collect(),
+                rows: map_rows(rows, f),
+            },
+        }
+    }
+
     /// The buttons the card shows.
     #[must_use]
     pub fn rows(&self) -> &[Vec<Button>] {
@@ -64,6 +116,38 @@ impl CardView {
 pub struct CardRef {
     pub chat: ChatRef,
     pub message_id: i64,
+}
+
+impl CardOutcome {
+    /// The outcome with `f` applied to every text a person reads.
+    #[must_use]
+    pub fn map_text(&self, f: &impl Fn(&str, Layout) -> String) -> CardOutcome {
+        let line = |s: &String| f(s, Layout::Line);
+        match self {
+            CardOutcome::Approved { by } => CardOutcome::Approved { by: line(by) },
+            CardOutcome::Denied { by } => CardOutcome::Denied { by: line(by) },
+            CardOutcome::Redecided { decision } => CardOutcome::Redecided {
+                decision: f(decision, Layout::Lines),
+            },
+            CardOutcome::Answered { answer } => CardOutcome::Answered {
+                answer: f(answer, Layout::Lines),
+            },
+            CardOutcome::AllAnswered {
+                approved,
+                answered,
+                of,
+                by,
+            } => CardOutcome::AllAnswered {
+                approved: *approved,
+                answered: *answered,
+                of: *of,
+                by: line(by),
+            },
+            CardOutcome::TimedOut => CardOutcome::TimedOut,
+            CardOutcome::Expired => CardOutcome::Expired,
+            CardOutcome::Replaced => CardOutcome::Replaced,
+        }
+    }
 }
 
 /// How a card ended, shown in place of its buttons.

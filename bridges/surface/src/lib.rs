@@ -9,6 +9,7 @@
 //!   hands in through a bounded channel the runtime owns
 //! - [`error`]: [`BridgeError`] with a kind the runtime acts on (never its text)
 //! - [`limits`]: what each platform allows, checked before sending
+//! - [`text`]: control and invisible characters shown escaped (what a card shows is what runs)
 //!
 //! A bridge translates platform events in and renders the runtime's data out; it never decides
 //! who may do what (the runtime does, from the config). Adding a platform is a crate that
@@ -20,9 +21,11 @@ pub mod error;
 pub mod limits;
 pub mod message;
 pub mod press;
+pub mod text;
 
 pub use bridge::{
-    Bridge, BridgeEvent, BridgeFuture, CommandInvocation, CommandSpec, EventSender, RuntimeGone,
+    Bridge, BridgeEvent, BridgeFuture, CommandInvocation, CommandSpec, EventSender, FetchSink,
+    RuntimeGone,
 };
 pub use card::{ApprovalCard, Button, CardOutcome, CardRef, CardView};
 pub use error::{BridgeError, BridgeErrorKind};

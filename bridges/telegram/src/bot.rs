@@ -9,7 +9,6 @@ use crate::errors::{bridge_error, kind_of};
 use crate::render::{answer_messages, plain_messages};
 use crate::updates::{translate_message, translate_press};
 use std::future::{Future, IntoFuture};
-use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 use teloxide::net::Download;
@@ -303,7 +302,12 @@ impl TelegramBot {
 
     /// Downloads a file to `dest`, refusing more than `cap` bytes (Telegram's report of the
     /// size is checked first; the count of bytes received is checked again while streaming).
-    pub async fn download(&self, file_id: &str, dest: &Path, cap: u64) -> Result<u64, BridgeError> {
+    pub async fn download(
+        &self,
+        file_id: &str,
+        out: &mut tollgate_surface::FetchSink,
+        cap: u64,
+    ) -> Result<u64, BridgeError> {
         use tokio::io::AsyncWriteExt;
         let fail = BridgeError::rejected;
         let file =
@@ -314,22 +318,12 @@ impl TelegramBot {
                 file.meta.size
             )));
         }
-        // Never over an existing file: `create_new` is O_EXCL, which also refuses a symlink
-        // planted at the name.
-        let mut out = tokio::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(dest)
-            .await
-            .map_err(|e| fail(format!("creating {}: {e}", dest.display())))?;
         let mut stream = self.bot.download_file_stream(&file.path);
         let mut received: u64 = 0;
         while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
             let chunk = match chunk {
                 Ok(chunk) => chunk,
                 Err(e) => {
-                    drop(out);
-                    let _ = tokio::fs::remove_file(dest).await;
                     return Err(BridgeError::new(
                         BridgeErrorKind::Transient,
                         format!("Telegram: downloading a file: {e}"),
@@ -338,17 +332,15 @@ impl TelegramBot {
             };
             received += chunk.len() as u64;
             if received > cap {
-                drop(out);
-                let _ = tokio::fs::remove_file(dest).await;
                 return Err(fail(format!("the file is over the limit of {cap} bytes")));
             }
             out.write_all(&chunk)
                 .await
-                .map_err(|e| fail(format!("writing {}: {e}", dest.display())))?;
+                .map_err(|e| fail(format!("writing the file: {e}")))?;
         }
         out.flush()
             .await
-            .map_err(|e| fail(format!("writing {}: {e}", dest.display())))?;
+            .map_err(|e| fail(format!("writing the file: {e}")))?;
         Ok(received)
     }
 }

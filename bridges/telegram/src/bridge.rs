@@ -4,12 +4,11 @@
 
 use crate::bot::TelegramBot;
 use crate::card::{render_view, settled_html};
-use std::path::Path;
 use std::time::Duration;
 use tollgate_surface::limits::{TELEGRAM_CALLBACK_DATA, TELEGRAM_DOWNLOAD_BYTES, TELEGRAM_MESSAGE};
 use tollgate_surface::{
     Bridge, BridgeFuture, CardOutcome, CardRef, CardView, ChatRef, CommandSpec, EventSender,
-    Limits, Platform, PressHandle, RemoteFile,
+    FetchSink, Limits, Platform, PressHandle, RemoteFile,
 };
 
 /// How long one `getUpdates` long-poll waits.
@@ -173,10 +172,10 @@ impl Bridge for TelegramBridge {
     fn fetch<'a>(
         &'a self,
         file: &'a RemoteFile,
-        dest: &'a Path,
+        sink: &'a mut FetchSink,
         cap: u64,
     ) -> BridgeFuture<'a, u64> {
-        Box::pin(self.bot.download(&file.id, dest, cap))
+        Box::pin(self.bot.download(&file.id, sink, cap))
     }
 
     fn register_commands<'a>(&'a self, commands: &'a [CommandSpec]) -> BridgeFuture<'a, ()> {

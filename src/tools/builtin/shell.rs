@@ -74,6 +74,7 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
         tmpdir: PathBuf::new(),
         network: ctx.network_access || ctx.sandbox == SandboxPolicy::DangerFullAccess,
         shell: PathBuf::new(),
+        trust_git_config: ctx.trust_git_config,
     };
     let outcome = ctx
         .runner

@@ -63,6 +63,28 @@ impl Beneath {
 
     /// `openat2` beneath the root.
     pub fn open_at(&self, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+        self.open_resolving(rel, flags, mode, 0)
+    }
+
+    /// Creates a new file for writing, following no link on the way — not even one that stays
+    /// beneath the root — and never over an existing name (a planted symlink there included).
+    pub fn create_new(&self, rel: &Path) -> io::Result<File> {
+        let fd = self.open_resolving(
+            rel,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+            0o644,
+            libc::RESOLVE_NO_SYMLINKS,
+        )?;
+        Ok(File::from(fd))
+    }
+
+    fn open_resolving(
+        &self,
+        rel: &Path,
+        flags: i32,
+        mode: u32,
+        extra_resolve: u64,
+    ) -> io::Result<OwnedFd> {
         let rel = checked_relative(rel)?;
         let rel = if rel.as_os_str().is_empty() {
             Path::new(".")
@@ -74,7 +96,7 @@ impl Beneath {
         let mut how: libc::open_how = unsafe { std::mem::zeroed() };
         how.flags = (flags | libc::O_CLOEXEC) as u64;
         how.mode = u64::from(mode);
-        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS | extra_resolve;
         // SAFETY: valid dirfd, NUL-terminated path, and a pointer to a live open_how of the
         // size passed.
         let fd = unsafe {

@@ -374,6 +374,9 @@ impl Launcher {
             tmp.path(),
             &service_path,
         );
+        if !agent.trust_git_config {
+            crate::sandbox::pin_git(&mut env);
+        }
         env.extend(server.env.clone());
         let confined = server.sandbox && agent.sandbox != SandboxPolicy::DangerFullAccess;
         let mut command = if confined {
@@ -395,6 +398,7 @@ impl Launcher {
                 tmpdir: tmp.path().to_path_buf(),
                 network: agent.network_access,
                 shell: crate::policy::sandbox::bash_path().unwrap_or_default(),
+                trust_git_config: agent.trust_git_config,
             };
             let spec_json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
             let mut line = vec![quote_word(&server.command)];

@@ -3,7 +3,6 @@
 //! bridge instance, so a "restarted" runtime gets a fresh bridge and the test sees both.
 
 use std::collections::VecDeque;
-use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -278,7 +277,7 @@ impl Bridge for TestBridge {
     fn fetch<'a>(
         &'a self,
         _file: &'a RemoteFile,
-        _dest: &'a Path,
+        _sink: &'a mut tollgate_surface::FetchSink,
         _cap: u64,
     ) -> BridgeFuture<'a, u64> {
         Box::pin(async { Err(BridgeError::rejected("test bridge: no files here")) })

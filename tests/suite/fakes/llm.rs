@@ -39,6 +39,9 @@ pub struct FakeLlm {
     pub url: String,
     script: Arc<Mutex<VecDeque<Reply>>>,
     pub requests: Arc<Mutex<Vec<Recorded>>>,
+    /// When set, the command classifier's requests get this verdict instead of a scripted
+    /// reply (they are still recorded): for tests whose calls reach it in no fixed order.
+    verdict: Arc<Mutex<Option<String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -80,22 +83,29 @@ impl FakeLlm {
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let (s, r) = (script.clone(), requests.clone());
+        let verdict = Arc::new(Mutex::new(None));
+        let (s, r, v) = (script.clone(), requests.clone(), verdict.clone());
         let task = tokio::spawn(async move {
             loop {
                 let Ok((socket, _)) = listener.accept().await else {
                     return;
                 };
-                let (s, r) = (s.clone(), r.clone());
-                tokio::spawn(async move { serve(socket, s, r).await });
+                let (s, r, v) = (s.clone(), r.clone(), v.clone());
+                tokio::spawn(async move { serve(socket, s, r, v).await });
             }
         });
         FakeLlm {
             url,
             script,
             requests,
+            verdict,
             task,
         }
+    }
+
+    /// Answers every classifier request with `verdict` from now on.
+    pub fn classify_as(&self, verdict: &str) {
+        *self.verdict.lock().unwrap() = Some(verdict.to_string());
     }
 
     pub fn push(&self, reply: Reply) {
@@ -111,6 +121,7 @@ async fn serve(
     mut socket: tokio::net::TcpStream,
     script: Arc<Mutex<VecDeque<Reply>>>,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    verdict: Arc<Mutex<Option<String>>>,
 ) {
     let Some(request) = read_request(&mut socket).await else {
         return;
@@ -122,13 +133,20 @@ async fn serve(
             .starts_with("authorization:")
             .then(|| l[14..].trim().to_string())
     });
-    let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let classifying = body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("You rate the risk"));
+    let fixed_verdict = verdict.lock().unwrap().clone().filter(|_| classifying);
     requests.lock().unwrap().push(Recorded {
         path,
         authorization,
         head: head.to_lowercase(),
         body,
     });
+    if let Some(verdict) = fixed_verdict {
+        return reply_with(&mut socket, text(&verdict)).await;
+    }
     let reply = script.lock().unwrap().pop_front().unwrap_or(Reply::Status {
         code: 500,
         retry_after: None,

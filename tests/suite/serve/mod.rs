@@ -58,8 +58,14 @@ impl Served {
         } else {
             "progress_interval_secs = 0\ntyping = false\n"
         };
+        // A test that names the agent's tools replaces the default three.
+        let tools = if agent_extra.contains("tools =") {
+            ""
+        } else {
+            "tools = [\"read_file\", \"write_file\", \"ask_user_question\"]\n"
+        };
         let config = format!(
-            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"read_file\", \"write_file\", \"ask_user_question\"]\nworkspace = \"ws\"\n{agent_extra}\n[telegram]\napi_url = \"{}\"\nallowed_users = [{USER}, 11]\nallowed_chats = [{GROUP}]\nadmins = [{ADMIN}]\n{quiet}{telegram_extra}\n",
+            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n{tools}workspace = \"ws\"\n{agent_extra}\n[telegram]\napi_url = \"{}\"\nallowed_users = [{USER}, 11]\nallowed_chats = [{GROUP}]\nadmins = [{ADMIN}]\n{quiet}{telegram_extra}\n",
             llm.url, telegram.url
         );
         std::fs::write(dir.path().join("tollgate.toml"), &config).unwrap();
@@ -198,4 +204,5 @@ mod approvals;
 mod chat;
 mod concurrency;
 mod durability;
+mod hardening;
 mod presses;

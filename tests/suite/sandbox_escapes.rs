@@ -1,0 +1,147 @@
+//! Ways out of the sandbox that Landlock alone leaves open, each tried for real: a Unix socket
+//! of the host (by path and by abstract name), and git running code the agent planted in its
+//! configuration or hooks. Each attempt is also made where it must succeed (unconfined, or with
+//! `trust_git_config`), so the test fails if the attempt itself is broken.
+
+use super::sandbox::{place, run, runner, spec, text};
+use std::future::pending;
+use std::io::Write;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener};
+use std::time::Duration;
+use tollgate::policy::mode::SandboxPolicy;
+
+/// A Unix listener that answers "hello from the host" to whoever connects.
+fn serve_unix(listener: UnixListener) {
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let _ = stream.write_all(b"hello from the host\n");
+        }
+    });
+}
+
+/// Perl (core modules only, under /usr) connecting to the Unix socket address `address` (a
+/// Perl expression over `$ARGV[0]`, which is `argument`) and printing the first line it is sent.
+fn connect_with_perl(address: &str, argument: &str) -> String {
+    format!(
+        "perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
+         connect($s, pack_sockaddr_un({address})) or die \"connect: $!\\n\"; print scalar <$s>' \
+         '{argument}'"
+    )
+}
+
+#[tokio::test]
+async fn host_unix_sockets_are_out_of_reach_by_path_and_by_abstract_name() {
+    let p = place();
+    let by_path = p.root.join("outside/host.sock");
+    serve_unix(UnixListener::bind(&by_path).unwrap());
+    let name = format!("tollgate-test-{}", std::process::id());
+    let abstract_address = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    serve_unix(UnixListener::bind_addr(&abstract_address).unwrap());
+    let path_command = connect_with_perl("$ARGV[0]", &by_path.display().to_string());
+    // A leading NUL makes the name abstract.
+    let abstract_command = connect_with_perl("\"\\0\".$ARGV[0]", &name);
+
+    // Unconfined, both answer: the commands work.
+    for command in [&path_command, &abstract_command] {
+        let reached = run(&p, SandboxPolicy::DangerFullAccess, true, command).await;
+        assert_eq!(
+            reached.stdout.text(),
+            "hello from the host\n",
+            "{}",
+            text(&reached)
+        );
+    }
+    // Confined — with and without the host's network namespace — neither is reachable.
+    for sandbox in [SandboxPolicy::WorkspaceWrite, SandboxPolicy::ReadOnly] {
+        for network in [false, true] {
+            for command in [&path_command, &abstract_command] {
+                let refused = run(&p, sandbox, network, command).await;
+                assert_ne!(refused.exit_code, Some(0), "{}", text(&refused));
+                assert!(
+                    !refused.stdout.text().contains("hello"),
+                    "{sandbox:?} network={network}: {}",
+                    text(&refused)
+                );
+                assert!(
+                    refused.stderr.text().contains("socket: Permission denied"),
+                    "{}",
+                    text(&refused)
+                );
+            }
+        }
+    }
+    // What the sandbox keeps: a socket pair between a command's own processes, and TCP.
+    let pair = run(
+        &p,
+        SandboxPolicy::WorkspaceWrite,
+        false,
+        "perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die \"$!\\n\"; \
+         print \"pair\\n\"; socket(my $t, AF_INET, SOCK_STREAM, 0) or die \"inet: $!\\n\"; print \"inet\\n\"'",
+    )
+    .await;
+    assert_eq!(pair.stdout.text(), "pair\ninet\n", "{}", text(&pair));
+}
+
+/// A repository whose own config, hooks and the workspace's `~/.gitconfig` each try to run a
+/// program, then the everyday commands that would run them.
+const PLANT_AND_USE: &str = r#"set -e
+git init -q repo && cd repo
+git config core.fsmonitor 'touch ../ran-fsmonitor; false'
+git config diff.external 'touch ../ran-external-diff; true'
+git config core.pager 'touch ../ran-pager; cat'
+printf '#!/bin/sh\ntouch ../ran-hook\n' > .git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit
+printf '[core]\n\tfsmonitor = touch ../ran-global\n' > "$HOME/.gitconfig"
+echo one > f
+git add f
+git -c user.name=a -c user.email=a@example.com commit -qm one
+echo two >> f
+git status --short
+git diff
+ls .. | grep '^ran-' || true
+"#;
+
+#[tokio::test]
+async fn git_runs_no_code_the_agent_planted() {
+    let p = place();
+    let pinned = run(&p, SandboxPolicy::WorkspaceWrite, false, PLANT_AND_USE).await;
+    assert_eq!(pinned.exit_code, Some(0), "{}", text(&pinned));
+    let out = pinned.stdout.text();
+    assert!(out.contains(" M f"), "{}", text(&pinned));
+    // The pinned external diff still shows a diff the agent can read.
+    assert!(
+        out.contains("diff --git a/f b/f") && out.contains("+two"),
+        "{}",
+        text(&pinned)
+    );
+    assert!(!out.contains("ran-"), "{}", text(&pinned));
+    for planted in ["fsmonitor", "external-diff", "pager", "hook", "global"] {
+        assert!(
+            !p.root.join(format!("ws/ran-{planted}")).exists(),
+            "{planted} ran"
+        );
+    }
+
+    // Opted in, the same planting runs: the attempt is real.
+    let trusted_place = place();
+    let mut trusted = spec(&trusted_place, SandboxPolicy::WorkspaceWrite, false);
+    trusted.trust_git_config = true;
+    let outcome = runner()
+        .run(
+            PLANT_AND_USE,
+            &trusted,
+            &super::sandbox::env(&trusted_place),
+            Duration::from_secs(20),
+            pending(),
+        )
+        .await
+        .unwrap();
+    let listed = outcome.stdout.text();
+    assert!(
+        listed.contains("ran-hook") && listed.contains("ran-external-diff"),
+        "{}",
+        text(&outcome)
+    );
+}
