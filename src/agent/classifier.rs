@@ -34,6 +34,11 @@ pub enum Surface {
     Unattended,
 }
 
+/// Verdicts a session keeps at most: the commands come from the model (steered by whoever
+/// chats), so the cache must not grow with them. Full, it starts over (a miss only costs a
+/// classifier call).
+pub const VERDICT_CACHE_CAP: usize = 1024;
+
 /// Verdicts by (command, model, prompt version), kept only for calls that sent no context.
 pub type VerdictCache = Arc<Mutex<HashMap<(String, String, &'static str), Tier>>>;
 
@@ -170,10 +175,11 @@ impl ModelClassifier {
             && report.note.is_none()
             && let Some(tier) = report.verdict
         {
-            self.cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key, tier);
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= VERDICT_CACHE_CAP {
+                cache.clear();
+            }
+            cache.insert(key, tier);
         }
         report
     }

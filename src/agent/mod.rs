@@ -6,4 +6,5 @@ pub mod llm;
 pub mod reminders;
 pub mod runner;
 pub mod runs;
+pub mod scheduler;
 pub mod setup;

@@ -55,48 +55,12 @@ pub fn now_secs() -> u64 {
 }
 
 /// Parses RFC 3339 (`2026-11-29T10:00:00Z`, fractions and `±HH:MM` offsets accepted) into
-/// seconds since the epoch.
+/// seconds since the epoch; `None` for anything that is not a real instant (`2026-02-31`, an
+/// offset of `+99:99`, a year past 9999) or lies before 1970.
 #[must_use]
 pub fn parse_rfc3339(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (date, rest) = text.split_once(['T', 't', ' '])?;
-    let mut d = date.split('-');
-    let (y, m, day): (i64, u32, u32) = (
-        d.next()?.parse().ok()?,
-        d.next()?.parse().ok()?,
-        d.next()?.parse().ok()?,
-    );
-    let (time, offset_secs) = if let Some(t) = rest.strip_suffix(['Z', 'z']) {
-        (t, 0i64)
-    } else {
-        let at = rest.rfind(['+', '-'])?;
-        let (t, off) = rest.split_at(at);
-        let sign = if off.starts_with('-') { -1 } else { 1 };
-        let (oh, om) = off[1..].split_once(':')?;
-        (
-            t,
-            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60),
-        )
-    };
-    let mut t = time.split(':');
-    let (hh, mm): (i64, i64) = (t.next()?.parse().ok()?, t.next()?.parse().ok()?);
-    let ss: i64 = t.next()?.split('.').next()?.parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // Days from civil (Howard Hinnant).
-    let (yy, mmm) = if m <= 2 {
-        (y - 1, i64::from(m) + 9)
-    } else {
-        (y, i64::from(m) - 3)
-    };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let doy = (153 * mmm + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss - offset_secs;
-    u64::try_from(secs).ok()
+    let instant = chrono::DateTime::parse_from_rfc3339(text.trim()).ok()?;
+    u64::try_from(instant.timestamp()).ok()
 }
 
 /// Reminders in a store.
@@ -208,6 +172,11 @@ mod tests {
         );
         assert_eq!(parse_rfc3339("tomorrow"), None);
         assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
+        // What the hand-written parser accepted or panicked on.
+        assert_eq!(parse_rfc3339("2026-02-31T10:00:00Z"), None);
+        assert_eq!(parse_rfc3339("2026-11-29T10:00:00+99:99"), None);
+        assert_eq!(parse_rfc3339("9999999999999999-01-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("1969-12-31T23:59:59Z"), None);
     }
 
     #[test]

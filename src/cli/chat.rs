@@ -211,8 +211,53 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
     })
 }
 
-/// Fires this session's due reminders into it, every second: unattended runs (nobody answers
-/// their prompts), late ones marked so, none twice.
+/// The console's reminders: this session's, each run unattended (nobody answers its prompts)
+/// between the operator's turns, its answer printed.
+struct ConsoleReminders {
+    session: String,
+    unattended: crate::agent::setup::Assembled,
+    store: Arc<dyn crate::store::Store>,
+    turn_lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl crate::agent::scheduler::ReminderSink for ConsoleReminders {
+    fn accepts(&self, reminder: &crate::agent::reminders::Reminder) -> bool {
+        reminder.session == self.session
+    }
+
+    fn deliver(
+        &self,
+        reminder: crate::agent::reminders::Reminder,
+        text: String,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            let _turn = self.turn_lock.lock().await;
+            let run_id = format!(
+                "{}:{}:{}",
+                self.session,
+                crate::clock::now_rfc3339_millis(),
+                reminder.id
+            );
+            let outcome = self
+                .unattended
+                .runner
+                .start(
+                    self.unattended.session.clone(),
+                    &run_id,
+                    &text,
+                    CancelToken::never(),
+                )
+                .await;
+            match outcome {
+                Ok(done) => say(&format!("\n(reminder) {}\n> ", done.answer)),
+                Err(error) => say(&format!("\n(reminder) error: {error}\n> ")),
+            }
+            let _ = self.store.flush();
+        })
+    }
+}
+
+/// Starts the scheduler for this session's reminders.
 fn fire_reminders(
     config: &Arc<crate::config::Config>,
     agent: &str,
@@ -221,6 +266,7 @@ fn fire_reminders(
     turn_lock: Arc<tokio::sync::Mutex<()>>,
 ) -> Result<(), Failure> {
     use crate::agent::reminders::{Reminders, now_secs};
+    use crate::agent::scheduler;
     let unattended = assemble(
         config,
         agent,
@@ -230,41 +276,19 @@ fn fire_reminders(
         Arc::new(crate::executor::approval::NobodyApproves),
     )
     .map_err(Failure::usage)?;
-    let reminders = Reminders::new(store.clone());
-    let session = session.to_string();
-    tokio::spawn(async move {
-        loop {
-            let now = now_secs();
-            let due = reminders
-                .take_due(now, |r| r.session == session)
-                .unwrap_or_default();
-            for reminder in due {
-                let guard = turn_lock.lock().await;
-                let text = reminder.firing_text(now.saturating_sub(reminder.due));
-                let run_id = format!(
-                    "{session}:{}:{}",
-                    crate::clock::now_rfc3339_millis(),
-                    reminder.id
-                );
-                match unattended
-                    .runner
-                    .start(
-                        unattended.session.clone(),
-                        &run_id,
-                        &text,
-                        CancelToken::never(),
-                    )
-                    .await
-                {
-                    Ok(done) => say(&format!("\n(reminder) {}\n> ", done.answer)),
-                    Err(error) => say(&format!("\n(reminder) error: {error}\n> ")),
-                }
-                let _ = store.flush();
-                drop(guard);
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        }
+    let sink = Arc::new(ConsoleReminders {
+        session: session.to_string(),
+        unattended,
+        store: store.clone(),
+        turn_lock,
     });
+    tokio::spawn(scheduler::run(
+        Reminders::new(store),
+        sink,
+        now_secs,
+        scheduler::POLL,
+        |line| eprintln!("tollgate: {line}"),
+    ));
     Ok(())
 }
 

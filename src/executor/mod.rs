@@ -710,11 +710,11 @@ impl Executor {
             cut.truncated = true;
             return cut;
         };
-        let id = format!("{}:{}", session.key, call.id);
+        let id = &call.id;
         if store
             .insert(
                 crate::tools::builtin::RESULTS_TREE,
-                id.as_bytes(),
+                &crate::tools::builtin::result_key(&session.key, id),
                 output.text.as_bytes(),
             )
             .is_err()

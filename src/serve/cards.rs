@@ -15,6 +15,35 @@ use tokio::sync::oneshot;
 use tollgate_surface::{BridgeErrorKind, Button, CardOutcome, CardRef, CardView, ChatRef};
 
 /// Answers a session's prompts through cards.
+/// Withdraws a question when its wait ends unanswered — timed out, or dropped because the run
+/// was stopped: the entry goes, and its card shows how it ended instead of live buttons.
+struct WithdrawQuestion {
+    shared: Arc<Shared>,
+    key: String,
+    outcome: CardOutcome,
+}
+
+impl Drop for WithdrawQuestion {
+    fn drop(&mut self) {
+        let Some(question) = lock(&self.shared.questions).remove(&self.key) else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (shared, outcome) = (self.shared.clone(), self.outcome.clone());
+        runtime.spawn(async move {
+            shared
+                .settle_view(
+                    &question.view,
+                    std::slice::from_ref(&question.card),
+                    &outcome,
+                )
+                .await;
+        });
+    }
+}
+
 pub struct CardApprover {
     pub shared: Arc<Shared>,
     pub chat: ChatRef,
@@ -310,13 +339,22 @@ impl Approver for CardApprover {
                     answer: sender,
                 },
             );
+            // Dropped with this future (the run stopped) or at its end: a question nobody
+            // answered is withdrawn, its card settled.
+            let mut withdraw = WithdrawQuestion {
+                shared: self.shared.clone(),
+                key: key.clone(),
+                outcome: CardOutcome::Expired,
+            };
             let timeout = shared
                 .config
                 .agents
                 .get(&self.agent)
                 .map_or(600, |a| a.approval_timeout_secs);
             let answer = tokio::time::timeout(Duration::from_secs(timeout), receiver).await;
-            lock(&shared.questions).remove(&key);
+            if answer.is_err() {
+                withdraw.outcome = CardOutcome::TimedOut;
+            }
             answer.ok().and_then(Result::ok)
         }))
     }

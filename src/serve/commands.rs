@@ -60,11 +60,18 @@ pub fn run_command(
     match name {
         "help" => help(&worker.agent),
         "new" => {
-            worker.stop();
-            match shared.runs.save_transcript(&worker.key, &[]) {
-                Ok(()) => "Started a new conversation: earlier messages are forgotten.".into(),
-                Err(e) => format!("The conversation could not be reset: {e}"),
+            // The worker clears the transcript itself, after the run it stopped has closed its
+            // calls (see worker.rs); an evicted worker has no run, so it is cleared here.
+            if worker.reset() == super::worker::Queued::Evicted
+                && let Err(e) = shared.runs.save_transcript(&worker.key, &[])
+            {
+                shared.log(&format!(
+                    "session {}: clearing the transcript: {e}",
+                    worker.key
+                ));
+                return "The conversation could not be reset; try /new again.".into();
             }
+            "Started a new conversation: earlier messages are forgotten.".into()
         }
         "stop" => {
             if worker.stop() {

@@ -1,6 +1,6 @@
 //! A message's way in, on its session's inbox task: access by the platform's rules (strangers
-//! ignored silently and audited), mention gating, the per-user rate limit, answers to open
-//! questions, commands, attachments, then the session's queue. A command a platform delivers
+//! ignored silently and audited), mention gating, the per-user rate limit, commands, answers
+//! to open questions, attachments, then the session's queue. A command a platform delivers
 //! apart from messages (a Discord slash command) takes the same way and is answered through its
 //! handle.
 
@@ -93,7 +93,7 @@ async fn handle_message(
         Access::Ignored(reason) => {
             // Silently: a reply would confirm the bot exists. Bots are not audited (noise).
             if !inbound.sender.is_bot {
-                shared.audit(
+                shared.audit_refusal(
                     "access_denied",
                     key,
                     json!({"user": format!("{platform}:{}", inbound.sender.id), "chat": inbound.chat.id, "reason": reason}),
@@ -131,8 +131,12 @@ async fn handle_message(
         }
     }
     let text = inbound.text.trim();
-    // An open question of this session, from its requester, is answered by text.
-    let open_question = {
+    let is_command = parse_command(text).is_some();
+    // An open question of this session, from its requester, is answered by text — but a
+    // command stays a command (`/stop` while a question waits stops the run).
+    let open_question = if is_command {
+        None
+    } else {
         let mut questions = lock(&shared.questions);
         let found = questions
             .iter()
@@ -209,6 +213,7 @@ async fn session_or_notice(
 ) -> Option<Arc<SessionWorker>> {
     match service.session(key, reply.chat) {
         Ok(worker) => Some(worker),
+        // The chat is untrusted: it gets no paths or internal errors, the log gets them.
         Err(e) => {
             service
                 .shared
@@ -216,7 +221,7 @@ async fn session_or_notice(
             reply
                 .say(
                     service,
-                    &format!("⚠ This chat's agent could not start: {e}"),
+                    "⚠ This chat's agent could not start; the operator's log says why.",
                 )
                 .await;
             None

@@ -26,6 +26,8 @@ pub mod presses;
 pub mod progress;
 pub mod rate;
 pub mod recovery;
+pub mod refusals;
+pub mod reminders;
 pub mod sessions;
 pub mod settings;
 pub mod shared;
@@ -95,6 +97,18 @@ pub async fn run(
         });
     }
     background.spawn(housekeeping(service.clone()));
+    {
+        let log_to = shared.clone();
+        background.spawn(crate::agent::scheduler::run(
+            crate::agent::reminders::Reminders::new(shared.store.clone()),
+            Arc::new(reminders::ServeReminders {
+                service: service.clone(),
+            }),
+            crate::agent::reminders::now_secs,
+            crate::agent::scheduler::POLL,
+            move |line| log_to.log(line),
+        ));
+    }
     let (events, mut inbox) = mpsc::channel::<(Platform, BridgeEvent)>(EVENT_QUEUE);
     for handle in shared.gateway.iter() {
         let (bridge, shared) = (handle.bridge.clone(), shared.clone());

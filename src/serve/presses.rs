@@ -119,7 +119,7 @@ impl Pressed<'_> {
         if let (Some(entry), Value::Object(more)) = (entry.as_object_mut(), fields) {
             entry.extend(more);
         }
-        self.shared.audit("press_rejected", session, entry);
+        self.shared.audit_refusal("press_rejected", session, entry);
         self.answer(answer, true).await;
     }
 }

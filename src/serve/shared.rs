@@ -49,6 +49,8 @@ pub struct Shared {
     pub questions: Mutex<HashMap<String, WaitingQuestion>>,
     /// Each chat's "all N" row, kept by that chat's own task.
     pub bulk_rows: BulkRows,
+    /// How many refusals of untrusted senders are audited (see `refusals.rs`).
+    refusals: Mutex<super::refusals::RefusalBudget>,
 }
 
 pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -81,6 +83,7 @@ impl Shared {
             waiters: Mutex::default(),
             questions: Mutex::default(),
             bulk_rows: BulkRows::default(),
+            refusals: Mutex::default(),
         })
     }
 
@@ -118,6 +121,33 @@ impl Shared {
             tool: String::new(),
             fields,
         });
+    }
+
+    /// An audit entry for a refused stranger or press, within the refusal budget: a flood
+    /// writes a bounded number of entries, the rest counted (`refusals.rs`).
+    pub fn audit_refusal(&self, kind: &'static str, session: &str, mut fields: Value) {
+        let verdict = lock(&self.refusals).admit(std::time::Instant::now());
+        if verdict.left_out_before > 0 {
+            self.audit(
+                "refusals_left_out",
+                "",
+                serde_json::json!({"count": verdict.left_out_before, "window_secs": super::refusals::WINDOW.as_secs()}),
+            );
+        }
+        if !verdict.write {
+            return;
+        }
+        if verdict.last_in_window
+            && let Value::Object(map) = &mut fields
+        {
+            map.insert(
+                "note".into(),
+                Value::from(
+                    "refusal budget reached: further refusals this minute are counted, not written",
+                ),
+            );
+        }
+        self.audit(kind, session, fields);
     }
 
     /// A short notice to a chat (guarded by the bridge's wrapper, `guard.rs`); failures are

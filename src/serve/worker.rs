@@ -1,6 +1,12 @@
 //! One chat session: its assembled agent, a capped queue of messages, and one run at a time.
 //! `/stop` cancels the run (children killed, waiting cards withdrawn, dangling calls closed)
 //! and drops the queue.
+//!
+//! The worker is the transcript's one owner: everything that rewrites it — a run, `/new`, a
+//! reminder's run — is an item of its queue, taken one at a time. So `/new` during a run waits
+//! for the cancelled run to close its calls and then clears, and no turn ever sends a tool
+//! result without its call (which providers reject) or has its reset undone by a run writing
+//! the old history back.
 
 use super::cards::CardApprover;
 use super::progress::{ProgressWatch, show_progress};
@@ -26,6 +32,10 @@ pub enum Work {
     },
     /// A run left open by the last process (boxed: a queue slot is sized by its largest item).
     Resume(Box<RunRecord>),
+    /// `/new`: forget the conversation once the run before it has wound down.
+    Reset,
+    /// A reminder fired: an unattended run (nobody answers its prompts) with this text.
+    Reminder { text: String },
 }
 
 /// Whether a message got into the queue.
@@ -160,6 +170,30 @@ impl SessionWorker {
         self.push(Work::Resume(Box::new(run)))
     }
 
+    /// `/new`: stops the run and drops what was queued before, then clears the transcript once
+    /// that run has wound down (messages sent after it are answered in the new conversation).
+    /// Not counted against the queue cap: a reset is never dropped.
+    pub fn reset(&self) -> Queued {
+        self.stop();
+        self.push_always(Work::Reset)
+    }
+
+    /// A fired reminder (already claimed in the store: it is never dropped for a full queue).
+    pub fn remind(&self, text: String) -> Queued {
+        self.push_always(Work::Reminder { text })
+    }
+
+    fn push_always(&self, work: Work) -> Queued {
+        let open = lock(&self.open);
+        if !*open {
+            return Queued::Evicted;
+        }
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        lock(&self.queue).push_back(work);
+        self.ready.notify_one();
+        Queued::Yes
+    }
+
     /// Ends the worker if nothing is queued or running and it has been idle long enough; its
     /// state is in the store, and its next message starts a fresh worker.
     pub fn evict_if_idle(&self) -> bool {
@@ -257,16 +291,78 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             progress.abort();
             outcome
         }
+        Work::Reset => {
+            if let Err(e) = shared.runs.save_transcript(&worker.key, &[]) {
+                shared.log(&format!(
+                    "session {}: clearing the transcript: {e}",
+                    worker.key
+                ));
+                shared
+                    .notice(
+                        &worker.chat,
+                        "⚠ The conversation could not be reset; try /new again.",
+                    )
+                    .await;
+            }
+            return;
+        }
+        Work::Reminder { text } => {
+            *turn += 1;
+            let run_id = format!(
+                "{}:{}:{turn}",
+                worker.key,
+                crate::clock::now_rfc3339_millis()
+            );
+            *lock(&worker.running) = Some(canceller);
+            match unattended(shared, worker) {
+                Ok(unattended) => {
+                    unattended
+                        .runner
+                        .start(unattended.session.clone(), &run_id, &text, cancel)
+                        .await
+                }
+                Err(e) => Err(e),
+            }
+        }
     };
     lock(&worker.running).take();
     match outcome {
         Ok(done) => shared.answer(&worker.chat, &done.answer).await,
         Err(error) => {
-            shared
-                .notice(&worker.chat, &format!("⚠ The run failed: {error}"))
-                .await;
+            // The chat is untrusted: a provider's error carries its endpoint and response
+            // body, a store error a path. The chat gets the gist; the log gets the rest.
+            shared.log(&format!("session {}: the run failed: {error}", worker.key));
+            shared.notice(&worker.chat, failure_for_chat(&error)).await;
         }
     }
+}
+
+/// What a chat is told of a failed run: which kind of failure, never its details.
+fn failure_for_chat(error: &str) -> &'static str {
+    let lower = error.to_lowercase();
+    if lower.contains("model") || lower.contains("provider") || lower.contains("http") {
+        "⚠ The run failed: the model could not be reached or sent a reply that could not be read. The operator's log has the details; try again in a moment."
+    } else {
+        "⚠ The run failed. The operator's log has the details."
+    }
+}
+
+/// The session assembled for an unattended run: the same agent and transcript, with nobody to
+/// answer its prompts (a reminder's calls that need a human are refused, with the fix named).
+fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled, String> {
+    let parts = shared
+        .parts(&worker.agent)
+        .ok_or_else(|| format!("agent `{}` is not served here", worker.agent))?;
+    assemble_with(
+        parts,
+        &shared.config,
+        &worker.agent,
+        &worker.key,
+        Surface::Unattended,
+        shared.store.clone(),
+        Arc::new(crate::executor::approval::NobodyApproves),
+        None,
+    )
 }
 
 fn spawn_progress(

@@ -571,16 +571,16 @@ async fn approved_shell_commands_run_sandboxed_and_big_results_are_stored() {
     assert!(!std::path::Path::new("/etc/nope").exists());
     assert!(results[1].output.truncated);
     assert!(
-        results[1]
-            .output
-            .text
-            .contains("stored as `console:tester:big`"),
+        results[1].output.text.contains("stored as `big`"),
         "{}",
         &results[1].output.text[results[1].output.text.len() - 200..]
     );
     let stored = b
         .store
-        .get("tool_results", b"console:tester:big")
+        .get(
+            "tool_results",
+            &tollgate::tools::builtin::result_key("console:tester", "big"),
+        )
         .unwrap()
         .unwrap();
     assert_eq!(stored.len(), 100_000);
@@ -689,6 +689,14 @@ async fn todos_memory_and_stored_results_live_in_the_store() {
     )
     .await;
     assert!(first.iter().all(|r| !r.output.is_error), "{first:?}");
+    // A forum topic's session extends this session's key: its results stay its own.
+    b.store
+        .insert(
+            "tool_results",
+            &tollgate::tools::builtin::result_key("console:tester:7", "topic"),
+            b"the topic's result",
+        )
+        .unwrap();
     let second = batch(
         &b,
         vec![
@@ -701,23 +709,32 @@ async fn todos_memory_and_stored_results_live_in_the_store() {
             call(
                 "r",
                 "retrieve_tool_result",
-                json!({"id": "console:tester:big", "offset": 49990}),
+                json!({"id": "big", "offset": 49990}),
             ),
             call("x", "retrieve_tool_result", json!({"id": "telegram:1:big"})),
+            call(
+                "y",
+                "retrieve_tool_result",
+                json!({"id": "console:tester:7:topic"}),
+            ),
+            call("z", "retrieve_tool_result", json!({"id": "7:topic"})),
             call("time", "get_time", json!({})),
         ],
     )
     .await;
     assert_eq!(second[1].output.text, "rust");
     assert_eq!(second[2].output.text, "y".repeat(10));
+    for other in &second[3..=5] {
+        assert!(
+            other.output.is_error && !other.output.text.contains("topic's result"),
+            "another session's result is not readable: {:?}",
+            other.output
+        );
+    }
     assert!(
-        second[3].output.is_error,
-        "another session's result is not readable"
-    );
-    assert!(
-        second[4].output.text.ends_with('Z') && second[4].output.text.len() == 20,
+        second[6].output.text.ends_with('Z') && second[6].output.text.len() == 20,
         "{}",
-        second[4].output.text
+        second[6].output.text
     );
     let third = batch(
         &b,

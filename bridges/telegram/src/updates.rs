@@ -1,7 +1,7 @@
 //! Bot API updates translated into the surface's terms: a message (with the files it carries,
 //! not yet fetched) or a button press. Nothing here decides who may do what.
 
-use teloxide::types::{CallbackQuery, Message};
+use teloxide::types::{CallbackQuery, Message, MessageEntityKind};
 use tollgate_surface::{
     CardRef, ChatKind, ChatRef, Inbound, Platform, Press, PressHandle, RemoteFile, UserRef,
 };
@@ -78,12 +78,8 @@ pub fn translate_message(message: &Message, bot_id: i64, bot_username: &str) -> 
     }
     let text = text.unwrap_or_default();
     let from = message.from.as_ref()?;
-    let mention = format!("@{bot_username}");
-    // Usernames are case-insensitive on Telegram.
-    let mentioned = !bot_username.is_empty()
-        && text
-            .to_ascii_lowercase()
-            .contains(&mention.to_ascii_lowercase());
+    let own_mentions = own_mentions(message, bot_username);
+    let mentioned = !own_mentions.is_empty();
     let reply_to_bot = message
         .reply_to_message()
         .and_then(|r| r.from.as_ref())
@@ -98,18 +94,51 @@ pub fn translate_message(message: &Message, bot_id: i64, bot_username: &str) -> 
         roles: Vec::new(),
         message_id: i64::from(message.id.0),
         mentioned,
-        text: without_own_mention(&text, bot_username),
+        text: without_own_mention(&text, &own_mentions, bot_username),
         reply_to_bot,
         files,
     })
 }
 
-/// `text` without the bot's @-mention; `/cmd@bot args` becomes `/cmd args`.
-fn without_own_mention(text: &str, username: &str) -> String {
-    if username.is_empty() {
+/// Where the message mentions this bot, as Telegram marked it (its entities, never a substring:
+/// `@toll_bot2` is another bot): byte ranges of `@bot` mentions, and of `/cmd@bot` commands.
+fn own_mentions(message: &Message, bot_username: &str) -> Vec<(std::ops::Range<usize>, bool)> {
+    if bot_username.is_empty() {
+        return Vec::new();
+    }
+    let entities = message
+        .parse_entities()
+        .or_else(|| message.parse_caption_entities())
+        .unwrap_or_default();
+    entities
+        .iter()
+        .filter_map(|entity| match entity.kind() {
+            // Usernames are case-insensitive on Telegram.
+            MessageEntityKind::Mention => entity
+                .text()
+                .strip_prefix('@')
+                .is_some_and(|name| name.eq_ignore_ascii_case(bot_username))
+                .then(|| (entity.range(), true)),
+            MessageEntityKind::BotCommand => entity
+                .text()
+                .split_once('@')
+                .is_some_and(|(_, name)| name.eq_ignore_ascii_case(bot_username))
+                .then(|| (entity.range(), false)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `text` without the bot's @-mentions (`mentions`, from [`own_mentions`]); `/cmd@bot args`
+/// becomes `/cmd args`.
+fn without_own_mention(
+    text: &str,
+    mentions: &[(std::ops::Range<usize>, bool)],
+    username: &str,
+) -> String {
+    if mentions.is_empty() {
         return text.to_string();
     }
-    let mention = format!("@{username}");
     let trimmed = text.trim_start();
     if let Some(command) = trimmed.strip_prefix('/') {
         let (head, rest) = command
@@ -121,16 +150,16 @@ fn without_own_mention(text: &str, username: &str) -> String {
             return format!("/{name} {}", rest.trim_start()).trim().to_string();
         }
     }
-    // ASCII lowercasing keeps byte offsets, so matches in the copy cut the original.
-    let lower = text.to_ascii_lowercase();
-    let mention = mention.to_ascii_lowercase();
     let mut kept = String::with_capacity(text.len());
     let mut from = 0;
-    for (at, _) in lower.match_indices(&mention) {
-        kept.push_str(&text[from..at]);
-        from = at + mention.len();
+    for (range, _) in mentions.iter().filter(|(_, is_mention)| *is_mention) {
+        if range.start < from || range.end > text.len() {
+            continue;
+        }
+        kept.push_str(text.get(from..range.start).unwrap_or_default());
+        from = range.end;
     }
-    kept.push_str(&text[from..]);
+    kept.push_str(text.get(from..).unwrap_or_default());
     kept.trim().to_string()
 }
 
@@ -211,21 +240,58 @@ mod tests {
         );
     }
 
+    /// `text` with one entity of `kind` at UTF-16 `offset` and `length`, through the real
+    /// translation.
+    fn read(text: &str, kind: &str, offset: usize, length: usize) -> (bool, String) {
+        let m = message(
+            json!({"text": text, "entities": [{"type": kind, "offset": offset, "length": length}]}),
+        );
+        let got = translate_message(&m, 999, "toll_bot").unwrap();
+        (got.mentioned, got.text)
+    }
+
     #[test]
-    fn the_own_mention_is_taken_out_and_commands_addressed_here_kept() {
-        assert_eq!(without_own_mention("@toll_bot hello", "toll_bot"), "hello");
+    fn mentions_come_from_entities_and_commands_addressed_here_are_kept() {
         assert_eq!(
-            without_own_mention("hi @Toll_Bot, ça va", "toll_bot"),
-            "hi , ça va"
-        );
-        assert_eq!(without_own_mention("/stop@toll_bot", "toll_bot"), "/stop");
-        assert_eq!(
-            without_own_mention("/mode@Toll_Bot  high-risk", "toll_bot"),
-            "/mode high-risk"
+            read("@toll_bot hello", "mention", 0, 9),
+            (true, "hello".into())
         );
         assert_eq!(
-            without_own_mention("/stop@other_bot", "toll_bot"),
-            "/stop@other_bot"
+            read("hi @Toll_Bot, ça va", "mention", 3, 9),
+            (true, "hi , ça va".into())
         );
+        // Another bot whose name starts with ours is not a mention of ours.
+        assert_eq!(
+            read("@toll_bot2 look", "mention", 0, 10),
+            (false, "@toll_bot2 look".into())
+        );
+        // Text Telegram did not mark (inside code) is not a mention either.
+        assert_eq!(
+            read("run `@toll_bot`", "code", 4, 11),
+            (false, "run `@toll_bot`".into())
+        );
+        // Offsets count UTF-16 units: an emoji before the mention takes two.
+        assert_eq!(
+            read("😀 @toll_bot hi", "mention", 3, 9),
+            (true, "😀  hi".into())
+        );
+        assert_eq!(
+            read("/stop@toll_bot", "bot_command", 0, 14),
+            (true, "/stop".into())
+        );
+        assert_eq!(
+            read("/mode@Toll_Bot  high-risk", "bot_command", 0, 14),
+            (true, "/mode high-risk".into())
+        );
+        assert_eq!(
+            read("/stop@other_bot", "bot_command", 0, 15),
+            (false, "/stop@other_bot".into())
+        );
+        let captioned = message(
+            json!({"caption": "@toll_bot see", "caption_entities": [{"type": "mention", "offset": 0, "length": 9}], "document": {"file_id": "d", "file_unique_id": "d", "file_size": 3}}),
+        );
+        let got = translate_message(&captioned, 999, "toll_bot").unwrap();
+        assert!(got.mentioned);
+        assert_eq!(got.text, "see");
     }
 }

@@ -23,6 +23,18 @@ use std::sync::Arc;
 /// The store tree of large tool results (`retrieve_tool_result` pages through them).
 pub const RESULTS_TREE: &str = "tool_results";
 
+/// The store key of a stored result: the session and the call id as separate parts (session
+/// keys contain `:` themselves, so no `:`-joined id could be split back unambiguously; NUL
+/// never appears in either). A session can only ever name its own results.
+#[must_use]
+pub fn result_key(session: &str, call_id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(session.len() + 1 + call_id.len());
+    key.extend_from_slice(session.as_bytes());
+    key.push(0);
+    key.extend_from_slice(call_id.as_bytes());
+    key
+}
+
 /// Every built-in tool's name, in design.md's order.
 pub const BUILTIN_TOOLS: &[&str] = &[
     "read_file",
@@ -134,9 +146,16 @@ impl Tool for Builtin {
                         None => ToolOutput::error(
                             "nobody can answer a question here (an unattended run, a subagent or a reminder); decide without asking, or say what you need in your answer",
                         ),
-                        Some(answer) => match answer.await {
-                            Some(text) => ToolOutput::ok(text),
-                            None => ToolOutput::error("the question was not answered"),
+                        // `/stop` ends the wait (the question's card is withdrawn when its
+                        // future is dropped).
+                        Some(answer) => tokio::select! {
+                            answer = answer => match answer {
+                                Some(text) => ToolOutput::ok(text),
+                                None => ToolOutput::error("the question was not answered"),
+                            },
+                            () = ctx.cancel.clone().cancelled() => ToolOutput::error(
+                                "the run was stopped before the question was answered",
+                            ),
                         },
                     }
                 }

@@ -183,12 +183,12 @@ pub(super) fn memory(
 pub(super) fn retrieve(call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput, String> {
     let store = store(ctx)?;
     let id = text_arg(call, "id").ok_or("`id` is required")?;
-    // Ids are `<session>:<call id>`: another session's results are not this call's to read.
-    if !id.starts_with(&format!("{}:", ctx.session)) {
-        return Err(format!("no stored result `{id}` in this session"));
-    }
+    // The id is the call's; the session is this call's own, never read from the id.
     let bytes = store
-        .get(crate::tools::builtin::RESULTS_TREE, id.as_bytes())
+        .get(
+            crate::tools::builtin::RESULTS_TREE,
+            &crate::tools::builtin::result_key(&ctx.session, id),
+        )
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no stored result `{id}` in this session"))?;
     let args = call.execute_args();

@@ -42,6 +42,8 @@ pub struct FakeLlm {
     /// When set, the command classifier's requests get this verdict instead of a scripted
     /// reply (they are still recorded): for tests whose calls reach it in no fixed order.
     verdict: Arc<Mutex<Option<String>>>,
+    /// Answer a transcript with an unpaired tool call or result with OpenAI's 400.
+    strict: Arc<std::sync::atomic::AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -84,14 +86,20 @@ impl FakeLlm {
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let verdict = Arc::new(Mutex::new(None));
-        let (s, r, v) = (script.clone(), requests.clone(), verdict.clone());
+        let strict = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (s, r, v, st) = (
+            script.clone(),
+            requests.clone(),
+            verdict.clone(),
+            strict.clone(),
+        );
         let task = tokio::spawn(async move {
             loop {
                 let Ok((socket, _)) = listener.accept().await else {
                     return;
                 };
-                let (s, r, v) = (s.clone(), r.clone(), v.clone());
-                tokio::spawn(async move { serve(socket, s, r, v).await });
+                let (s, r, v, st) = (s.clone(), r.clone(), v.clone(), st.clone());
+                tokio::spawn(async move { serve(socket, s, r, v, st).await });
             }
         });
         FakeLlm {
@@ -99,8 +107,15 @@ impl FakeLlm {
             script,
             requests,
             verdict,
+            strict,
             task,
         }
+    }
+
+    /// From now on, a request whose messages hold a tool result without its call, or a call
+    /// without its result, is answered as OpenAI answers it: 400, consuming no scripted reply.
+    pub fn reject_unpaired_tool_messages(&self) {
+        self.strict.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Answers every classifier request with `verdict` from now on.
@@ -122,6 +137,7 @@ async fn serve(
     script: Arc<Mutex<VecDeque<Reply>>>,
     requests: Arc<Mutex<Vec<Recorded>>>,
     verdict: Arc<Mutex<Option<String>>>,
+    strict: Arc<std::sync::atomic::AtomicBool>,
 ) {
     let Some(request) = read_request(&mut socket).await else {
         return;
@@ -138,6 +154,11 @@ async fn serve(
         .as_str()
         .is_some_and(|s| s.starts_with("You rate the risk"));
     let fixed_verdict = verdict.lock().unwrap().clone().filter(|_| classifying);
+    let unpaired = if strict.load(std::sync::atomic::Ordering::SeqCst) {
+        unpaired_tool_message(&body)
+    } else {
+        None
+    };
     requests.lock().unwrap().push(Recorded {
         path,
         authorization,
@@ -146,6 +167,12 @@ async fn serve(
     });
     if let Some(verdict) = fixed_verdict {
         return reply_with(&mut socket, text(&verdict)).await;
+    }
+    if let Some(problem) = unpaired {
+        let error =
+            json!({"error": {"message": problem, "type": "invalid_request_error", "code": null}});
+        return super::http::respond(&mut socket, 400, "application/json", "", &error.to_string())
+            .await;
     }
     let reply = script.lock().unwrap().pop_front().unwrap_or(Reply::Status {
         code: 500,
@@ -195,4 +222,48 @@ async fn reply_with(socket: &mut tokio::net::TcpStream, reply: Reply) {
         Reply::Delayed(..) => unreachable!(),
     };
     super::http::respond(socket, status, content_type, &extra, &body).await;
+}
+
+/// What OpenAI's chat completions API refuses in a transcript: a `tool` message that answers no
+/// call of the assistant message before it, or an assistant's call left without its result.
+pub fn unpaired_tool_message(body: &Value) -> Option<String> {
+    let messages = body["messages"].as_array()?;
+    let mut open: Vec<String> = Vec::new();
+    for message in messages {
+        match message["role"].as_str() {
+            Some("tool") => {
+                let id = message["tool_call_id"].as_str().unwrap_or("");
+                let Some(at) = open.iter().position(|o| o == id) else {
+                    return Some(format!(
+                        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (tool_call_id {id})."
+                    ));
+                };
+                open.remove(at);
+            }
+            _ if !open.is_empty() => {
+                return Some(format!(
+                    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
+                    open.join(", ")
+                ));
+            }
+            Some("assistant") => {
+                open = message["tool_calls"]
+                    .as_array()
+                    .map(|calls| {
+                        calls
+                            .iter()
+                            .filter_map(|c| c["id"].as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+            }
+            _ => {}
+        }
+    }
+    (!open.is_empty()).then(|| {
+        format!(
+            "tool_call_ids without response messages: {}",
+            open.join(", ")
+        )
+    })
 }

@@ -250,7 +250,46 @@ pub fn user_message(chat: i64, chat_type: &str, from: i64, text: &str) -> Value 
         "chat": {"id": chat, "type": chat_type, "first_name": "Ann", "title": "Team"},
         "from": {"id": from, "is_bot": false, "first_name": "Ann"},
         "text": text,
+        "entities": mention_entities(text),
     })
+}
+
+/// The entities Telegram marks in `text`: a leading `/command` (with its `@bot`) as
+/// `bot_command`, and every other `@name` (letters, digits, `_`) as `mention`, with offsets and
+/// lengths in UTF-16 code units, as the Bot API counts them.
+pub fn mention_entities(text: &str) -> Vec<Value> {
+    let mut entities = Vec::new();
+    let mut utf16 = 0;
+    let mut chars = text.char_indices().peekable();
+    if text.starts_with('/') {
+        let command: String = text.chars().take_while(|c| !c.is_whitespace()).collect();
+        let length: usize = command.chars().map(char::len_utf16).sum();
+        entities.push(json!({"type": "bot_command", "offset": 0, "length": length}));
+        for _ in 0..command.chars().count() {
+            chars.next();
+        }
+        utf16 = length;
+    }
+    while let Some((_, c)) = chars.next() {
+        if c == '@' {
+            let mut length = 1;
+            while let Some((_, n)) = chars.peek() {
+                if n.is_ascii_alphanumeric() || *n == '_' {
+                    length += 1;
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            if length > 1 {
+                entities.push(json!({"type": "mention", "offset": utf16, "length": length}));
+            }
+            utf16 += length;
+            continue;
+        }
+        utf16 += c.len_utf16();
+    }
+    entities
 }
 
 async fn serve(mut socket: tokio::net::TcpStream, state: Arc<Mutex<State>>, arrived: Arc<Notify>) {

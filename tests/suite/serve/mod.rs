@@ -206,3 +206,4 @@ mod concurrency;
 mod durability;
 mod hardening;
 mod presses;
+mod runtime;

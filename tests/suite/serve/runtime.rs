@@ -1,0 +1,222 @@
+//! The runtime's own correctness under `serve`: a reminder fires into its chat; `/new` while a
+//! tool runs leaves a transcript every provider accepts; `/stop` while a question waits stops
+//! the run; a flood of strangers writes a bounded audit; a mention of another bot is not one.
+
+use super::{GROUP, Served, USER, WAIT, button};
+use crate::suite::fakes::llm::{text, tool_calls};
+use crate::suite::fakes::telegram::user_message;
+use serde_json::{Value, json};
+
+/// The roles of the messages of every model request after the first `skip`.
+fn roles_after(served: &Served, skip: usize) -> Vec<Vec<String>> {
+    served
+        .llm
+        .requests()
+        .iter()
+        .skip(skip)
+        .map(|r| {
+            r.body["messages"]
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .map(|m| m["role"].as_str().unwrap_or("").to_string())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reminder_set_from_a_chat_fires_into_it_under_serve() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "r1",
+                "add_reminder",
+                &json!({"message": "stretch your legs", "in_secs": 1}).to_string(),
+            )]),
+            text("I will remind you."),
+            text("Time to stretch!"),
+        ],
+        "tools = [\"add_reminder\", \"list_reminders\"]\n",
+        "",
+    )
+    .await;
+    served.say(USER, "remind me to stretch in a second");
+    served.wait_text(USER, "I will remind you.").await;
+    served.wait_text(USER, "Time to stretch!").await;
+    let requests = served.llm.requests();
+    let fired = requests.last().unwrap().body["messages"].to_string();
+    assert!(
+        fired.contains("[reminder r") && fired.contains("stretch your legs"),
+        "{fired}"
+    );
+    // Claimed once: a later `list_reminders` would not show it, and nothing fires twice.
+    assert_eq!(
+        served
+            .telegram
+            .texts_to(USER)
+            .iter()
+            .filter(|t| t.contains("Time to stretch!"))
+            .count(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn new_while_a_tool_runs_leaves_a_transcript_the_provider_accepts() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "c1",
+                "execute_command",
+                &json!({"command": "touch started && sleep 30"}).to_string(),
+            )]),
+            text("First answer."),
+            text("Second answer."),
+        ],
+        "tools = [\"execute_command\"]\napproval = \"high-risk\"\n",
+        "",
+    )
+    .await;
+    served.llm.reject_unpaired_tool_messages();
+    served.say(USER, "run the slow thing");
+    // The tool is running once its first command has left its mark.
+    let started = served.path("ws/telegram_10/started");
+    served
+        .telegram
+        .wait_for(WAIT, "the command to start", |_| {
+            started.exists().then_some(())
+        })
+        .await;
+    let before = served.llm.requests().len();
+    served.say(USER, "/new");
+    served.wait_text(USER, "Started a new conversation").await;
+    served.say(USER, "hello again");
+    served.wait_text(USER, "First answer.").await;
+    served.say(USER, "and once more");
+    served.wait_text(USER, "Second answer.").await;
+    let after = roles_after(&served, before);
+    assert!(!after.is_empty());
+    for roles in &after {
+        assert!(
+            !roles.iter().any(|r| r == "tool" || r == "assistant") || roles.len() > 2,
+            "{after:?}"
+        );
+    }
+    // The first request after /new holds only the new conversation.
+    assert_eq!(after[0], vec!["system", "user"], "{after:?}");
+    assert!(
+        !served
+            .telegram
+            .texts_to(USER)
+            .iter()
+            .any(|t| t.contains("run failed")),
+        "{:?}",
+        served.telegram.texts_to(USER)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_while_a_question_waits_stops_the_run() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "q1",
+                "ask_user_question",
+                &json!({"question": "Which colour?", "choices": ["red", "blue"]}).to_string(),
+            )]),
+            text("Fresh start."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served.say(USER, "ask me");
+    let (card_id, card) = served.card(USER, 0).await;
+    assert!(card["text"].as_str().unwrap().contains("Which colour?"));
+    served.say(USER, "/stop");
+    served
+        .wait_text(USER, "Stopped: the run was cancelled")
+        .await;
+    // The question's card is withdrawn, its buttons gone.
+    let edit = served.card_edit(card_id).await;
+    assert!(
+        edit.get("reply_markup")
+            .is_none_or(|m| m["inline_keyboard"].as_array().is_none_or(Vec::is_empty))
+    );
+    served.say(USER, "something else");
+    served.wait_text(USER, "Fresh start.").await;
+    let told = served.llm.requests().last().unwrap().body["messages"].to_string();
+    assert!(
+        !told.contains("\"/stop\""),
+        "/stop was not the question's answer: {told}"
+    );
+    // A press on the withdrawn card is answered and reaches nothing.
+    let asked = served.llm.requests().len();
+    served
+        .telegram
+        .push_press(USER, USER, card_id, &button(&card, "blue"));
+    served.press_answer("").await;
+    assert_eq!(served.llm.requests().len(), asked);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_strangers_writes_a_bounded_audit() {
+    let served = Served::start(vec![text("Hello, Ann.")], "", "").await;
+    let strangers = 300;
+    for n in 0..strangers {
+        let stranger = 5_000 + n;
+        served
+            .telegram
+            .push_message(user_message(stranger, "private", stranger, "let me in"));
+    }
+    served.say(USER, "hello");
+    served.wait_text(USER, "Hello, Ann.").await;
+    // The budget's last entry says that the rest are only counted: wait for it.
+    let audit = served
+        .telegram
+        .wait_for(WAIT, "the refusal budget's note", |_| {
+            let out = served.tollgate(&["audit"]);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            text.contains("refusal budget reached").then_some(text)
+        })
+        .await;
+    let written = audit.matches("access_denied").count();
+    assert!(
+        (1..=30).contains(&written),
+        "{written} refusals written for {strangers} strangers"
+    );
+    assert_eq!(
+        served.llm.requests().len(),
+        1,
+        "no stranger reached the model"
+    );
+    for n in [0, strangers - 1] {
+        assert!(served.telegram.texts_to(5_000 + n).is_empty());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mention_of_another_bot_is_not_a_mention_of_this_one() {
+    let served = Served::start(vec![text("Here.")], "", "require_mention = true\n").await;
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        USER,
+        "@toll_bot2 are you there?",
+    ));
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        USER,
+        "@toll_bot are you there?",
+    ));
+    served.wait_text(GROUP, "Here.").await;
+    let requests = served.llm.requests();
+    assert_eq!(requests.len(), 1);
+    let asked: Value = requests[0].body["messages"].clone();
+    assert!(asked.to_string().contains("are you there?"));
+    assert!(!asked.to_string().contains("toll_bot2"), "{asked}");
+}
