@@ -120,7 +120,9 @@ impl AgentParts {
             registry: Arc::new(ToolRegistry::builtin()),
             toolset: Toolset::for_agent(agent_config, std::iter::empty()),
             support: SandboxSupport::probe(),
-            redactor: crate::policy::redact::Redactor::from_config(config),
+            redactor: crate::policy::redact::Redactor::from_env_names(
+                crate::policy::env::configured_secret_names(config),
+            ),
             mcp: (!agent_config.mcp.is_empty()).then(|| {
                 Arc::new(crate::tools::mcp::client::McpServers::new(
                     config.clone(),
