@@ -119,7 +119,7 @@ impl AgentParts {
             provider: provider_for(config, agent)?,
             registry: Arc::new(ToolRegistry::builtin()),
             toolset: Toolset::for_agent(agent_config, std::iter::empty()),
-            support: SandboxSupport::probe(),
+            support: crate::sandbox::probe(),
             redactor: crate::policy::redact::Redactor::from_env_names(
                 crate::policy::env::configured_secret_names(config),
             ),
@@ -321,7 +321,7 @@ impl crate::executor::SubagentHost for Subagents {
                 config: self.config.clone(),
                 registry: Arc::new(ToolRegistry::builtin()),
                 toolset,
-                support: SandboxSupport::probe(),
+                support: crate::sandbox::probe(),
                 runner: ShellRunner::new(helper_binary()),
                 approver: Arc::new(crate::executor::approval::NobodyApproves),
                 classifier: Arc::new(crate::executor::NoClassifier),
