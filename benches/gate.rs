@@ -11,7 +11,6 @@ use tollgate::config;
 use tollgate::gate::{Evaluation, evaluate, roots_for, workspace_for};
 use tollgate::policy::mode::Dials;
 use tollgate::policy::resolve::GateContext;
-use tollgate::policy::sandbox::SandboxSupport;
 use tollgate::tools::{ProposeContext, ToolRegistry, Toolset};
 
 /// A realistic compound command of about 1 KB.
@@ -70,7 +69,7 @@ readable_roots = ["/usr/share"]
         roots: &roots,
         tool_allowlist: &tool_allowlist,
         command_allowlist: &command_allowlist,
-        support: SandboxSupport::probe(),
+        support: tollgate::sandbox::probe(),
     };
     let propose = ProposeContext {
         workspace,

@@ -119,8 +119,10 @@ impl AgentParts {
             provider: provider_for(config, agent)?,
             registry: Arc::new(ToolRegistry::builtin()),
             toolset: Toolset::for_agent(agent_config, std::iter::empty()),
-            support: SandboxSupport::probe(),
-            redactor: crate::policy::redact::Redactor::from_config(config),
+            support: crate::sandbox::probe(),
+            redactor: crate::policy::redact::Redactor::from_env_names(
+                crate::policy::env::configured_secret_names(config),
+            ),
             mcp: (!agent_config.mcp.is_empty()).then(|| {
                 Arc::new(crate::tools::mcp::client::McpServers::new(
                     config.clone(),
@@ -319,7 +321,7 @@ impl crate::executor::SubagentHost for Subagents {
                 config: self.config.clone(),
                 registry: Arc::new(ToolRegistry::builtin()),
                 toolset,
-                support: SandboxSupport::probe(),
+                support: crate::sandbox::probe(),
                 runner: ShellRunner::new(helper_binary()),
                 approver: Arc::new(crate::executor::approval::NobodyApproves),
                 classifier: Arc::new(crate::executor::NoClassifier),

@@ -131,7 +131,9 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
             lines: lines.clone(),
             turn: tokio::sync::Mutex::new(()),
             operator: format!("console:{operator}"),
-            redactor: crate::policy::redact::Redactor::from_config(&config),
+            redactor: crate::policy::redact::Redactor::from_env_names(
+                crate::policy::env::configured_secret_names(&config),
+            ),
         });
         let assembled = assemble(
             &config,

@@ -16,7 +16,7 @@ pub struct CheckArgs {}
 
 pub fn run(config_path: Option<&Path>, _args: &CheckArgs) -> Result<ExitCode, Failure> {
     let config = load_config(config_path)?;
-    let (report, warnings) = describe(&config, SandboxSupport::probe(), |name| {
+    let (report, warnings) = describe(&config, crate::sandbox::probe(), |name| {
         std::env::var_os(name).is_some()
     });
     print!("{report}");
@@ -67,7 +67,7 @@ pub fn describe(
     let _ = writeln!(
         out,
         "shell: {}",
-        crate::policy::sandbox::bash_path().map_or_else(
+        crate::sandbox::bash_path().map_or_else(
             || "none (bash is not installed: the shell tool is unavailable)".to_string(),
             |bash| format!("{} --noprofile --norc -c", bash.display())
         )
@@ -254,7 +254,7 @@ fn describe_agent(
         warnings.push(format!(
             "agent {name}: {}; looked in {}",
             crate::policy::sandbox::NO_BASH,
-            crate::policy::sandbox::BASH_LOCATIONS.join(", ")
+            crate::sandbox::BASH_LOCATIONS.join(", ")
         ));
     }
     if let Some(shortfall) = support.shortfall(agent.sandbox)

@@ -6,7 +6,6 @@ use crate::gate::{Evaluation, evaluate, roots_for, workspace_for};
 use crate::policy::classifier::ClassifierReport;
 use crate::policy::mode::{ApprovalMode, Dials, SandboxPolicy};
 use crate::policy::resolve::{GateContext, GateDecision};
-use crate::policy::sandbox::SandboxSupport;
 use crate::store::Allowlists;
 use crate::tools::mcp::McpTool;
 use crate::tools::{ProposeContext, ToolRegistry, Toolset};
@@ -121,7 +120,7 @@ pub fn run(
         roots: &roots,
         tool_allowlist: &tool_allowlist,
         command_allowlist: &command_allowlist,
-        support: SandboxSupport::probe(),
+        support: crate::sandbox::probe(),
     };
     let propose = ProposeContext {
         workspace,

@@ -9,6 +9,7 @@
 use super::{Failure, load_config, open_store};
 use crate::agent::runs::RunStore;
 use crate::config::Config;
+use crate::policy::env::configured_secret_names;
 use crate::policy::redact::Redactor;
 use crate::serve::settings::BridgeSettings;
 use clap::Args;
@@ -106,7 +107,7 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
         .map_or_else(|| "the config".to_string(), |p| p.display().to_string());
     let ready = startable(&config, &file)?;
     let store = open_store(&config)?;
-    let redactor = Redactor::from_config(&config);
+    let redactor = Redactor::from_env_names(configured_secret_names(&config));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

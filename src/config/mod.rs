@@ -5,6 +5,7 @@
 mod lists;
 mod schema;
 mod validate;
+mod views;
 
 pub use lists::AccessId;
 pub use schema::*;

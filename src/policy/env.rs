@@ -8,9 +8,9 @@
 //! name only; it never invents one, and never un-hides `SSH_*`, a `*_env` secret or a shell
 //! control variable.
 
-use crate::config::Config;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Name fragments that mark a variable as a secret (compared case-insensitively).
 const SECRET_FRAGMENTS: &[&str] = &[
@@ -68,20 +68,24 @@ pub fn is_secret_name(name: &str) -> bool {
     SECRET_FRAGMENTS.iter().any(|f| upper.contains(f))
 }
 
+/// Where variables are declared secret by name (the config's `*_env` keys). The policy reads
+/// the names through this, so it depends on the declaration, not on the config's layout.
+pub trait SecretNames {
+    /// Every variable name declared to hold a secret.
+    fn secret_env_names(&self) -> BTreeSet<String>;
+}
+
+/// Services hold their configuration shared; the names are the same through the `Arc`.
+impl<T: SecretNames + ?Sized> SecretNames for Arc<T> {
+    fn secret_env_names(&self) -> BTreeSet<String> {
+        (**self).secret_env_names()
+    }
+}
+
 /// Every variable a `*_env` key of the config names: these hold secrets by declaration.
 #[must_use]
-pub fn configured_secret_names(config: &Config) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    for provider in config.providers.values() {
-        names.extend(provider.api_key_env.clone());
-    }
-    if let Some(t) = &config.telegram {
-        names.insert(t.token_env.clone());
-    }
-    if let Some(d) = &config.discord {
-        names.insert(d.token_env.clone());
-    }
-    names
+pub fn configured_secret_names(declared: &(impl SecretNames + ?Sized)) -> BTreeSet<String> {
+    declared.secret_env_names()
 }
 
 /// The child's environment; `path` is its `PATH` (see [`shell_path`]).

@@ -2,8 +2,6 @@
 //! never appear in a log line or a message sent to a chat. Every outgoing text passes through
 //! [`Redactor::redact`].
 
-use crate::config::Config;
-
 /// Secrets shorter than this are not matched (a one-character "secret" would redact prose);
 /// such a value is not a real token anyway.
 const MIN_SECRET_LEN: usize = 6;
@@ -15,10 +13,11 @@ pub struct Redactor {
 }
 
 impl Redactor {
-    /// The values, in this environment, of every variable a `*_env` key names.
+    /// The values, in this environment, of the named variables (every variable a `*_env` key
+    /// names: see [`super::env::configured_secret_names`]).
     #[must_use]
-    pub fn from_config(config: &Config) -> Self {
-        let values = super::env::configured_secret_names(config)
+    pub fn from_env_names(names: impl IntoIterator<Item = String>) -> Self {
+        let values = names
             .into_iter()
             .filter_map(|name| std::env::var(name).ok());
         Redactor::with_secrets(values)

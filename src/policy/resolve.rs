@@ -7,21 +7,32 @@
 use super::classifier::ClassifierReport;
 use super::declaration::{Declaration, McpOrigin};
 use super::effect::Effect;
-use super::mode::{ApprovalMode, Dials};
+use super::mode::{ApprovalMode, Dials, SandboxPolicy};
 use super::reason::{DecisionSource, ReasonCode};
 use super::sandbox::{Roots, SandboxSupport, check_effects, network_denial};
 use super::shell::ShellAnalysis;
 use super::shell::approval_key::ApprovalKey;
 use super::tier::{Decision, Tier, ToolPolicy};
-use crate::config::AgentConfig;
 use serde::Serialize;
 use std::collections::BTreeSet;
+use std::fmt;
+
+/// What the gate reads of an agent's settings. The config implements it, so the resolution
+/// depends on these answers, not on the config's layout.
+pub trait AgentPolicy: fmt::Debug {
+    /// The agent's own allow / deny / prompt for a policy key (`tool_approval`), if it set one.
+    fn tool_policy(&self, policy_key: &str) -> Option<ToolPolicy>;
+    /// The agent's sandbox: a session narrowed below it turns untrusted MCP tools off.
+    fn sandbox(&self) -> SandboxPolicy;
+    /// Whether the agent's commands may reach the network.
+    fn network_access(&self) -> bool;
+}
 
 /// What the gate reads besides the call.
 #[derive(Clone, Copy, Debug)]
 pub struct GateContext<'a> {
     pub agent_name: &'a str,
-    pub agent: &'a AgentConfig,
+    pub agent: &'a dyn AgentPolicy,
     /// The session's current mode and sandbox (read now, not captured at run start).
     pub dials: Dials,
     pub roots: &'a Roots,
@@ -196,7 +207,7 @@ pub fn decide(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Resolution {
         );
     }
     // 5. The config denies the policy key.
-    let config_policy = ctx.agent.tool_approval.get(policy_key).copied();
+    let config_policy = ctx.agent.tool_policy(policy_key);
     if config_policy == Some(ToolPolicy::Deny) {
         return deny(
             DecisionSource::User,
@@ -413,7 +424,7 @@ fn sandbox_step(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Option<(ReasonCod
         if shell.network
             && let Some(denial) = network_denial(
                 sandbox,
-                ctx.agent.network_access,
+                ctx.agent.network_access(),
                 ctx.agent_name,
                 &shell.command,
             )
@@ -423,13 +434,15 @@ fn sandbox_step(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Option<(ReasonCod
     }
     if let Some(origin) = call.mcp
         && !origin.trusted
-        && sandbox < ctx.agent.sandbox
+        && sandbox < ctx.agent.sandbox()
     {
         return Some((
             ReasonCode::SandboxWrite,
             format!(
                 "this session's sandbox is `{sandbox}`, narrower than agent {}'s `{}`; the untrusted MCP server `{}` runs under the agent's sandbox, so its tools are off until `/sandbox` restores it",
-                ctx.agent_name, ctx.agent.sandbox, origin.server
+                ctx.agent_name,
+                ctx.agent.sandbox(),
+                origin.server
             ),
         ));
     }
@@ -437,7 +450,7 @@ fn sandbox_step(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Option<(ReasonCod
         call.effects,
         sandbox,
         ctx.roots,
-        ctx.agent.network_access,
+        ctx.agent.network_access(),
         ctx.agent_name,
     )
 }

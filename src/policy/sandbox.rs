@@ -1,6 +1,8 @@
 //! The sandbox step of the gate (step 3): the effects a call would have, judged against the
 //! session's sandbox, the agent's roots and network access, and what this kernel can enforce.
-//! The store, the config file and `/proc` are refused in every sandbox.
+//! The store, the config file and `/proc` are refused in every sandbox. What the kernel can
+//! enforce comes in as data ([`SandboxSupport`], probed by `crate::sandbox::probe`), so every
+//! decision here is pure.
 
 use super::effect::Effect;
 use super::mode::SandboxPolicy;
@@ -19,32 +21,10 @@ pub struct SandboxSupport {
     pub bash: bool,
 }
 
-/// Where bash is looked for: the shell's fixed `PATH`, in order.
-pub const BASH_LOCATIONS: &[&str] = &["/usr/local/bin/bash", "/usr/bin/bash", "/bin/bash"];
-
-/// The bash every command runs under, if this machine has one.
-#[must_use]
-pub fn bash_path() -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    BASH_LOCATIONS.iter().map(PathBuf::from).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
-}
-
 /// What the model is told when there is no bash.
 pub const NO_BASH: &str = "bash is not installed, so the shell tool is unavailable: commands run only under bash, the shell the gate parses (install bash)";
 
 impl SandboxSupport {
-    /// Probes the running kernel and looks for bash.
-    #[must_use]
-    pub fn probe() -> Self {
-        SandboxSupport {
-            landlock_abi: landlock_abi(),
-            user_namespaces: user_namespaces_allowed(),
-            bash: bash_path().is_some(),
-        }
-    }
-
     /// Why `policy` cannot be enforced here, if it cannot.
     #[must_use]
     pub fn shortfall(&self, policy: SandboxPolicy) -> Option<String> {
@@ -66,39 +46,6 @@ impl SandboxSupport {
             missing.join(" and ")
         ))
     }
-}
-
-fn landlock_abi() -> Option<u32> {
-    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
-    // SAFETY: with a null attribute pointer, size 0 and the VERSION flag, the syscall only
-    // returns the ABI version (or an error); it creates nothing and touches no memory of ours.
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
-    u32::try_from(abi).ok().filter(|v| *v > 0)
-}
-
-fn read_number(path: &str) -> Option<i64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-fn user_namespaces_allowed() -> bool {
-    if read_number("/proc/sys/user/max_user_namespaces").is_some_and(|n| n <= 0) {
-        return false;
-    }
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if root {
-        return true;
-    }
-    read_number("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|n| n == 1)
-        && read_number("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
-            .is_none_or(|n| n == 0)
 }
 
 /// The paths one call may touch.

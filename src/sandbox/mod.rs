@@ -14,12 +14,14 @@
 mod git;
 pub mod helper;
 mod output;
+mod probe;
 mod run;
 mod seccomp;
 mod spec;
 
 pub use git::pin as pin_git;
 pub use output::{CappedOutput, OUTPUT_CAP};
+pub use probe::{BASH_LOCATIONS, bash_path, probe};
 pub use run::{RunError, RunOutcome, ShellRunner};
 pub use spec::{BASH_ARGS, SandboxSpec};
 

@@ -5,9 +5,10 @@
 use super::HELPER_ARG;
 use super::helper::{ERROR_PREFIX, SETUP_FAILED};
 use super::output::{CappedOutput, OUTPUT_CAP, read_capped};
+use super::probe::bash_path;
 use super::spec::{BASH_ARGS, SandboxSpec};
 use crate::policy::mode::SandboxPolicy;
-use crate::policy::sandbox::{NO_BASH, bash_path};
+use crate::policy::sandbox::NO_BASH;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;

@@ -26,7 +26,9 @@ impl Gateway {
     /// One handle per bridge; two bridges of one platform, or one whose section is missing or
     /// names no known agent, are refused.
     pub fn new(config: &Config, bridges: Vec<Arc<dyn Bridge>>) -> Result<Self, String> {
-        let redactor = crate::policy::redact::Redactor::from_config(config);
+        let redactor = crate::policy::redact::Redactor::from_env_names(
+            crate::policy::env::configured_secret_names(config),
+        );
         let mut handles = BTreeMap::new();
         for bridge in bridges {
             let platform = bridge.platform();

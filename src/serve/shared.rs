@@ -11,6 +11,7 @@ use crate::approvals::{BulkApprovals, PendingApproval, PendingApprovals};
 use crate::config::Config;
 use crate::events::{Event, EventSink, StoreEvents};
 use crate::executor::approval::Answer;
+use crate::policy::env::configured_secret_names;
 use crate::policy::redact::Redactor;
 use crate::store::Store;
 use serde_json::Value;
@@ -71,7 +72,7 @@ impl Shared {
             }
         }
         Ok(Shared {
-            redactor: Redactor::from_config(&config),
+            redactor: Redactor::from_env_names(configured_secret_names(&config)),
             approvals: PendingApprovals::new(store.clone()),
             bulks: BulkApprovals::new(store.clone()),
             runs: RunStore::new(store.clone()),

@@ -20,7 +20,6 @@ use tollgate::executor::{
 };
 use tollgate::policy::declaration::Declaration;
 use tollgate::policy::mode::{ApprovalMode, Dials, SandboxPolicy};
-use tollgate::policy::sandbox::SandboxSupport;
 use tollgate::policy::tier::Tier;
 use tollgate::sandbox::ShellRunner;
 use tollgate::store::{MemoryStore, Store};
@@ -200,7 +199,7 @@ EXTRA
         config: Arc::new(config.clone()),
         registry: Arc::new(registry),
         toolset,
-        support: SandboxSupport::probe(),
+        support: tollgate::sandbox::probe(),
         runner: ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate"))),
         approver: if approver_is_nobody {
             Arc::new(NobodyApproves)

@@ -17,7 +17,6 @@ use tollgate::executor::approval::{Answer, Approver};
 use tollgate::executor::session::{SessionPolicy, Snapshot};
 use tollgate::executor::{Executor, NoClassifier};
 use tollgate::policy::mode::Dials;
-use tollgate::policy::sandbox::SandboxSupport;
 use tollgate::sandbox::ShellRunner;
 use tollgate::store::{MemoryStore, Store};
 use tollgate::tools::cancel::CancelToken;
@@ -61,7 +60,7 @@ fn runner(
         config: Arc::new(w.config.clone()),
         registry: Arc::new(ToolRegistry::builtin()),
         toolset: Toolset::for_agent(agent, std::iter::empty()),
-        support: SandboxSupport::probe(),
+        support: tollgate::sandbox::probe(),
         runner: ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate"))),
         approver,
         classifier: Arc::new(NoClassifier),

@@ -397,7 +397,7 @@ impl Launcher {
                 readable_roots: readable,
                 tmpdir: tmp.path().to_path_buf(),
                 network: agent.network_access,
-                shell: crate::policy::sandbox::bash_path().unwrap_or_default(),
+                shell: crate::sandbox::bash_path().unwrap_or_default(),
                 trust_git_config: agent.trust_git_config,
             };
             let spec_json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;

@@ -13,8 +13,13 @@
 //! which the gate denies: a command nobody can judge in bounded time is not run.
 
 mod ansi_c;
+mod arithmetic;
+mod compound;
+mod dollar;
 mod heredoc;
+mod redirect;
 mod script;
+mod substitution;
 mod word;
 
 use super::ast::Script;

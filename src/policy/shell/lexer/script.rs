@@ -1,10 +1,13 @@
-//! Script-level lexing: segments, operators, reserved words, subshells, groups, functions,
-//! `for` and `case`, and redirections.
+//! Script-level lexing: segments and the operators joining them, reserved words in command
+//! position, subshells, groups, function definitions, simple commands and their assignments.
+//! The compound commands with a grammar of their own (`for`, `case`, `[[ ]]`), arithmetic and
+//! redirections are read by their own modules, called from here.
 
+use super::compound::never_ends;
+use super::redirect::spread_input;
 use super::{Closer, LexError, LoopKind, Parser, is_meta};
 use crate::policy::shell::ast::{
-    Assignment, Connector, FOR_LIST, FunctionDef, Redirect, RedirectOp, Script, Segment, Word,
-    WordPart,
+    Assignment, Connector, FunctionDef, Script, Segment, Word, WordPart,
 };
 
 /// What parsing one command produced.
@@ -417,266 +420,6 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// `for NAME [in WORDS…]` up to the `;` or newline before `do`; and whether it is an
-    /// arithmetic loop that cannot end (`for ((;;))`).
-    fn for_header(&mut self, connector: Connector) -> Result<(Segment, bool), LexError> {
-        let mut segment = Segment::new(connector);
-        self.skip_blanks();
-        if self.starts_with("((") {
-            self.advance(2);
-            let start = self.pos;
-            let text = self.arithmetic_text(start)?;
-            let endless = text
-                .split(';')
-                .nth(1)
-                .is_some_and(|condition| is_always_true_number(condition.trim(), true));
-            segment.evaluated.push(self.arithmetic_word(&text)?);
-            return Ok((segment, endless));
-        }
-        let name = self.parse_word()?.text().to_string();
-        segment.assignments.push(Assignment {
-            name,
-            value: Word::new(
-                smallvec::smallvec![WordPart::Literal {
-                    text: FOR_LIST.into(),
-                    quoted: true,
-                }],
-                false,
-                false,
-            ),
-            whole: false,
-        });
-        self.skip_space()?;
-        if self.peek_reserved() == Some("in") {
-            self.skip_word();
-            loop {
-                self.spend(1)?;
-                self.skip_blanks();
-                match self.peek() {
-                    None | Some('\n' | ';') => break,
-                    // A comment ends the list, as in bash: `for x in a #'` quotes nothing.
-                    Some('#') => self.skip_comment()?,
-                    Some(c) if is_meta(c) => {
-                        if !self.lenient {
-                            return Err(self.error("unexpected operator in `for` list"));
-                        }
-                        self.pos += 1;
-                    }
-                    Some(_) => {
-                        let word = self.parse_word()?;
-                        segment.evaluated.push(word);
-                    }
-                }
-            }
-        }
-        Ok((segment, false))
-    }
-
-    fn case_statement(
-        &mut self,
-        connector: Connector,
-        script: &mut Script,
-    ) -> Result<(), LexError> {
-        let mut head = Segment::new(connector);
-        self.skip_blanks();
-        head.evaluated.push(self.parse_word()?);
-        script.segments.push(head);
-        self.skip_space()?;
-        if self.peek_reserved() == Some("in") {
-            self.skip_word();
-        } else if !self.lenient {
-            return Err(self.error("expected `in` in case statement"));
-        }
-        loop {
-            self.spend(1)?;
-            self.skip_space()?;
-            while self.peek() == Some(';') {
-                self.pos += 1;
-                self.skip_space()?;
-            }
-            match self.peek_reserved() {
-                Some("esac") => {
-                    self.skip_word();
-                    self.trailing_redirects(script)?;
-                    return Ok(());
-                }
-                _ if self.peek().is_none() => {
-                    if self.lenient {
-                        return Ok(());
-                    }
-                    return Err(self.error("missing `esac`"));
-                }
-                _ => {}
-            }
-            if self.peek() == Some('(') {
-                self.pos += 1;
-            }
-            let mut patterns = Segment::new(Connector::Semicolon);
-            loop {
-                self.spend(1)?;
-                self.skip_blanks();
-                match self.peek() {
-                    Some(')') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    Some('|') => self.pos += 1,
-                    None => {
-                        if self.lenient {
-                            return Ok(());
-                        }
-                        return Err(self.error("unterminated case pattern"));
-                    }
-                    Some(c) if is_meta(c) => {
-                        if !self.lenient {
-                            return Err(self.error("unexpected operator in case pattern"));
-                        }
-                        self.pos += 1;
-                    }
-                    Some(_) => patterns.evaluated.push(self.parse_word()?),
-                }
-            }
-            script.segments.push(patterns);
-            self.enter()?;
-            let body = self.parse_script(Closer::CaseItem);
-            self.leave();
-            absorb(script, body?, Connector::Semicolon);
-            if self.starts_with(";;&") {
-                self.pos += 3;
-            } else if self.starts_with(";;") || self.starts_with(";&") {
-                self.pos += 2;
-            }
-        }
-    }
-
-    /// `[[ … ]]`: operators inside are words, not redirections or connectors. As in bash, a
-    /// `#` starting a word begins a comment and newlines are allowed: `[[ #'` is a comment, not
-    /// a quote that could hide the commands after it.
-    fn test_command(&mut self, connector: Connector) -> Result<Segment, LexError> {
-        let mut segment = Segment::new(connector);
-        segment.words.push(literal_word("[["));
-        loop {
-            self.spend(1)?;
-            self.skip_space()?;
-            if self.starts_with("]]") {
-                self.pos += 2;
-                return Ok(segment);
-            }
-            match self.peek() {
-                None => {
-                    if self.lenient {
-                        return Ok(segment);
-                    }
-                    return Err(self.error("missing `]]`"));
-                }
-                Some(c) if is_meta(c) => {
-                    let start = self.pos;
-                    while self
-                        .peek()
-                        .is_some_and(|c| matches!(c, '&' | '|' | '<' | '>' | '(' | ')'))
-                    {
-                        self.pos += 1;
-                    }
-                    if self.pos == start {
-                        self.pos += 1;
-                    }
-                    segment
-                        .words
-                        .push(literal_word(&self.slice(start, self.pos)));
-                }
-                Some(_) => segment.words.push(self.parse_word()?),
-            }
-        }
-    }
-
-    /// `(( … ))` as a command: evaluated like `$(( … ))`.
-    fn arithmetic_command(&mut self) -> Result<Word, LexError> {
-        self.advance(2);
-        let start = self.pos;
-        let text = self.arithmetic_text(start)?;
-        self.arithmetic_word(&text)
-    }
-
-    /// A redirection at the cursor (`>`, `2>>`, `&>`, `<<-EOF`, `<<<`, `>&2`, …).
-    fn redirect(&mut self, fd: Option<u32>) -> Result<Redirect, LexError> {
-        const OPS: [(&str, RedirectOp); 12] = [
-            ("&>>", RedirectOp::Append),
-            ("&>", RedirectOp::Write),
-            ("<<<", RedirectOp::HereString),
-            ("<<-", RedirectOp::Heredoc),
-            ("<<", RedirectOp::Heredoc),
-            ("<>", RedirectOp::ReadWrite),
-            ("<&", RedirectOp::Duplicate),
-            (">&", RedirectOp::Duplicate),
-            (">>", RedirectOp::Append),
-            (">|", RedirectOp::Write),
-            ("<", RedirectOp::Read),
-            (">", RedirectOp::Write),
-        ];
-        let Some((text, op)) = OPS.iter().find(|(text, _)| self.starts_with(text)) else {
-            return Err(self.error("expected a redirection"));
-        };
-        let strip_tabs = *text == "<<-";
-        self.pos += text.chars().count();
-        self.skip_blanks();
-        match self.peek() {
-            Some(c) if !is_meta(c) => {}
-            _ => {
-                if self.lenient {
-                    return Ok(Redirect {
-                        fd,
-                        op: *op,
-                        target: Word::default(),
-                        heredoc: None,
-                    });
-                }
-                return Err(self.error("redirection without a target"));
-            }
-        }
-        let target_start = self.pos;
-        let target = self.parse_word()?;
-        let heredoc = if *op == RedirectOp::Heredoc {
-            Some(self.heredoc_body(target_start, strip_tabs)?)
-        } else {
-            None
-        };
-        Ok(Redirect {
-            fd,
-            op: *op,
-            target,
-            heredoc,
-        })
-    }
-
-    /// Redirections after `)`, `}`, `done`, `fi` or `esac`, attached to the last segment.
-    fn trailing_redirects(&mut self, script: &mut Script) -> Result<(), LexError> {
-        loop {
-            self.spend(1)?;
-            self.skip_blanks();
-            let fd_len = self
-                .rest()
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .count();
-            let after = self.chars.get(self.pos + fd_len).copied();
-            let is_redirect = matches!(after, Some('<' | '>'))
-                && self.chars.get(self.pos + fd_len + 1) != Some(&'(')
-                || (fd_len == 0 && self.starts_with("&>"));
-            if !is_redirect {
-                return Ok(());
-            }
-            let fd = self.slice(self.pos, self.pos + fd_len).parse().ok();
-            self.pos += fd_len;
-            let redirect = self.redirect(fd)?;
-            if script.segments.is_empty() {
-                script.segments.push(Segment::new(Connector::Start));
-            }
-            if let Some(last) = script.segments.last_mut() {
-                last.redirects.push(redirect);
-            }
-        }
-    }
-
     /// The plain unquoted word at the cursor, if it is one, without consuming it.
     pub(super) fn peek_reserved(&self) -> Option<&'static str> {
         // Reserved words are short ASCII: copy at most 8 bytes and compare those.
@@ -720,7 +463,7 @@ impl Parser<'_> {
         })
     }
 
-    fn skip_word(&mut self) {
+    pub(super) fn skip_word(&mut self) {
         while self.peek().is_some_and(|c| !is_meta(c)) {
             self.pos += 1;
         }
@@ -728,39 +471,7 @@ impl Parser<'_> {
 }
 
 /// Appends a nested script's segments and functions, joining its first segment by `connector`.
-/// Segments of a group past which its input is not copied to each (the pre-check still marks
-/// a program reading code from that input).
-const SPREAD_LIMIT: usize = 16;
-
-/// A group's (or subshell's) input redirection feeds every command in it, not just the last
-/// one it was attached to: `{ bash; :; } <<EOF` feeds `bash`. Copied to each, so the rules see
-/// what each command reads.
-fn spread_input(script: &mut Script, start: usize) {
-    let start = start.min(script.segments.len());
-    let Some((last, members)) = script.segments[start..].split_last_mut() else {
-        return;
-    };
-    if members.is_empty() || members.len() >= SPREAD_LIMIT {
-        return;
-    }
-    let input: Vec<_> = last
-        .redirects
-        .iter()
-        .filter(|r| {
-            r.fd.is_none_or(|fd| fd == 0)
-                && matches!(
-                    r.op,
-                    RedirectOp::Read | RedirectOp::Heredoc | RedirectOp::HereString
-                )
-        })
-        .cloned()
-        .collect();
-    for member in members {
-        member.redirects.extend(input.iter().cloned());
-    }
-}
-
-fn absorb(script: &mut Script, inner: Script, connector: Connector) {
+pub(super) fn absorb(script: &mut Script, inner: Script, connector: Connector) {
     let mut first = true;
     for mut segment in inner.segments {
         if first && segment.connector == Connector::Start {
@@ -779,48 +490,6 @@ fn absorb(script: &mut Script, inner: Script, connector: Connector) {
     outer.background |= inner.background;
     outer.endless_loop |= inner.endless_loop;
     outer.arithmetic |= inner.arithmetic;
-}
-
-/// Whether a `while` (or `until`) condition of one simple command is true (or false) by
-/// construction: `true`, `:`, `[ 1 ]`, `[[ x ]]`, `test x`, `(( 1 ))` — and `false` for `until`.
-fn never_ends(kind: LoopKind, condition: &Segment) -> bool {
-    if !condition.redirects.is_empty() || !condition.assignments.is_empty() {
-        return false;
-    }
-    let words: Vec<Option<&str>> = condition.words.iter().map(Word::literal).collect();
-    let holds = match words.as_slice() {
-        [] => match condition.evaluated.as_slice() {
-            [word] => word
-                .parts
-                .iter()
-                .find_map(|p| match p {
-                    WordPart::Literal { text, .. } => Some(text.trim()),
-                    _ => None,
-                })
-                .map(|text| is_always_true_number(text, false)),
-            _ => None,
-        },
-        [Some("true" | ":")] => Some(true),
-        [Some("false")] => Some(false),
-        [Some("[" | "test" | "[["), Some(operand), rest @ ..]
-            if !operand.is_empty()
-                && !operand.starts_with('-')
-                && matches!(rest, [] | [Some("]" | "]]")]) =>
-        {
-            Some(true)
-        }
-        _ => None,
-    };
-    holds == Some(kind == LoopKind::While)
-}
-
-/// Whether an arithmetic condition is a non-zero number (or empty, where that means true, as
-/// in `for ((;;))`).
-fn is_always_true_number(text: &str, empty_is_true: bool) -> bool {
-    if text.is_empty() {
-        return empty_is_true;
-    }
-    text.chars().all(|c| c.is_ascii_digit()) && text.chars().any(|c| c != '0')
 }
 
 /// `NAME=value` (or `NAME+=value`) as an assignment, when the word starts that way unquoted.
@@ -859,8 +528,4 @@ fn split_assignment(word: &Word) -> Option<Assignment> {
         value: Word::new(parts, false, false),
         whole,
     })
-}
-
-fn literal_word(text: &str) -> Word {
-    Word::plain(text)
 }
