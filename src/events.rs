@@ -1,18 +1,96 @@
-//! Events: what happened to each call, in order, for the audit log. The runtime issue stores them
-//! per session in the store; the executor only emits them.
+//! Events: what happened to each call and run, in order, for the audit log. They are stored per
+//! session ([`StoreEvents`]); the executor and the runtime only emit them.
 
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Mutex;
 
-/// One event (design.md section 7 names the types).
+/// What an event records (design.md section 7). Stored as its snake_case name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// A call as the model wrote it, before the gate.
+    ToolProposed,
+    /// The classifier's verdict on a command.
+    Classified,
+    /// A card was asked for: a person must answer.
+    PermissionRequested,
+    /// The call may run (the gate, a person).
+    PermissionGranted,
+    /// The call may not run (the gate, a person, the runtime).
+    PermissionDenied,
+    /// The execute half began.
+    ToolStarted,
+    /// It ended without an error.
+    ToolCompleted,
+    /// It ended with an error (or never reached the gate).
+    ToolFailed,
+    /// A user's message started a run.
+    MessageReceived,
+    /// A run began.
+    RunStarted,
+    /// A run ended with an answer.
+    RunCompleted,
+    /// A run ended without one.
+    RunInterrupted,
+    /// Tokens a model call used (the agent's, the classifier's, a companion's).
+    LlmUsage,
+    /// An MCP server failed to start or list its tools.
+    McpProblem,
+    /// A stranger's message, ignored.
+    AccessDenied,
+    /// A press that decided nothing (not an admin, a stale card…).
+    PressRejected,
+    /// How many refusals the refusal budget counted but did not write.
+    RefusalsLeftOut,
+}
+
+impl EventKind {
+    /// The name stored and shown by `tollgate audit`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::ToolProposed => "tool_proposed",
+            EventKind::Classified => "classified",
+            EventKind::PermissionRequested => "permission_requested",
+            EventKind::PermissionGranted => "permission_granted",
+            EventKind::PermissionDenied => "permission_denied",
+            EventKind::ToolStarted => "tool_started",
+            EventKind::ToolCompleted => "tool_completed",
+            EventKind::ToolFailed => "tool_failed",
+            EventKind::MessageReceived => "message_received",
+            EventKind::RunStarted => "run_started",
+            EventKind::RunCompleted => "run_completed",
+            EventKind::RunInterrupted => "run_interrupted",
+            EventKind::LlmUsage => "llm_usage",
+            EventKind::McpProblem => "mcp_problem",
+            EventKind::AccessDenied => "access_denied",
+            EventKind::PressRejected => "press_rejected",
+            EventKind::RefusalsLeftOut => "refusals_left_out",
+        }
+    }
+}
+
+impl Serialize for EventKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One event.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Event {
-    /// `tool_proposed`, `classified`, `permission_requested`, `permission_granted`,
-    /// `permission_denied`, `tool_started`, `tool_completed`, `tool_failed`.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub session: String,
+    /// The run it belongs to, when its emitter knows (the executor's events of a run's calls).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
     pub call_id: String,
     pub tool: String,
     #[serde(flatten)]
@@ -66,10 +144,16 @@ impl EventSink for TeeEvents {
     }
 }
 
+/// Which run is active in a session, for events whose emitter does not know it (the run
+/// engine implements it; the events module needs nothing else of it).
+pub trait ActiveRuns: Send + Sync {
+    fn active_run_id(&self, session: &str) -> Option<String>;
+}
+
 /// Events appended to the store, per session, in order: the audit log.
 pub struct StoreEvents {
     store: std::sync::Arc<dyn crate::store::Store>,
-    journal: Option<std::sync::Arc<crate::agent::runs::RunJournal>>,
+    journal: Option<std::sync::Arc<dyn ActiveRuns>>,
     sequence: std::sync::atomic::AtomicU64,
 }
 
@@ -98,7 +182,7 @@ impl StoreEvents {
     #[must_use]
     pub fn new(
         store: std::sync::Arc<dyn crate::store::Store>,
-        journal: Option<std::sync::Arc<crate::agent::runs::RunJournal>>,
+        journal: Option<std::sync::Arc<dyn ActiveRuns>>,
     ) -> Self {
         StoreEvents {
             store,
@@ -137,10 +221,7 @@ impl EventSink for StoreEvents {
         let sequence = self
             .sequence
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let mut run = self
-            .journal
-            .as_ref()
-            .and_then(|j| j.active_run_id(&event.session));
+        let mut run = event.run.clone();
         let mut fields = match event.fields {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
@@ -156,6 +237,14 @@ impl EventSink for StoreEvents {
         }
         if let Some(Value::String(id)) = fields.remove("run") {
             run = Some(id);
+        }
+        // Events whose emitter does not know the run (the classifier's usage) are labelled
+        // with the session's active run, if any.
+        if run.is_none() {
+            run = self
+                .journal
+                .as_ref()
+                .and_then(|j| j.active_run_id(&event.session));
         }
         let stored = StoredEvent {
             ts: ts.clone(),

@@ -9,6 +9,7 @@ pub mod events;
 pub mod executor;
 pub mod gate;
 pub mod policy;
+pub mod reminders;
 pub mod router;
 pub mod sandbox;
 pub mod serve;

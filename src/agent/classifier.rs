@@ -5,7 +5,7 @@
 //! (timeout, provider error, empty or unexpected reply) is `high-risk`.
 
 use super::llm::{ChatMessage, LlmProvider, LlmRequest, Role};
-use crate::events::{Event, EventSink};
+use crate::events::{Event, EventKind, EventSink};
 use crate::executor::{Classifier, ClassifyFuture};
 use crate::policy::classifier::ClassifierReport;
 use crate::policy::tier::Tier;
@@ -122,8 +122,9 @@ impl ModelClassifier {
     fn record_usage(&self, usage: Option<super::llm::Usage>, error: Option<&str>) {
         if let Some((sink, session)) = &self.events {
             sink.record(Event {
-                kind: "llm_usage",
+                kind: EventKind::LlmUsage,
                 session: session.clone(),
+                run: None,
                 call_id: String::new(),
                 tool: String::new(),
                 fields: json!({"purpose": "classifier", "model": self.model, "usage": usage, "error": error}),

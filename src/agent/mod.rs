@@ -3,7 +3,6 @@
 
 pub mod classifier;
 pub mod llm;
-pub mod reminders;
 pub mod runner;
 pub mod runs;
 pub mod scheduler;

@@ -7,6 +7,7 @@
 use super::llm::{ChatMessage, LlmProvider, LlmRequest, Role};
 use super::runs::{CallRecord, CallState, RunJournal, RunPhase, RunRecord, RunStore};
 use crate::events::Event;
+use crate::events::EventKind;
 use crate::executor::session::SessionPolicy;
 use crate::executor::{Executor, ToolCallRequest};
 use crate::tools::cancel::CancelToken;
@@ -82,10 +83,10 @@ impl AgentRunner {
         self.runs.save(&run).map_err(|e| e.to_string())?;
         self.event(
             &session.key,
-            "message_received",
+            EventKind::MessageReceived,
             json!({"chars": text.chars().count()}),
         );
-        self.event(&session.key, "run_started", json!({"run": run_id}));
+        self.event(&session.key, EventKind::RunStarted, json!({"run": run_id}));
         self.drive(session, run, cancel).await
     }
 
@@ -114,10 +115,10 @@ impl AgentRunner {
             .as_ref()
             .map(|u| *u.lock().unwrap_or_else(|p| p.into_inner()));
         match &outcome {
-            Ok(done) => self.event(&session.key, "run_completed", json!({
+            Ok(done) => self.event(&session.key, EventKind::RunCompleted, json!({
                 "run": done.run_id, "rounds": done.rounds, "usage": run.usage, "classifier_usage": classifier,
             })),
-            Err(error) => self.event(&session.key, "run_interrupted", json!({
+            Err(error) => self.event(&session.key, EventKind::RunInterrupted, json!({
                 "run": run.id, "error": error, "usage": run.usage, "classifier_usage": classifier,
             })),
         }
@@ -125,10 +126,11 @@ impl AgentRunner {
         outcome
     }
 
-    fn event(&self, session: &str, kind: &'static str, fields: serde_json::Value) {
+    fn event(&self, session: &str, kind: EventKind, fields: serde_json::Value) {
         self.executor.events.record(Event {
             kind,
             session: session.to_string(),
+            run: None,
             call_id: String::new(),
             tool: String::new(),
             fields,
@@ -180,7 +182,11 @@ impl AgentRunner {
         // A session's first need of its tool list starts the agent's MCP servers.
         for problem in self.executor.prepare_tools(&self.agent).await {
             tracing::warn!("{problem}");
-            self.event(&session.key, "mcp_problem", json!({"problem": problem}));
+            self.event(
+                &session.key,
+                EventKind::McpProblem,
+                json!({"problem": problem}),
+            );
         }
         let transcript = self
             .runs
@@ -210,7 +216,7 @@ impl AgentRunner {
         };
         self.event(
             &session.key,
-            "llm_usage",
+            EventKind::LlmUsage,
             json!({"purpose": "agent", "model": self.model, "usage": reply.usage}),
         );
         let mut transcript = transcript;
@@ -272,6 +278,7 @@ impl AgentRunner {
                     id: c.call.id.clone(),
                     name: c.call.name.clone(),
                     arguments: c.call.arguments.clone(),
+                    run: Some(run.id.clone()),
                 })
                 .collect()
         };

@@ -211,15 +211,6 @@ impl RunJournal {
             .insert(session, run);
     }
 
-    /// The id of the session's active run, if one is running.
-    #[must_use]
-    pub fn active_run_id(&self, session: &str) -> Option<String> {
-        let active = self.active.lock().unwrap_or_else(|p| p.into_inner());
-        let run = active.get(session)?;
-        let id = run.lock().unwrap_or_else(|p| p.into_inner()).id.clone();
-        Some(id)
-    }
-
     pub fn deactivate(&self, session: &str) {
         self.active
             .lock()
@@ -247,5 +238,15 @@ impl CallJournal for RunJournal {
             JournalStatus::Done { output, is_error } => CallState::Done { output, is_error },
         };
         self.runs.save(&run).map_err(|e| e.to_string())
+    }
+}
+
+impl crate::events::ActiveRuns for RunJournal {
+    /// The id of the session's active run, if one is running.
+    fn active_run_id(&self, session: &str) -> Option<String> {
+        let active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        let run = active.get(session)?;
+        let id = run.lock().unwrap_or_else(|p| p.into_inner()).id.clone();
+        Some(id)
     }
 }

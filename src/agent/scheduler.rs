@@ -4,7 +4,7 @@
 //! [`ReminderSink`]. The surface decides how a reminder's unattended run is started and where
 //! its answer goes; the scheduler decides only when.
 
-use super::reminders::{Reminder, Reminders};
+use crate::reminders::{Reminder, Reminders};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;

@@ -210,34 +210,36 @@ pub fn assemble_with(
     let store_for_subagents = store.clone();
     let redactor = parts.redactor.clone();
     let toolset = parts.toolset.clone();
-    let executor = Arc::new(Executor {
+    let subagents = Arc::new(Subagents {
         config: config.clone(),
-        registry: parts.registry.clone(),
-        toolset,
-        support: parts.support,
-        runner: ShellRunner::new(helper_binary()),
-        approver,
-        classifier,
+        store: store_for_subagents.clone(),
+        provider: provider.clone(),
         events: events.clone(),
-        store: Some(store),
-        max_concurrent: agent_config.max_concurrent_tools,
-        journal: Some(journal.clone()),
-        subagents: Some(Arc::new(Subagents {
-            config: config.clone(),
-            store: store_for_subagents.clone(),
-            provider: provider.clone(),
-            events: events.clone(),
-            redactor: redactor.clone(),
-        })),
         redactor: redactor.clone(),
-        mcp: parts.mcp.clone(),
-        with_mcp: std::sync::RwLock::new(None),
-        context: Some(Arc::new(Conversation {
-            runs: RunStore::new(store_for_subagents),
-            provider: provider.clone(),
-            model: agent_config.model.clone(),
-        })),
     });
+    let conversation = Arc::new(Conversation {
+        runs: RunStore::new(store_for_subagents),
+        provider: provider.clone(),
+        model: agent_config.model.clone(),
+    });
+    let executor = Arc::new(
+        Executor::new(
+            config.clone(),
+            parts.registry.clone(),
+            toolset,
+            ShellRunner::new(helper_binary()),
+            approver,
+            classifier,
+            events.clone(),
+        )
+        .with_support(parts.support)
+        .with_store(store)
+        .with_journal(journal.clone())
+        .with_max_concurrent(agent_config.max_concurrent_tools)
+        .with_redactor(redactor.clone())
+        .with_hosts(subagents, conversation)
+        .with_mcp_servers(parts.mcp.clone()),
+    );
     let runner = AgentRunner {
         runs,
         journal,
@@ -275,8 +277,9 @@ impl crate::executor::SubagentHost for Subagents {
         parent: &'a SessionPolicy,
         task: &'a str,
         tools: Option<Vec<String>>,
-    ) -> crate::executor::SubagentFuture<'a> {
+    ) -> crate::executor::HostFuture<'a> {
         Box::pin(async move {
+            let answer: Result<String, String> = async {
             let agent = self
                 .config
                 .agents
@@ -317,24 +320,23 @@ impl crate::executor::SubagentHost for Subagents {
             );
             let runs = RunStore::new(self.store.clone());
             let journal = Arc::new(RunJournal::new(runs.clone()));
-            let executor = Arc::new(Executor {
-                config: self.config.clone(),
-                registry: Arc::new(ToolRegistry::builtin()),
-                toolset,
-                support: crate::sandbox::probe(),
-                runner: ShellRunner::new(helper_binary()),
-                approver: Arc::new(crate::executor::approval::NobodyApproves),
-                classifier: Arc::new(crate::executor::NoClassifier),
-                events: self.events.clone(),
-                store: Some(self.store.clone()),
-                max_concurrent: agent.max_concurrent_tools,
-                journal: Some(journal.clone()),
-                subagents: None,
-                context: None,
-                redactor: self.redactor.clone(),
-                mcp: None,
-                with_mcp: std::sync::RwLock::new(None),
-            });
+            // Nobody answers a subagent's prompts and nothing classifies its commands: its
+            // mode is high-risk within the parent's sandbox, and it cannot start another.
+            let executor = Arc::new(
+                Executor::new(
+                    self.config.clone(),
+                    Arc::new(ToolRegistry::builtin()),
+                    toolset,
+                    ShellRunner::new(helper_binary()),
+                    Arc::new(crate::executor::approval::NobodyApproves),
+                    Arc::new(crate::executor::NoClassifier),
+                    self.events.clone(),
+                )
+                .with_store(self.store.clone())
+                .with_journal(journal.clone())
+                .with_max_concurrent(agent.max_concurrent_tools)
+                .with_redactor(self.redactor.clone()),
+            );
             let runner = AgentRunner {
                 runs,
                 journal,
@@ -359,6 +361,9 @@ impl crate::executor::SubagentHost for Subagents {
                 )
                 .await?;
             Ok(outcome.answer)
+            }
+            .await;
+            answer.map_err(crate::executor::HostError)
         })
     }
 }
@@ -378,7 +383,7 @@ impl crate::executor::ContextHost for Conversation {
         &'a self,
         session: &'a str,
         focus: Option<&'a str>,
-    ) -> crate::executor::SubagentFuture<'a> {
+    ) -> crate::executor::HostFuture<'a> {
         use super::llm::{ChatMessage, LlmRequest, Role};
         Box::pin(async move {
             let transcript = self.runs.transcript(session).map_err(|e| e.to_string())?;

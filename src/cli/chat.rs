@@ -93,7 +93,9 @@ impl Approver for ConsoleApprover {
     fn withdraw(&self, call_id: &str, outcome: &str) {
         say(&format!("(call {call_id}: {outcome} without an answer)\n"));
     }
+}
 
+impl crate::executor::QuestionAsker for ConsoleApprover {
     fn ask_question(
         &self,
         _session: &str,
@@ -223,13 +225,13 @@ struct ConsoleReminders {
 }
 
 impl crate::agent::scheduler::ReminderSink for ConsoleReminders {
-    fn accepts(&self, reminder: &crate::agent::reminders::Reminder) -> bool {
+    fn accepts(&self, reminder: &crate::reminders::Reminder) -> bool {
         reminder.session == self.session
     }
 
     fn deliver(
         &self,
-        reminder: crate::agent::reminders::Reminder,
+        reminder: crate::reminders::Reminder,
         text: String,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
         Box::pin(async move {
@@ -267,8 +269,8 @@ fn fire_reminders(
     store: Arc<dyn crate::store::Store>,
     turn_lock: Arc<tokio::sync::Mutex<()>>,
 ) -> Result<(), Failure> {
-    use crate::agent::reminders::{Reminders, now_secs};
     use crate::agent::scheduler;
+    use crate::reminders::{Reminders, now_secs};
     let unattended = assemble(
         config,
         agent,

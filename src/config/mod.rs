@@ -4,11 +4,13 @@
 
 mod lists;
 mod schema;
+mod tool_names;
 mod validate;
 mod views;
 
 pub use lists::AccessId;
 pub use schema::*;
+pub use tool_names::BUILTIN_TOOLS;
 
 use std::collections::HashMap;
 use std::fmt;

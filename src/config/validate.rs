@@ -1,9 +1,9 @@
 //! Checks that need more than one key: names, references between sections, tools and policy keys
 //! that must exist, and relative paths resolved against the config file's directory.
 
+use super::tool_names::BUILTIN_TOOLS;
 use super::{AccessId, Config, ConfigError, Origins};
 use crate::policy::tier::Tier;
-use crate::tools::builtin::BUILTIN_TOOLS;
 use std::path::{Path, PathBuf};
 
 pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), ConfigError> {

@@ -44,30 +44,21 @@ pub enum Answer {
 
 pub type AnswerFuture<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
 
-/// Answers prompts.
-pub trait Approver: Send + Sync {
+pub use crate::tools::hosts::{QuestionAsker, QuestionFuture};
+
+/// Answers prompts (and, as a [`QuestionAsker`], `ask_user_question`).
+pub trait Approver: QuestionAsker {
     /// Shows the prompt and waits for its answer.
     fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_>;
     /// The prompt was settled without an answer (decided again after another answer, `/mode`
     /// or `/sandbox`): take the card down, showing the outcome.
     fn withdraw(&self, call_id: &str, outcome: &str);
-
-    /// Asks the requester a question (`ask_user_question`) and waits for the answer; `None`
-    /// where nobody can answer (a run, a subagent, a reminder): the tool then fails at once.
-    fn ask_question(
-        &self,
-        _session: &str,
-        _question: &str,
-        _choices: &[String],
-    ) -> Option<QuestionFuture<'_>> {
-        None
-    }
 }
-
-pub type QuestionFuture<'a> = Pin<Box<dyn Future<Output = Option<String>> + Send + 'a>>;
 
 /// Nobody answers: every prompt is refused at once with the fix.
 pub struct NobodyApproves;
+
+impl QuestionAsker for NobodyApproves {}
 
 impl Approver for NobodyApproves {
     fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_> {

@@ -13,3 +13,11 @@ pub mod resolve;
 pub mod sandbox;
 pub mod shell;
 pub mod tier;
+
+// The gate's vocabulary, in one place for the rest of the runtime: what a decision is, who
+// made it and why, and the two dials it is made against.
+pub use effect::Effect;
+pub use mode::{ApprovalMode, Dials, SandboxPolicy};
+pub use reason::{DecisionSource, ReasonCode};
+pub use resolve::{AlwaysOffer, GateCall, GateContext, GateDecision};
+pub use tier::{Decision, Tier, ToolPolicy};

@@ -4,11 +4,11 @@
 //! the card already shown stays the card that answers.
 
 use super::shared::{Shared, WaitingQuestion, lock};
-use crate::agent::reminders::now_secs;
 use crate::approvals::card::{BUTTON_LABEL_CHARS, build_card, cut};
 use crate::approvals::{ApprovalChoice, ApprovalToken, PendingApproval, PendingState};
 use crate::config::ApprovalsTo;
 use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture};
+use crate::reminders::now_secs;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -289,7 +289,9 @@ impl Approver for CardApprover {
             }
         });
     }
+}
 
+impl crate::executor::QuestionAsker for CardApprover {
     fn ask_question(
         &self,
         _session: &str,

@@ -11,6 +11,7 @@ use super::rate::RateVerdict;
 use super::sessions::Service;
 use super::shared::lock;
 use super::worker::{Queued, SessionWorker};
+use crate::events::EventKind;
 use crate::router::{Access, should_answer};
 use serde_json::json;
 use std::sync::Arc;
@@ -94,7 +95,7 @@ async fn handle_message(
             // Silently: a reply would confirm the bot exists. Bots are not audited (noise).
             if !inbound.sender.is_bot {
                 shared.audit_refusal(
-                    "access_denied",
+                    EventKind::AccessDenied,
                     key,
                     json!({"user": format!("{platform}:{}", inbound.sender.id), "chat": inbound.chat.id, "reason": reason}),
                 );

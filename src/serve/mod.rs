@@ -100,11 +100,11 @@ pub async fn run(
     {
         let log_to = shared.clone();
         background.spawn(crate::agent::scheduler::run(
-            crate::agent::reminders::Reminders::new(shared.store.clone()),
+            crate::reminders::Reminders::new(shared.store.clone()),
             Arc::new(reminders::ServeReminders {
                 service: service.clone(),
             }),
-            crate::agent::reminders::now_secs,
+            crate::reminders::now_secs,
             crate::agent::scheduler::POLL,
             move |line| log_to.log(line),
         ));

@@ -11,6 +11,7 @@ use crate::approvals::{
     ApprovalChoice, ApprovalToken, BulkChoice, ButtonData, PendingApproval, PendingState,
     PressOutcome, Taken,
 };
+use crate::events::EventKind;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tollgate_surface::{CardOutcome, CardRef, Platform, Press};
@@ -119,7 +120,8 @@ impl Pressed<'_> {
         if let (Some(entry), Value::Object(more)) = (entry.as_object_mut(), fields) {
             entry.extend(more);
         }
-        self.shared.audit_refusal("press_rejected", session, entry);
+        self.shared
+            .audit_refusal(EventKind::PressRejected, session, entry);
         self.answer(answer, true).await;
     }
 }
@@ -203,7 +205,7 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
         }
         return;
     }
-    let now = crate::agent::reminders::now_secs();
+    let now = crate::reminders::now_secs();
     match shared
         .approvals
         .press(&pressed.press.token, &pressed.by, true, now)
@@ -340,7 +342,7 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
         }
     };
     let single = choice.single();
-    let now = crate::agent::reminders::now_secs();
+    let now = crate::reminders::now_secs();
     let mut answered = Vec::new();
     for card in &bulk.cards {
         let Some(card_token) = ApprovalToken::parse(card) else {

@@ -4,7 +4,7 @@
 //! an identical text. Both are droppable: a rate limit skips a beat, it never delays the answer.
 
 use super::shared::{Shared, lock};
-use crate::events::{Event, EventSink};
+use crate::events::{Event, EventKind, EventSink};
 use std::sync::Mutex;
 use std::time::Duration;
 use tollgate_surface::{CardRef, ChatRef};
@@ -21,11 +21,11 @@ pub struct ProgressWatch {
 impl EventSink for ProgressWatch {
     fn record(&self, event: Event) {
         let line = match event.kind {
-            "tool_started" => format!("▶ {}", event.tool),
-            "tool_completed" => format!("✓ {}", event.tool),
-            "tool_failed" => format!("✗ {}", event.tool),
-            "permission_requested" => format!("⏳ {} (waiting for approval)", event.tool),
-            "permission_denied" => format!("⛔ {}", event.tool),
+            EventKind::ToolStarted => format!("▶ {}", event.tool),
+            EventKind::ToolCompleted => format!("✓ {}", event.tool),
+            EventKind::ToolFailed => format!("✗ {}", event.tool),
+            EventKind::PermissionRequested => format!("⏳ {} (waiting for approval)", event.tool),
+            EventKind::PermissionDenied => format!("⛔ {}", event.tool),
             _ => return,
         };
         let mut lines = lock(&self.lines);

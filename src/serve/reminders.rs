@@ -4,8 +4,8 @@
 
 use super::sessions::Service;
 use super::worker::Queued;
-use crate::agent::reminders::Reminder;
 use crate::agent::scheduler::ReminderSink;
+use crate::reminders::Reminder;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;

@@ -9,7 +9,7 @@ use crate::agent::runs::RunStore;
 use crate::agent::setup::AgentParts;
 use crate::approvals::{BulkApprovals, PendingApproval, PendingApprovals};
 use crate::config::Config;
-use crate::events::{Event, EventSink, StoreEvents};
+use crate::events::{Event, EventKind, EventSink, StoreEvents};
 use crate::executor::approval::Answer;
 use crate::policy::env::configured_secret_names;
 use crate::policy::redact::Redactor;
@@ -114,10 +114,11 @@ impl Shared {
     }
 
     /// An audit entry that belongs to no tool call (a stranger, a rejected press).
-    pub fn audit(&self, kind: &'static str, session: &str, fields: Value) {
+    pub fn audit(&self, kind: EventKind, session: &str, fields: Value) {
         self.audit.record(Event {
             kind,
             session: session.to_string(),
+            run: None,
             call_id: String::new(),
             tool: String::new(),
             fields,
@@ -126,11 +127,11 @@ impl Shared {
 
     /// An audit entry for a refused stranger or press, within the refusal budget: a flood
     /// writes a bounded number of entries, the rest counted (`refusals.rs`).
-    pub fn audit_refusal(&self, kind: &'static str, session: &str, mut fields: Value) {
+    pub fn audit_refusal(&self, kind: EventKind, session: &str, mut fields: Value) {
         let verdict = lock(&self.refusals).admit(std::time::Instant::now());
         if verdict.left_out_before > 0 {
             self.audit(
-                "refusals_left_out",
+                EventKind::RefusalsLeftOut,
                 "",
                 serde_json::json!({"count": verdict.left_out_before, "window_secs": super::refusals::WINDOW.as_secs()}),
             );

@@ -32,12 +32,10 @@ pub struct ExecContext {
     pub store: Option<std::sync::Arc<dyn crate::store::Store>>,
     /// Whether memory is per session or shared by the agent's sessions.
     pub memory: crate::config::MemoryScope,
-    /// Runs subagents (`spawn_subagent`), where allowed.
-    pub subagents: Option<std::sync::Arc<dyn crate::executor::SubagentHost>>,
+    /// Starts subagents for this call's session (`spawn_subagent`), where allowed.
+    pub subagents: Option<std::sync::Arc<dyn super::hosts::SubagentSpawner>>,
     /// Who answers `ask_user_question` (none where nobody can).
-    pub approver: Option<std::sync::Arc<dyn crate::executor::approval::Approver>>,
+    pub approver: Option<std::sync::Arc<dyn super::hosts::QuestionAsker>>,
     /// The conversation (`summarize_context`, `context_info`).
-    pub context: Option<std::sync::Arc<dyn crate::executor::ContextHost>>,
-    /// The calling session's policy as of this call (a subagent inherits its sandbox).
-    pub parent: Option<std::sync::Arc<crate::executor::session::SessionPolicy>>,
+    pub context: Option<std::sync::Arc<dyn super::hosts::ContextHost>>,
 }

@@ -7,12 +7,13 @@ pub mod builtin;
 pub mod cancel;
 pub mod exec;
 pub mod fs;
+pub mod hosts;
 pub mod mcp;
 pub mod proposal;
 pub mod registry;
 pub mod tool;
 
-pub use approved::{Approval, ApprovedCall, ToolOutput};
+pub use approved::{ApprovedCall, Provenance, RuntimeReason, ToolOutput};
 pub use exec::ExecContext;
 pub use proposal::Proposal;
 pub use registry::{ToolDefinition, ToolRegistry, Toolset};

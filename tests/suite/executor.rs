@@ -21,8 +21,10 @@ use tollgate::executor::{
 use tollgate::policy::declaration::Declaration;
 use tollgate::policy::mode::{ApprovalMode, Dials, SandboxPolicy};
 use tollgate::policy::tier::Tier;
+use tollgate::policy::{DecisionSource, ReasonCode};
 use tollgate::sandbox::ShellRunner;
 use tollgate::store::{MemoryStore, Store};
+use tollgate::tools::Provenance;
 use tollgate::tools::cancel::{CancelToken, cancellation};
 use tollgate::tools::{
     ApprovedCall, ExecContext, Proposal, ProposeContext, Tool, ToolError, ToolFuture, ToolOutput,
@@ -97,6 +99,8 @@ impl Scripted {
             .collect()
     }
 }
+
+impl tollgate::executor::QuestionAsker for Scripted {}
 
 impl Approver for Scripted {
     fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_> {
@@ -195,28 +199,24 @@ EXTRA
     let approver = Arc::new(Scripted::default());
     let events = Arc::new(MemoryEvents::default());
     let store = Arc::new(MemoryStore::new());
-    let executor = Arc::new(Executor {
-        config: Arc::new(config.clone()),
-        registry: Arc::new(registry),
-        toolset,
-        support: tollgate::sandbox::probe(),
-        runner: ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate"))),
-        approver: if approver_is_nobody {
-            Arc::new(NobodyApproves)
-        } else {
-            approver.clone()
-        },
-        classifier,
-        events: events.clone(),
-        store: Some(store.clone() as Arc<dyn Store>),
-        max_concurrent: 10,
-        journal: None,
-        subagents: None,
-        context: None,
-        redactor: Default::default(),
-        mcp: None,
-        with_mcp: std::sync::RwLock::new(None),
-    });
+    let approver_used: Arc<dyn tollgate::executor::approval::Approver> = if approver_is_nobody {
+        Arc::new(NobodyApproves)
+    } else {
+        approver.clone()
+    };
+    let executor = Arc::new(
+        Executor::new(
+            Arc::new(config.clone()),
+            Arc::new(registry),
+            toolset,
+            ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate"))),
+            approver_used,
+            classifier,
+            events.clone(),
+        )
+        .with_store(store.clone() as Arc<dyn Store>)
+        .with_max_concurrent(10),
+    );
     std::fs::create_dir_all(root.join("ws/console_tester")).unwrap();
     Bench {
         _dir: dir,
@@ -235,6 +235,7 @@ pub fn call(id: &str, name: &str, args: Value) -> ToolCallRequest {
         id: id.into(),
         name: name.into(),
         arguments: args.to_string(),
+        run: None,
     }
 }
 
@@ -386,7 +387,7 @@ async fn an_always_answer_decides_the_waiting_calls_again() {
     let w2: Vec<_> = events
         .iter()
         .filter(|e| e.call_id == "w2")
-        .map(|e| (e.kind, e.fields.get("source").cloned()))
+        .map(|e| (e.kind.as_str(), e.fields.get("source").cloned()))
         .collect();
     assert_eq!(
         w2,
@@ -469,6 +470,7 @@ async fn denials_refusals_and_bad_arguments_are_results() {
                 id: "raw".into(),
                 name: "read_file".into(),
                 arguments: "{\"path\": ".into(),
+                run: None,
             },
             call("t", "web_fetch", json!({"url": "http://x/"})),
             call("s", "read_file", json!({"path": "/etc/shadow"})),
@@ -477,10 +479,10 @@ async fn denials_refusals_and_bad_arguments_are_results() {
     .await;
     assert_eq!(
         results[0].outcome,
-        CallOutcome::Denied {
-            source: "denylist".into(),
-            reason_code: "denylist:privilege".into()
-        }
+        CallOutcome::Denied(Provenance::Gate {
+            source: DecisionSource::Denylist,
+            reason_code: ReasonCode::Denylist("privilege")
+        })
     );
     assert!(results[0].output.text.contains("nothing ran"));
     assert_eq!(results[1].outcome, CallOutcome::Refused);
@@ -488,17 +490,17 @@ async fn denials_refusals_and_bad_arguments_are_results() {
     assert!(results[2].output.text.contains("not valid JSON"));
     assert_eq!(
         results[3].outcome,
-        CallOutcome::Denied {
-            source: "sandbox".into(),
-            reason_code: "network-request".into()
-        }
+        CallOutcome::Denied(Provenance::Gate {
+            source: DecisionSource::Sandbox,
+            reason_code: ReasonCode::NetworkRequest
+        })
     );
     assert_eq!(
         results[4].outcome,
-        CallOutcome::Denied {
-            source: "sandbox".into(),
-            reason_code: "sandbox-read".into()
-        }
+        CallOutcome::Denied(Provenance::Gate {
+            source: DecisionSource::Sandbox,
+            reason_code: ReasonCode::SandboxRead
+        })
     );
 }
 

@@ -81,7 +81,6 @@ fn dummy_exec() -> ExecContext {
         subagents: None,
         context: None,
         approver: None,
-        parent: None,
     }
 }
 

@@ -56,24 +56,20 @@ fn runner(
     let agent = &w.config.agents["a"];
     let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
     let journal = Arc::new(RunJournal::new(runs.clone()));
-    let executor = Arc::new(Executor {
-        config: Arc::new(w.config.clone()),
-        registry: Arc::new(ToolRegistry::builtin()),
-        toolset: Toolset::for_agent(agent, std::iter::empty()),
-        support: tollgate::sandbox::probe(),
-        runner: ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate"))),
-        approver,
-        classifier: Arc::new(NoClassifier),
-        events: Arc::new(MemoryEvents::default()),
-        store: Some(w.store.clone() as Arc<dyn Store>),
-        max_concurrent: 10,
-        journal: Some(journal.clone()),
-        subagents: None,
-        context: None,
-        redactor: Default::default(),
-        mcp: None,
-        with_mcp: std::sync::RwLock::new(None),
-    });
+    let executor = Arc::new(
+        Executor::new(
+            Arc::new(w.config.clone()),
+            Arc::new(ToolRegistry::builtin()),
+            Toolset::for_agent(agent, std::iter::empty()),
+            ShellRunner::new(PathBuf::from(env!("CARGO_BIN_EXE_tollgate"))),
+            approver,
+            Arc::new(NoClassifier),
+            Arc::new(MemoryEvents::default()),
+        )
+        .with_store(w.store.clone() as Arc<dyn Store>)
+        .with_journal(journal.clone())
+        .with_max_concurrent(10),
+    );
     let session = Arc::new(SessionPolicy::new(
         "console:op",
         "a",

@@ -35,35 +35,8 @@ pub fn result_key(session: &str, call_id: &str) -> Vec<u8> {
     key
 }
 
-/// Every built-in tool's name, in design.md's order.
-pub const BUILTIN_TOOLS: &[&str] = &[
-    "read_file",
-    "write_file",
-    "edit_file",
-    "ls",
-    "find",
-    "grep",
-    "mkdir",
-    "rm",
-    "mv",
-    "cp",
-    "execute_command",
-    "web_fetch",
-    "http_request",
-    "manage_todos",
-    "list_todos",
-    "view_memory",
-    "manage_memory",
-    "add_reminder",
-    "list_reminders",
-    "cancel_reminder",
-    "context_info",
-    "get_time",
-    "retrieve_tool_result",
-    "summarize_context",
-    "spawn_subagent",
-    "ask_user_question",
-];
+/// Every built-in tool's name (the config's vocabulary: a `tools` list is checked against it).
+pub use crate::config::BUILTIN_TOOLS;
 
 /// What a built-in tool's arguments would do.
 #[derive(Debug, Default)]
@@ -170,7 +143,7 @@ impl Tool for Builtin {
                     }
                 }
                 "spawn_subagent" => {
-                    let (Some(host), Some(parent)) = (&ctx.subagents, &ctx.parent) else {
+                    let Some(host) = &ctx.subagents else {
                         return ToolOutput::error(
                             "subagents cannot be started here (a subagent cannot start another)",
                         );
@@ -183,7 +156,7 @@ impl Tool for Builtin {
                             .map(str::to_string)
                             .collect()
                     });
-                    match host.run(parent, task, tools).await {
+                    match host.spawn(task, tools).await {
                         Ok(answer) => ToolOutput::ok(answer),
                         Err(e) => ToolOutput::error(format!("the subagent failed: {e}")),
                     }

@@ -252,7 +252,7 @@ pub(super) fn reminders(
     call: &ApprovedCall,
     ctx: &ExecContext,
 ) -> Result<ToolOutput, String> {
-    use crate::agent::reminders::{MAX_AHEAD_SECS, Reminder, Reminders, now_secs, parse_rfc3339};
+    use crate::reminders::{MAX_AHEAD_SECS, Reminder, Reminders, now_secs, parse_rfc3339};
     let reminders = Reminders::new(store(ctx)?.clone());
     match tool {
         "add_reminder" => {

@@ -130,7 +130,7 @@ async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
     {
         let store = Arc::new(SledStore::open(&served.path("store"), 8).unwrap());
         let approvals = PendingApprovals::new(store.clone());
-        let now = tollgate::agent::reminders::now_secs();
+        let now = tollgate::reminders::now_secs();
         approvals
             .create(&PendingApproval {
                 token: token.to_string(),

@@ -1,0 +1,196 @@
+//! Deciding a call: the gate's answer, the classifier when the gate asks for it, and — when a
+//! human must answer — waiting for the answer while any change to the session (another
+//! answer's "always", `/mode`, `/sandbox`) decides the call again at once.
+
+use super::*;
+
+impl Executor {
+    /// Decides with the session's current state.
+    pub(super) fn decide(
+        &self,
+        session: &SessionPolicy,
+        call: &ToolCallRequest,
+        args: &Value,
+    ) -> Result<Evaluation, String> {
+        let agent = self
+            .agent(session)
+            .ok_or_else(|| format!("agent {} is not configured", session.agent))?;
+        let snapshot = session.snapshot();
+        let workspace = workspace_for(agent, Some(&session.workspace_key));
+        let roots = roots_for(&self.config, agent, &workspace);
+        let ctx = GateContext {
+            agent_name: &session.agent,
+            agent,
+            dials: snapshot.dials,
+            roots: &roots,
+            tool_allowlist: &snapshot.tool_allowlist,
+            command_allowlist: &snapshot.command_allowlist,
+            support: self.support,
+        };
+        let propose = ProposeContext {
+            workspace,
+            prefix_binaries: agent.prefix_binaries.clone(),
+            roots: roots.clone(),
+            sandbox: snapshot.dials.sandbox,
+        };
+        let (registry, toolset) = self.tools();
+        Ok(evaluate(
+            &ctx, &toolset, &registry, &propose, &call.name, args,
+        ))
+    }
+
+    /// Decides, asking the classifier when only it can finish.
+    pub(super) async fn decide_fully(
+        &self,
+        session: &SessionPolicy,
+        call: &ToolCallRequest,
+        args: &Value,
+    ) -> Result<Result<(Proposal, GateDecision), crate::gate::Refusal>, String> {
+        match self.decide(session, call, args)? {
+            Evaluation::Refused(refusal) => Ok(Err(refusal)),
+            Evaluation::Decided { proposal, decision } => Ok(Ok((*proposal, decision))),
+            Evaluation::Classify { proposal, deferred } => {
+                let started = Instant::now();
+                let report = self.classifier.classify(deferred.command()).await;
+                self.event(
+                    session,
+                    call,
+                    EventKind::Classified,
+                    json!({
+                        "verdict": report.verdict, "cached": report.cached, "ran": report.ran,
+                        "latency_ms": started.elapsed().as_millis() as u64,
+                    }),
+                );
+                Ok(Ok((*proposal, deferred.finish(report))))
+            }
+        }
+    }
+
+    pub(super) fn denied(
+        &self,
+        session: &SessionPolicy,
+        call: &ToolCallRequest,
+        decision: &GateDecision,
+    ) -> ToolCallResult {
+        self.event(session, call, EventKind::PermissionDenied, json!({"source": decision.source, "reason_code": decision.reason_code, "reason": decision.reason}));
+        call.result(
+            ToolOutput::error(format!(
+                "denied by {} ({}): {}; nothing ran",
+                decision.source, decision.reason_code, decision.reason
+            )),
+            CallOutcome::Denied(Provenance::Gate {
+                source: decision.source,
+                reason_code: decision.reason_code,
+            }),
+        )
+    }
+
+    /// Waits for a person's answer, deciding again whenever the session changes.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn wait_for_answer(
+        &self,
+        session: &SessionPolicy,
+        call: &ToolCallRequest,
+        args: &Value,
+        proposal: Proposal,
+        decision: GateDecision,
+        changes: &mut tokio::sync::watch::Receiver<session::Snapshot>,
+        cancel: CancelToken,
+    ) -> Result<(Provenance, Proposal), ToolCallResult> {
+        let finish = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
+        self.event(session, call, EventKind::PermissionRequested, json!({"reason_code": decision.reason_code, "reason": decision.reason, "tier": decision.tier}));
+        // The card goes out only once its pending record is durable.
+        if let Some(journal) = &self.journal
+            && let Err(e) = journal.record(&session.key, &call.id, JournalStatus::Pending)
+        {
+            return Err(finish(
+                ToolOutput::error(format!(
+                    "the approval request could not be recorded ({e}); nothing ran"
+                )),
+                CallOutcome::Refused,
+            ));
+        }
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            session: session.key.clone(),
+            agent: session.agent.clone(),
+            proposal: proposal.clone(),
+            decision: decision.clone(),
+        };
+        let mut answer = self.approver.ask(request);
+        changes.borrow_and_update();
+        loop {
+            tokio::select! {
+                answer = &mut answer => {
+                    let now = crate::clock::now_rfc3339();
+                    let by = match &answer {
+                        Answer::Approve { by } | Answer::AlwaysTool { by } | Answer::AlwaysCommand { by } | Answer::Deny { by } => by.clone(),
+                        _ => String::new(),
+                    };
+                    match answer {
+                        Answer::Approve { .. } => {}
+                        Answer::AlwaysTool { .. } => {
+                            if let Err(e) = session.allow_tool(&call.name, &by, &now) {
+                                return Err(finish(ToolOutput::error(format!("the approval could not be saved ({e}); nothing ran")), CallOutcome::Refused));
+                            }
+                        }
+                        Answer::AlwaysCommand { .. } => {
+                            if let Some(key) = &decision.approval_key
+                                && let Err(e) = session.allow_command(key, &by, &now)
+                            {
+                                return Err(finish(ToolOutput::error(format!("the approval could not be saved ({e}); nothing ran")), CallOutcome::Refused));
+                            }
+                        }
+                        Answer::Deny { by } => {
+                            let provenance = Provenance::Human { by };
+                            self.event(session, call, EventKind::PermissionDenied, provenance.fields());
+                            return Err(finish(ToolOutput::error(format!("{provenance} denied this call; nothing ran")), CallOutcome::Denied(provenance)));
+                        }
+                        Answer::TimedOut => {
+                            let provenance = Provenance::Runtime(RuntimeReason::Timeout);
+                            self.event(session, call, EventKind::PermissionDenied, provenance.fields());
+                            return Err(finish(ToolOutput::error("nobody answered the approval request in time, so the call did not run (no one refused it)"), CallOutcome::Denied(provenance)));
+                        }
+                        Answer::Unanswerable { reason } => {
+                            let mut fields = Provenance::Runtime(RuntimeReason::NoApprover).fields();
+                            fields["reason"] = Value::from(reason.as_str());
+                            self.event(session, call, EventKind::PermissionDenied, fields);
+                            return Err(finish(ToolOutput::error(reason), CallOutcome::Refused));
+                        }
+                    }
+                    let provenance = Provenance::Human { by };
+                    self.event(session, call, EventKind::PermissionGranted, provenance.fields());
+                    return Ok((provenance, proposal));
+                }
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        continue;
+                    }
+                    let redecided = match self.decide_fully(session, call, args).await {
+                        Ok(Ok(pair)) => pair,
+                        _ => continue,
+                    };
+                    match redecided.1.decision {
+                        Decision::Prompt => continue,
+                        Decision::Allow => {
+                            self.approver.withdraw(&call.id, "allowed");
+                            let provenance = Provenance::Gate { source: redecided.1.source, reason_code: redecided.1.reason_code };
+                            let mut fields = provenance.fields();
+                            fields["redecided"] = Value::Bool(true);
+                            self.event(session, call, EventKind::PermissionGranted, fields);
+                            return Ok((provenance, redecided.0));
+                        }
+                        Decision::Deny => {
+                            self.approver.withdraw(&call.id, "denied");
+                            return Err(self.denied(session, call, &redecided.1));
+                        }
+                    }
+                }
+                () = cancel.clone().cancelled() => {
+                    self.approver.withdraw(&call.id, "cancelled");
+                    return Err(finish(ToolOutput::error("the run was stopped before this call was answered; nothing ran"), CallOutcome::Cancelled));
+                }
+            }
+        }
+    }
+}
