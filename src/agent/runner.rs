@@ -9,9 +9,9 @@ use super::runs::{CallRecord, CallState, RunJournal, RunPhase, RunRecord, RunSto
 use crate::events::Event;
 use crate::executor::session::SessionPolicy;
 use crate::executor::{Executor, ToolCallRequest};
-use crate::tools::cancel::CancelToken;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
 
 /// User messages longer than this are refused (with the reason) rather than sent on.
 pub const MAX_USER_MESSAGE: usize = 256 * 1024;
@@ -53,7 +53,7 @@ impl AgentRunner {
         session: Arc<SessionPolicy>,
         run_id: &str,
         text: &str,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<TurnOutcome, String> {
         if text.len() > MAX_USER_MESSAGE {
             return Err(format!(
@@ -94,7 +94,7 @@ impl AgentRunner {
         &self,
         session: Arc<SessionPolicy>,
         run: RunRecord,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<TurnOutcome, String> {
         self.drive(session, run, cancel).await
     }
@@ -103,7 +103,7 @@ impl AgentRunner {
         &self,
         session: Arc<SessionPolicy>,
         run: RunRecord,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<TurnOutcome, String> {
         let shared = Arc::new(Mutex::new(run));
         self.journal.activate(shared.clone());
@@ -144,7 +144,7 @@ impl AgentRunner {
         &self,
         session: &Arc<SessionPolicy>,
         shared: &Arc<Mutex<RunRecord>>,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<TurnOutcome, String> {
         loop {
             let run = lock(shared).clone();
@@ -252,7 +252,7 @@ impl AgentRunner {
         &self,
         session: &Arc<SessionPolicy>,
         shared: &Mutex<RunRecord>,
-        cancel: &CancelToken,
+        cancel: &CancellationToken,
     ) -> Result<(), String> {
         // A call recorded as running when the process stopped: never run it again.
         let todo: Vec<ToolCallRequest> = {

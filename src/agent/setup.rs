@@ -275,6 +275,7 @@ impl crate::executor::SubagentHost for Subagents {
         parent: &'a SessionPolicy,
         task: &'a str,
         tools: Option<Vec<String>>,
+        cancel: tokio_util::sync::CancellationToken,
     ) -> crate::executor::SubagentFuture<'a> {
         Box::pin(async move {
             let agent = self
@@ -350,14 +351,7 @@ impl crate::executor::SubagentHost for Subagents {
                 max_tokens: Some(agent.max_tokens),
                 classifier_usage: None,
             };
-            let outcome = runner
-                .start(
-                    session,
-                    &key,
-                    task,
-                    crate::tools::cancel::CancelToken::never(),
-                )
-                .await?;
+            let outcome = runner.start(session, &key, task, cancel).await?;
             Ok(outcome.answer)
         })
     }

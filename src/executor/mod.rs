@@ -17,7 +17,6 @@ use crate::policy::sandbox::SandboxSupport;
 use crate::policy::tier::Decision;
 use crate::sandbox::ShellRunner;
 use crate::store::Store;
-use crate::tools::cancel::CancelToken;
 use crate::tools::{
     Approval, ApprovedCall, ExecContext, Proposal, ProposeContext, ToolOutput, ToolRegistry,
     Toolset,
@@ -29,6 +28,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// Arguments larger than this are refused before parsing: no tool needs them, and a model that
 /// sends them is looping or confused.
@@ -153,11 +153,13 @@ pub type SubagentFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>
 
 /// Runs a subagent to completion and returns its final answer.
 pub trait SubagentHost: Send + Sync {
+    /// `cancel` is a child of the parent run's token: `/stop` reaches the subagent too.
     fn run<'a>(
         &'a self,
         parent: &'a SessionPolicy,
         task: &'a str,
         tools: Option<Vec<String>>,
+        cancel: CancellationToken,
     ) -> SubagentFuture<'a>;
 }
 
@@ -220,7 +222,7 @@ impl Executor {
         self: &Arc<Self>,
         session: Arc<SessionPolicy>,
         calls: Vec<ToolCallRequest>,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Vec<ToolCallResult> {
         let permits = Arc::new(tokio::sync::Semaphore::new(self.max_concurrent.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
@@ -340,7 +342,7 @@ impl Executor {
         &self,
         session: &SessionPolicy,
         call: ToolCallRequest,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> ToolCallResult {
         let result = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         if call.arguments.len() > MAX_ARGUMENTS {
@@ -447,7 +449,7 @@ impl Executor {
         proposal: Proposal,
         decision: GateDecision,
         changes: &mut tokio::sync::watch::Receiver<session::Snapshot>,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<(Approval, Proposal), ToolCallResult> {
         let finish = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         self.event(session, call, "permission_requested", json!({"reason_code": decision.reason_code, "reason": decision.reason, "tier": decision.tier}));
@@ -531,7 +533,7 @@ impl Executor {
                         }
                     }
                 }
-                () = cancel.clone().cancelled() => {
+                () = cancel.cancelled() => {
                     self.approver.withdraw(&call.id, "cancelled");
                     return Err(finish(ToolOutput::error("the run was stopped before this call was answered; nothing ran"), CallOutcome::Cancelled));
                 }
@@ -544,7 +546,7 @@ impl Executor {
         session: &SessionPolicy,
         call: &ToolCallRequest,
         approved: ApprovedCall,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> ToolCallResult {
         let finish = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         let Some(agent) = self.agent(session) else {
@@ -629,7 +631,7 @@ impl Executor {
         let outcome = if tool.long_running() {
             tokio::select! {
                 out = run => Ok(out),
-                () = cancel.clone().cancelled() => Err(CallOutcome::Cancelled),
+                () = cancel.cancelled() => Err(CallOutcome::Cancelled),
             }
         } else {
             // The shell runner enforces a command's own timeout and reports what it killed;
@@ -641,7 +643,7 @@ impl Executor {
             };
             tokio::select! {
                 out = tokio::time::timeout(own_timeout + margin, run) => out.map_err(|_| CallOutcome::TimedOut),
-                () = cancel.clone().cancelled() => Err(CallOutcome::Cancelled),
+                () = cancel.cancelled() => Err(CallOutcome::Cancelled),
             }
         };
         let duration_ms = started.elapsed().as_millis() as u64;

@@ -153,7 +153,7 @@ impl Tool for Builtin {
                                 Some(text) => ToolOutput::ok(text),
                                 None => ToolOutput::error("the question was not answered"),
                             },
-                            () = ctx.cancel.clone().cancelled() => ToolOutput::error(
+                            () = ctx.cancel.cancelled() => ToolOutput::error(
                                 "the run was stopped before the question was answered",
                             ),
                         },
@@ -183,7 +183,10 @@ impl Tool for Builtin {
                             .map(str::to_string)
                             .collect()
                     });
-                    match host.run(parent, task, tools).await {
+                    match host
+                        .run(parent, task, tools, ctx.cancel.child_token())
+                        .await
+                    {
                         Ok(answer) => ToolOutput::ok(answer),
                         Err(e) => ToolOutput::error(format!("the subagent failed: {e}")),
                     }
