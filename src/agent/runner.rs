@@ -10,9 +10,9 @@ use crate::events::Event;
 use crate::events::EventKind;
 use crate::executor::session::SessionPolicy;
 use crate::executor::{Executor, ToolCallRequest};
-use crate::tools::cancel::CancelToken;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
 
 /// User messages longer than this are refused (with the reason) rather than sent on.
 pub const MAX_USER_MESSAGE: usize = 256 * 1024;
@@ -54,7 +54,7 @@ impl AgentRunner {
         session: Arc<SessionPolicy>,
         run_id: &str,
         text: &str,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<TurnOutcome, String> {
         if text.len() > MAX_USER_MESSAGE {
             return Err(format!(
@@ -95,7 +95,7 @@ impl AgentRunner {
         &self,
         session: Arc<SessionPolicy>,
         run: RunRecord,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<TurnOutcome, String> {
         self.drive(session, run, cancel).await
     }
@@ -104,7 +104,7 @@ impl AgentRunner {
         &self,
         session: Arc<SessionPolicy>,
         run: RunRecord,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<TurnOutcome, String> {
         let shared = Arc::new(Mutex::new(run));
         self.journal.activate(shared.clone());
@@ -146,7 +146,7 @@ impl AgentRunner {
         &self,
         session: &Arc<SessionPolicy>,
         shared: &Arc<Mutex<RunRecord>>,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<TurnOutcome, String> {
         loop {
             let run = lock(shared).clone();
@@ -258,7 +258,7 @@ impl AgentRunner {
         &self,
         session: &Arc<SessionPolicy>,
         shared: &Mutex<RunRecord>,
-        cancel: &CancelToken,
+        cancel: &CancellationToken,
     ) -> Result<(), String> {
         // A call recorded as running when the process stopped: never run it again.
         let todo: Vec<ToolCallRequest> = {

@@ -277,6 +277,7 @@ impl crate::executor::SubagentHost for Subagents {
         parent: &'a SessionPolicy,
         task: &'a str,
         tools: Option<Vec<String>>,
+        cancel: tokio_util::sync::CancellationToken,
     ) -> crate::executor::HostFuture<'a> {
         Box::pin(async move {
             let answer: Result<String, String> = async {
@@ -352,14 +353,7 @@ impl crate::executor::SubagentHost for Subagents {
                 max_tokens: Some(agent.max_tokens),
                 classifier_usage: None,
             };
-            let outcome = runner
-                .start(
-                    session,
-                    &key,
-                    task,
-                    crate::tools::cancel::CancelToken::never(),
-                )
-                .await?;
+            let outcome = runner.start(session, &key, task, cancel).await?;
             Ok(outcome.answer)
             }
             .await;

@@ -14,21 +14,8 @@ impl ApprovalToken {
     /// A fresh random token (12 bytes from the kernel's CSPRNG).
     pub fn generate() -> std::io::Result<Self> {
         let mut bytes = [0u8; 12];
-        let mut filled = 0;
-        while filled < bytes.len() {
-            // SAFETY: writing at most the remaining length into our own buffer.
-            let n = unsafe {
-                libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            filled += n as usize;
-        }
+        // The crate retries on EINTR and keeps the kernel's errno in the io::Error.
+        getrandom::fill(&mut bytes)?;
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         Ok(ApprovalToken(format!("{TOKEN_VERSION}{hex}")))
     }

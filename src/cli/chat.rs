@@ -15,12 +15,12 @@ use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver}
 use crate::policy::resolve::AlwaysOffer;
 use crate::policy::shell::ShellAnalysis;
 use crate::sandbox::{SandboxSpec, ShellRunner};
-use crate::tools::cancel::CancelToken;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 use tollgate_console::{ConsoleAnswer, Lines, parse_answer, render_card};
 
 #[derive(Args, Debug)]
@@ -164,7 +164,7 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
                 &redactor,
                 assembled
                     .runner
-                    .resume(assembled.session.clone(), open, CancelToken::never())
+                    .resume(assembled.session.clone(), open, CancellationToken::new())
                     .await,
             );
             let _ = store.flush();
@@ -203,7 +203,7 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
                         assembled.session.clone(),
                         &run_id,
                         &line,
-                        CancelToken::never(),
+                        CancellationToken::new(),
                     )
                     .await,
             );
@@ -249,7 +249,7 @@ impl crate::agent::scheduler::ReminderSink for ConsoleReminders {
                     self.unattended.session.clone(),
                     &run_id,
                     &text,
-                    CancelToken::never(),
+                    CancellationToken::new(),
                 )
                 .await;
             match outcome {

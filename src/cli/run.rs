@@ -7,11 +7,11 @@ use crate::agent::classifier::Surface;
 use crate::agent::setup::assemble;
 use crate::events::StoreEvents;
 use crate::executor::approval::NobodyApproves;
-use crate::tools::cancel::CancelToken;
 use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -48,7 +48,7 @@ pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failu
         assembled.session.clone(),
         &run_id,
         &args.message,
-        CancelToken::never(),
+        CancellationToken::new(),
     ));
     // Events are written without a flush each (the run's own records flush as they go): make
     // them durable before the process ends.

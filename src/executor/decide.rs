@@ -95,7 +95,7 @@ impl Executor {
         proposal: Proposal,
         decision: GateDecision,
         changes: &mut tokio::sync::watch::Receiver<session::Snapshot>,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Result<(Provenance, Proposal), ToolCallResult> {
         let finish = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         self.event(session, call, EventKind::PermissionRequested, json!({"reason_code": decision.reason_code, "reason": decision.reason, "tier": decision.tier}));
@@ -186,7 +186,7 @@ impl Executor {
                         }
                     }
                 }
-                () = cancel.clone().cancelled() => {
+                () = cancel.cancelled() => {
                     self.approver.withdraw(&call.id, "cancelled");
                     return Err(finish(ToolOutput::error("the run was stopped before this call was answered; nothing ran"), CallOutcome::Cancelled));
                 }

@@ -15,7 +15,7 @@ impl Executor {
         session: &SessionPolicy,
         call: &ToolCallRequest,
         approved: ApprovedCall,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> ToolCallResult {
         let finish = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         let Some(agent) = self.agent(session) else {
@@ -103,7 +103,7 @@ impl Executor {
         let outcome = if tool.long_running() {
             tokio::select! {
                 out = run => Ok(out),
-                () = cancel.clone().cancelled() => Err(CallOutcome::Cancelled),
+                () = cancel.cancelled() => Err(CallOutcome::Cancelled),
             }
         } else {
             // The shell runner enforces a command's own timeout and reports what it killed;
@@ -115,7 +115,7 @@ impl Executor {
             };
             tokio::select! {
                 out = tokio::time::timeout(own_timeout + margin, run) => out.map_err(|_| CallOutcome::TimedOut),
-                () = cancel.clone().cancelled() => Err(CallOutcome::Cancelled),
+                () = cancel.cancelled() => Err(CallOutcome::Cancelled),
             }
         };
         let duration_ms = started.elapsed().as_millis() as u64;

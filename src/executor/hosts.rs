@@ -41,6 +41,8 @@ pub trait SubagentHost: Send + Sync {
         parent: &'a SessionPolicy,
         task: &'a str,
         tools: Option<Vec<String>>,
+        // A child of the parent run's token: `/stop` reaches the subagent too.
+        cancel: CancellationToken,
     ) -> HostFuture<'a>;
 }
 
@@ -51,7 +53,12 @@ pub(super) struct BoundSubagents {
 }
 
 impl SubagentSpawner for BoundSubagents {
-    fn spawn<'a>(&'a self, task: &'a str, tools: Option<Vec<String>>) -> HostFuture<'a> {
-        self.host.run(&self.parent, task, tools)
+    fn spawn<'a>(
+        &'a self,
+        task: &'a str,
+        tools: Option<Vec<String>>,
+        cancel: CancellationToken,
+    ) -> HostFuture<'a> {
+        self.host.run(&self.parent, task, tools, cancel)
     }
 }

@@ -20,7 +20,6 @@ use crate::policy::sandbox::SandboxSupport;
 use crate::policy::tier::Decision;
 use crate::sandbox::ShellRunner;
 use crate::store::Store;
-use crate::tools::cancel::CancelToken;
 pub use crate::tools::hosts::{ContextHost, HostError, HostFuture, QuestionAsker, SubagentSpawner};
 use crate::tools::{
     ApprovedCall, ExecContext, Proposal, ProposeContext, Provenance, RuntimeReason, ToolOutput,
@@ -38,6 +37,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// Everything the executor needs.
 pub struct Executor {
@@ -218,7 +218,7 @@ impl Executor {
         self: &Arc<Self>,
         session: Arc<SessionPolicy>,
         calls: Vec<ToolCallRequest>,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> Vec<ToolCallResult> {
         let permits = Arc::new(tokio::sync::Semaphore::new(self.max_concurrent.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
@@ -278,7 +278,7 @@ impl Executor {
         &self,
         session: &SessionPolicy,
         call: ToolCallRequest,
-        cancel: CancelToken,
+        cancel: CancellationToken,
     ) -> ToolCallResult {
         let result = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
         if call.arguments.len() > MAX_ARGUMENTS {

@@ -14,12 +14,12 @@ use super::shared::{Shared, lock};
 use crate::agent::classifier::Surface;
 use crate::agent::runs::RunRecord;
 use crate::agent::setup::{Assembled, assemble_with};
-use crate::tools::cancel::{Canceller, cancellation};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 use tollgate_surface::ChatRef;
 
 /// What a session works on next.
@@ -63,8 +63,8 @@ pub struct SessionWorker {
     queue_cap: usize,
     ready: Notify,
     generation: AtomicU64,
-    /// The current run's canceller; `Some` while a run works.
-    running: Mutex<Option<Canceller>>,
+    /// The current run's token (a clone of the one it runs with); `Some` while a run works.
+    running: Mutex<Option<CancellationToken>>,
     full_announced: AtomicBool,
     progress: Arc<ProgressWatch>,
     /// Messages queued or running: a worker is evicted only at zero.
@@ -221,10 +221,10 @@ impl SessionWorker {
     /// `/stop`: cancels the run and drops the queue; false if nothing was running.
     pub fn stop(&self) -> bool {
         self.generation.fetch_add(1, Ordering::SeqCst);
-        // The canceller stays until the run has wound down: the session is busy until then.
+        // The token stays until the run has wound down: the session is busy until then.
         match lock(&self.running).as_ref() {
-            Some(canceller) => {
-                canceller.cancel();
+            Some(cancel) => {
+                cancel.cancel();
                 true
             }
             None => false,
@@ -256,7 +256,7 @@ async fn work(shared: Arc<Shared>, worker: Arc<SessionWorker>) {
 
 /// Runs one queued item and sends its answer.
 async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, turn: &mut u64) {
-    let (canceller, cancel) = cancellation();
+    let cancel = CancellationToken::new();
     let session = worker.assembled.session.clone();
     let runner = &worker.assembled.runner;
     let outcome = match work {
@@ -276,7 +276,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             );
             *lock(&worker.approver.requester) = requester;
             *lock(&worker.approver.run) = run_id.clone();
-            *lock(&worker.running) = Some(canceller);
+            *lock(&worker.running) = Some(cancel.clone());
             worker.progress.clear();
             let progress = spawn_progress(shared, worker);
             let outcome = runner.start(session, &run_id, &text, cancel).await;
@@ -285,7 +285,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
         }
         Work::Resume(run) => {
             *lock(&worker.approver.run) = run.id.clone();
-            *lock(&worker.running) = Some(canceller);
+            *lock(&worker.running) = Some(cancel.clone());
             let progress = spawn_progress(shared, worker);
             let outcome = runner.resume(session, *run, cancel).await;
             progress.abort();
@@ -313,7 +313,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
                 worker.key,
                 crate::clock::now_rfc3339_millis()
             );
-            *lock(&worker.running) = Some(canceller);
+            *lock(&worker.running) = Some(cancel.clone());
             match unattended(shared, worker) {
                 Ok(unattended) => {
                     unattended

@@ -1,13 +1,13 @@
 //! What a tool's execute half may use: the session's workspace and roots, the sandbox current
 //! when the call starts, the shell runner and the sanitized child environment.
 
-use super::cancel::CancelToken;
 use crate::policy::mode::SandboxPolicy;
 use crate::policy::sandbox::Roots;
 use crate::sandbox::ShellRunner;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// The execute half's context.
 #[derive(Clone)]
@@ -27,7 +27,7 @@ pub struct ExecContext {
     /// A tool's timeout when the call gives none.
     pub default_timeout: Duration,
     /// Cancelled by `/stop`: running children are killed.
-    pub cancel: CancelToken,
+    pub cancel: CancellationToken,
     /// Where todos, memory and stored results live.
     pub store: Option<std::sync::Arc<dyn crate::store::Store>>,
     /// Whether memory is per session or shared by the agent's sessions.

@@ -40,7 +40,13 @@ pub trait QuestionAsker: Send + Sync {
 /// Starts a subagent for the calling session (`spawn_subagent`); the runtime binds it to that
 /// session, so the tool only names the task and the tools.
 pub trait SubagentSpawner: Send + Sync {
-    fn spawn<'a>(&'a self, task: &'a str, tools: Option<Vec<String>>) -> HostFuture<'a>;
+    /// `cancel` is a child of the calling run's token: `/stop` reaches the subagent too.
+    fn spawn<'a>(
+        &'a self,
+        task: &'a str,
+        tools: Option<Vec<String>>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> HostFuture<'a>;
 }
 
 /// The conversation a call belongs to (`summarize_context`, `context_info`).

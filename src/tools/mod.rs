@@ -4,7 +4,6 @@
 pub mod approved;
 pub mod args;
 pub mod builtin;
-pub mod cancel;
 pub mod exec;
 pub mod fs;
 pub mod hosts;

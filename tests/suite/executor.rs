@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 use tollgate::config::{self, Config};
 use tollgate::events::MemoryEvents;
 use tollgate::executor::approval::{
@@ -25,7 +26,6 @@ use tollgate::policy::{DecisionSource, ReasonCode};
 use tollgate::sandbox::ShellRunner;
 use tollgate::store::{MemoryStore, Store};
 use tollgate::tools::Provenance;
-use tollgate::tools::cancel::{CancelToken, cancellation};
 use tollgate::tools::{
     ApprovedCall, ExecContext, Proposal, ProposeContext, Tool, ToolError, ToolFuture, ToolOutput,
     ToolRegistry, Toolset,
@@ -241,7 +241,7 @@ pub fn call(id: &str, name: &str, args: Value) -> ToolCallRequest {
 
 pub async fn batch(b: &Bench, calls: Vec<ToolCallRequest>) -> Vec<ToolCallResult> {
     b.executor
-        .run_batch(b.session.clone(), calls, CancelToken::never())
+        .run_batch(b.session.clone(), calls, CancellationToken::new())
         .await
 }
 
@@ -283,7 +283,8 @@ async fn a_timeout_is_a_failed_result_not_a_crash() {
 #[tokio::test]
 async fn cancel_answers_running_and_waiting_calls() {
     let b = bench(false);
-    let (canceller, token) = cancellation();
+    let token = CancellationToken::new();
+    let canceller = token.clone();
     let executor = b.executor.clone();
     let session = b.session.clone();
     let run = tokio::spawn(async move {
@@ -337,7 +338,7 @@ async fn an_always_answer_decides_the_waiting_calls_again() {
                     ),
                     call("r", "read_file", json!({"path": "missing.txt"})),
                 ],
-                CancelToken::never(),
+                CancellationToken::new(),
             )
             .await
     });
@@ -417,7 +418,7 @@ async fn what_was_approved_is_what_runs() {
                     "edit_file",
                     json!({"path": "notes.txt", "old": "alpha", "new": "beta"}),
                 )],
-                CancelToken::never(),
+                CancellationToken::new(),
             )
             .await
     });
@@ -862,7 +863,7 @@ async fn session_memory_is_not_shared_between_sessions() {
         .run_batch(
             other,
             vec![call("v", "view_memory", json!({"key": "k"}))],
-            CancelToken::never(),
+            CancellationToken::new(),
         )
         .await;
     assert!(

@@ -75,7 +75,7 @@ fn dummy_exec() -> ExecContext {
         runner: tollgate::sandbox::ShellRunner::new(helper()),
         child_env: Default::default(),
         default_timeout: std::time::Duration::from_secs(5),
-        cancel: tollgate::tools::cancel::CancelToken::never(),
+        cancel: tokio_util::sync::CancellationToken::new(),
         store: None,
         memory: Default::default(),
         subagents: None,

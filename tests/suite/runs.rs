@@ -8,6 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use tollgate::agent::llm::{OpenAiProvider, Role};
 use tollgate::agent::runner::{AgentRunner, INTERRUPTED};
 use tollgate::agent::runs::{CallState, RunJournal, RunStore};
@@ -19,7 +20,6 @@ use tollgate::executor::{Executor, NoClassifier};
 use tollgate::policy::mode::Dials;
 use tollgate::sandbox::ShellRunner;
 use tollgate::store::{MemoryStore, Store};
-use tollgate::tools::cancel::CancelToken;
 use tollgate::tools::{ToolRegistry, Toolset};
 
 struct World {
@@ -120,7 +120,7 @@ async fn a_multi_step_turn_keeps_a_valid_transcript() {
             session,
             "run-1",
             "what do my notes say?",
-            CancelToken::never(),
+            CancellationToken::new(),
         )
         .await
         .unwrap();
@@ -154,7 +154,7 @@ async fn a_crash_while_waiting_for_approval_loses_nothing() {
     let (first, session) = runner(&w, &llm, nobody_answers.clone());
     let task = tokio::spawn(async move {
         first
-            .start(session, "run-7", "write it", CancelToken::never())
+            .start(session, "run-7", "write it", CancellationToken::new())
             .await
     });
     for _ in 0..200 {
@@ -183,7 +183,7 @@ async fn a_crash_while_waiting_for_approval_loses_nothing() {
         .unwrap();
     let (second, session) = runner(&w, &llm, admin.clone());
     let outcome = second
-        .resume(session, open[0].clone(), CancelToken::never())
+        .resume(session, open[0].clone(), CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(outcome.answer, "Written.");
@@ -216,7 +216,7 @@ async fn a_crash_while_running_is_reported_and_never_rerun() {
     let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
     let task = tokio::spawn(async move {
         first
-            .start(session, "run-9", "count", CancelToken::never())
+            .start(session, "run-9", "count", CancellationToken::new())
             .await
     });
     let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
@@ -242,7 +242,7 @@ async fn a_crash_while_running_is_reported_and_never_rerun() {
     let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
     let open = runs.open_runs().unwrap();
     let outcome = second
-        .resume(session, open[0].clone(), CancelToken::never())
+        .resume(session, open[0].clone(), CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(outcome.answer, "It may or may not have run.");
@@ -274,7 +274,7 @@ async fn a_model_that_loops_is_stopped_at_max_rounds() {
     .await;
     let (runner, session) = runner(&w, &llm, Arc::new(Scripted::default()));
     let outcome = runner
-        .start(session, "run-2", "loop", CancelToken::never())
+        .start(session, "run-2", "loop", CancellationToken::new())
         .await
         .unwrap();
     assert!(
@@ -301,14 +301,14 @@ async fn a_provider_failure_is_told_plainly() {
     let llm = FakeLlm::start(vec![]).await;
     let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
     let err = first
-        .start(session, "run-3", "hi", CancelToken::never())
+        .start(session, "run-3", "hi", CancellationToken::new())
         .await
         .unwrap_err();
     assert!(err.contains("answered 500"), "{err}");
     let huge = "x".repeat(1024 * 1024);
     let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
     let err = second
-        .start(session, "run-4", &huge, CancelToken::never())
+        .start(session, "run-4", &huge, CancellationToken::new())
         .await
         .unwrap_err();
     assert!(err.contains("the limit is"), "{err}");
@@ -372,7 +372,7 @@ async fn a_subagent_runs_headless_within_the_parent() {
             assembled.session.clone(),
             "run-s",
             "delegate it",
-            CancelToken::never(),
+            CancellationToken::new(),
         )
         .await
         .unwrap();
@@ -452,7 +452,7 @@ async fn summarize_context_replaces_earlier_turns_and_keeps_this_one() {
             assembled.session.clone(),
             "run-z",
             "summarize please",
-            CancelToken::never(),
+            CancellationToken::new(),
         )
         .await
         .unwrap();
@@ -487,7 +487,6 @@ async fn summarize_context_replaces_earlier_turns_and_keeps_this_one() {
 
 #[tokio::test]
 async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
-    use tollgate::tools::cancel::cancellation;
     let w = world("[agents.a.tool_approval]\nexecute_command = \"allow\"");
     let llm = FakeLlm::start(vec![tool_calls(&[(
         "s1",
@@ -496,7 +495,8 @@ async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
     )])])
     .await;
     let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
-    let (stop, token) = cancellation();
+    let token = CancellationToken::new();
+    let stop = token.clone();
     let task = tokio::spawn(async move { first.start(session, "run-stop", "sleep", token).await });
     tokio::time::sleep(Duration::from_millis(800)).await;
     stop.cancel();
@@ -523,7 +523,7 @@ async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
     llm.push(text("Back again."));
     let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
     let resumed = second
-        .resume(session, stored, CancelToken::never())
+        .resume(session, stored, CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(resumed.answer, "Back again.");
@@ -571,7 +571,7 @@ async fn mcp_tools_join_the_toolset_on_first_need() {
             assembled.session.clone(),
             "run-m",
             "add",
-            CancelToken::never(),
+            CancellationToken::new(),
         )
         .await
         .unwrap();

@@ -126,7 +126,7 @@ impl Tool for Builtin {
                                 Some(text) => ToolOutput::ok(text),
                                 None => ToolOutput::error("the question was not answered"),
                             },
-                            () = ctx.cancel.clone().cancelled() => ToolOutput::error(
+                            () = ctx.cancel.cancelled() => ToolOutput::error(
                                 "the run was stopped before the question was answered",
                             ),
                         },
@@ -156,7 +156,7 @@ impl Tool for Builtin {
                             .map(str::to_string)
                             .collect()
                     });
-                    match host.spawn(task, tools).await {
+                    match host.spawn(task, tools, ctx.cancel.child_token()).await {
                         Ok(answer) => ToolOutput::ok(answer),
                         Err(e) => ToolOutput::error(format!("the subagent failed: {e}")),
                     }

@@ -83,7 +83,7 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
             &spec,
             &ctx.child_env,
             timeout,
-            ctx.cancel.clone().cancelled(),
+            ctx.cancel.cancelled(),
         )
         .await;
     match outcome {

@@ -1,11 +1,15 @@
 //! Opening files beneath an allowed root with `openat2(RESOLVE_BENEATH)`: a symlink swapped in
 //! after the gate checked a path cannot lead outside the root, because the kernel refuses any
 //! resolution that leaves it (and magic links such as `/proc/self/fd/*`).
+//!
+//! The system calls go through rustix: safe wrappers whose errors convert to `io::Error` with
+//! the kernel's errno kept (callers match on `ELOOP`, `EXDEV` and `AlreadyExists`).
 
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -38,18 +42,11 @@ impl Beneath {
     /// Opens `root` (which must be a directory).
     pub fn open(root: &Path) -> io::Result<Self> {
         let c = cstring(root)?;
-        // SAFETY: a valid NUL-terminated path; the returned fd is owned below.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` was just returned by open and is ours.
-        let root_fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let root_fd = rustix::fs::open(
+            c.as_c_str(),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
         Ok(Beneath {
             root: root_fd,
             path: root.to_path_buf(),
@@ -61,9 +58,14 @@ impl Beneath {
         &self.path
     }
 
-    /// `openat2` beneath the root.
+    /// `openat2` beneath the root; `flags` are `libc::O_*` flags.
     pub fn open_at(&self, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
-        self.open_resolving(rel, flags, mode, 0)
+        self.open_resolving(
+            rel,
+            OFlags::from_bits_retain(flags.cast_unsigned()),
+            mode,
+            ResolveFlags::empty(),
+        )
     }
 
     /// Creates a new file for writing, following no link on the way — not even one that stays
@@ -71,9 +73,9 @@ impl Beneath {
     pub fn create_new(&self, rel: &Path) -> io::Result<File> {
         let fd = self.open_resolving(
             rel,
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW,
             0o644,
-            libc::RESOLVE_NO_SYMLINKS,
+            ResolveFlags::NO_SYMLINKS,
         )?;
         Ok(File::from(fd))
     }
@@ -81,9 +83,9 @@ impl Beneath {
     fn open_resolving(
         &self,
         rel: &Path,
-        flags: i32,
+        flags: OFlags,
         mode: u32,
-        extra_resolve: u64,
+        extra_resolve: ResolveFlags,
     ) -> io::Result<OwnedFd> {
         let rel = checked_relative(rel)?;
         let rel = if rel.as_os_str().is_empty() {
@@ -92,28 +94,13 @@ impl Beneath {
             rel
         };
         let c = cstring(rel)?;
-        // SAFETY: open_how is plain data; zeroed is a valid value, then its fields are set.
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = (flags | libc::O_CLOEXEC) as u64;
-        how.mode = u64::from(mode);
-        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS | extra_resolve;
-        // SAFETY: valid dirfd, NUL-terminated path, and a pointer to a live open_how of the
-        // size passed.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                self.root.as_raw_fd(),
-                c.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let fd = i32::try_from(fd).map_err(|_| io::Error::other("fd out of range"))?;
-        // SAFETY: `fd` was just returned by openat2 and is ours.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        Ok(rustix::fs::openat2(
+            &self.root,
+            c.as_c_str(),
+            flags | OFlags::CLOEXEC,
+            Mode::from_bits_retain(mode),
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS | extra_resolve,
+        )?)
     }
 
     pub fn read_file(&self, rel: &Path) -> io::Result<File> {
@@ -149,13 +136,9 @@ impl Beneath {
         for component in rel.components() {
             so_far.push(component);
             let (dir, name) = self.parent_of(&so_far)?;
-            // SAFETY: valid dirfd and NUL-terminated name.
-            let r = unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755) };
-            if r != 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::AlreadyExists {
-                    return Err(e);
-                }
+            match rustix::fs::mkdirat(&dir, name.as_c_str(), Mode::from_bits_retain(0o755)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
             }
         }
         Ok(())
@@ -164,32 +147,25 @@ impl Beneath {
     /// Removes a file, or an empty directory.
     pub fn remove(&self, rel: &Path, directory: bool) -> io::Result<()> {
         let (dir, name) = self.parent_of(rel)?;
-        let flags = if directory { libc::AT_REMOVEDIR } else { 0 };
-        // SAFETY: valid dirfd and NUL-terminated name.
-        if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        let flags = if directory {
+            AtFlags::REMOVEDIR
+        } else {
+            AtFlags::empty()
+        };
+        Ok(rustix::fs::unlinkat(&dir, name.as_c_str(), flags)?)
     }
 
     /// Renames `from` (beneath this root) to `to` (beneath `other`), never replacing a file.
     pub fn rename(&self, from: &Path, other: &Beneath, to: &Path) -> io::Result<()> {
         let (from_dir, from_name) = self.parent_of(from)?;
         let (to_dir, to_name) = other.parent_of(to)?;
-        // SAFETY: valid dirfds and NUL-terminated names.
-        let r = unsafe {
-            libc::renameat2(
-                from_dir.as_raw_fd(),
-                from_name.as_ptr(),
-                to_dir.as_raw_fd(),
-                to_name.as_ptr(),
-                libc::RENAME_NOREPLACE,
-            )
-        };
-        if r != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        Ok(rustix::fs::renameat_with(
+            &from_dir,
+            from_name.as_c_str(),
+            &to_dir,
+            to_name.as_c_str(),
+            RenameFlags::NOREPLACE,
+        )?)
     }
 
     /// The entries of a directory beneath the root: name, whether a directory, size.
@@ -251,13 +227,28 @@ mod tests {
             .unwrap();
         assert_eq!(text, "inside");
         assert!(b.read_file(Path::new("relative-inside")).is_ok());
-        assert!(b.read_file(Path::new("escape")).is_err());
+        let escape = b.read_file(Path::new("escape")).unwrap_err();
+        assert_eq!(escape.raw_os_error(), Some(libc::EXDEV));
         assert!(b.read_file(Path::new("etc/hostname")).is_err());
         assert!(b.read_file(Path::new("../secret.txt")).is_err());
         assert!(b.create_file(Path::new("escape")).is_err());
         b.create_dir_all(Path::new("a/b/c")).unwrap();
         assert!(root.join("a/b/c").is_dir());
         assert!(b.create_dir_all(Path::new("etc/x")).is_err());
+        // Callers match on these: the kernel's errno and kind come through unchanged.
+        let through_link = b.create_new(Path::new("etc/x")).unwrap_err();
+        assert_eq!(through_link.raw_os_error(), Some(libc::ELOOP));
+        let out = b.open_at(Path::new("../x"), libc::O_RDONLY, 0);
+        assert_eq!(
+            out.unwrap_err().kind(),
+            io::ErrorKind::PermissionDenied,
+            "refused before the kernel sees it"
+        );
+        drop(b.create_new(Path::new("new.txt")).unwrap());
+        let again = b.create_new(Path::new("new.txt")).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+        let onto = b.rename(Path::new("new.txt"), &b, Path::new("sub/ok.txt"));
+        assert_eq!(onto.unwrap_err().kind(), io::ErrorKind::AlreadyExists);
         let names: Vec<String> = b
             .list(Path::new(""))
             .unwrap()
