@@ -2,6 +2,7 @@
 //! (Durable runs, sessions and the console surface arrive with the rest of the runtime issue.)
 
 pub mod classifier;
+pub mod error;
 pub mod llm;
 pub mod runner;
 pub mod runs;

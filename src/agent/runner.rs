@@ -4,6 +4,7 @@
 //! that were running as interrupted (never running them again) and asks again about calls that
 //! were waiting for approval.
 
+use super::error::RunError;
 use super::llm::{ChatMessage, LlmProvider, LlmRequest, Role};
 use super::runs::{CallRecord, CallState, RunJournal, RunPhase, RunRecord, RunStore};
 use crate::events::Event;
@@ -55,22 +56,17 @@ impl AgentRunner {
         run_id: &str,
         text: &str,
         cancel: CancellationToken,
-    ) -> Result<TurnOutcome, String> {
+    ) -> Result<TurnOutcome, RunError> {
         if text.len() > MAX_USER_MESSAGE {
-            return Err(format!(
-                "the message is {} bytes; the limit is {MAX_USER_MESSAGE} — send a shorter one, or put the text in a file",
-                text.len()
-            ));
+            return Err(RunError::MessageTooLong {
+                bytes: text.len(),
+                limit: MAX_USER_MESSAGE,
+            });
         }
-        let mut transcript = self
-            .runs
-            .transcript(&session.key)
-            .map_err(|e| e.to_string())?;
+        let mut transcript = self.runs.transcript(&session.key)?;
         transcript.push(ChatMessage::new(Role::User, text));
         // Flushed with the run record just below.
-        self.runs
-            .stage_transcript(&session.key, &transcript)
-            .map_err(|e| e.to_string())?;
+        self.runs.stage_transcript(&session.key, &transcript)?;
         let run = RunRecord {
             id: run_id.to_string(),
             session: session.key.clone(),
@@ -80,7 +76,7 @@ impl AgentRunner {
             calls: Vec::new(),
             usage: super::llm::Usage::default(),
         };
-        self.runs.save(&run).map_err(|e| e.to_string())?;
+        self.runs.save(&run)?;
         self.event(
             &session.key,
             EventKind::MessageReceived,
@@ -96,7 +92,7 @@ impl AgentRunner {
         session: Arc<SessionPolicy>,
         run: RunRecord,
         cancel: CancellationToken,
-    ) -> Result<TurnOutcome, String> {
+    ) -> Result<TurnOutcome, RunError> {
         self.drive(session, run, cancel).await
     }
 
@@ -105,7 +101,7 @@ impl AgentRunner {
         session: Arc<SessionPolicy>,
         run: RunRecord,
         cancel: CancellationToken,
-    ) -> Result<TurnOutcome, String> {
+    ) -> Result<TurnOutcome, RunError> {
         let shared = Arc::new(Mutex::new(run));
         self.journal.activate(shared.clone());
         let outcome = self.drive_active(&session, &shared, cancel).await;
@@ -119,7 +115,7 @@ impl AgentRunner {
                 "run": done.run_id, "rounds": done.rounds, "usage": run.usage, "classifier_usage": classifier,
             })),
             Err(error) => self.event(&session.key, EventKind::RunInterrupted, json!({
-                "run": run.id, "error": error, "usage": run.usage, "classifier_usage": classifier,
+                "run": run.id, "error": error.to_string(), "usage": run.usage, "classifier_usage": classifier,
             })),
         }
         self.journal.deactivate(&session.key);
@@ -137,9 +133,9 @@ impl AgentRunner {
         });
     }
 
-    fn save(&self, run: &Mutex<RunRecord>) -> Result<(), String> {
+    fn save(&self, run: &Mutex<RunRecord>) -> Result<(), RunError> {
         let snapshot = lock(run).clone();
-        self.runs.save(&snapshot).map_err(|e| e.to_string())
+        Ok(self.runs.save(&snapshot)?)
     }
 
     async fn drive_active(
@@ -147,7 +143,7 @@ impl AgentRunner {
         session: &Arc<SessionPolicy>,
         shared: &Arc<Mutex<RunRecord>>,
         cancel: CancellationToken,
-    ) -> Result<TurnOutcome, String> {
+    ) -> Result<TurnOutcome, RunError> {
         loop {
             let run = lock(shared).clone();
             match run.phase {
@@ -158,7 +154,8 @@ impl AgentRunner {
                         rounds: run.round,
                     });
                 }
-                RunPhase::Failed { error } => return Err(error),
+                // Only the model's failures are recorded as a phase.
+                RunPhase::Failed { error } => return Err(RunError::Model(error)),
                 RunPhase::AskingModel => self.ask_model(session, shared, &run).await?,
                 RunPhase::RunningTools => self.run_tools(session, shared, &cancel).await?,
             }
@@ -170,7 +167,7 @@ impl AgentRunner {
         session: &SessionPolicy,
         shared: &Mutex<RunRecord>,
         run: &RunRecord,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         if run.round >= self.max_rounds {
             let answer = format!(
                 "I stopped after {} model calls in this turn (max_rounds = {} for agent {}); ask me to continue if there is more to do.",
@@ -188,10 +185,7 @@ impl AgentRunner {
                 json!({"problem": problem}),
             );
         }
-        let transcript = self
-            .runs
-            .transcript(&session.key)
-            .map_err(|e| e.to_string())?;
+        let transcript = self.runs.transcript(&session.key)?;
         let mut messages = vec![ChatMessage::new(Role::System, self.system_prompt.clone())];
         messages.extend(transcript.iter().cloned());
         let request = LlmRequest {
@@ -211,7 +205,7 @@ impl AgentRunner {
                     error: e.message.clone(),
                 };
                 self.save(shared)?;
-                return Err(e.message);
+                return Err(RunError::Model(e.message));
             }
         };
         self.event(
@@ -227,9 +221,7 @@ impl AgentRunner {
             tool_call_id: None,
         });
         // Flushed with the run record at the end of this step.
-        self.runs
-            .stage_transcript(&session.key, &transcript)
-            .map_err(|e| e.to_string())?;
+        self.runs.stage_transcript(&session.key, &transcript)?;
         {
             let mut run = lock(shared);
             run.round += 1;
@@ -259,7 +251,7 @@ impl AgentRunner {
         session: &Arc<SessionPolicy>,
         shared: &Mutex<RunRecord>,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         // A call recorded as running when the process stopped: never run it again.
         let todo: Vec<ToolCallRequest> = {
             let mut run = lock(shared);
@@ -300,10 +292,7 @@ impl AgentRunner {
         }
         self.save(shared)?;
         // Give the model every call's result, in order, exactly once.
-        let mut transcript = self
-            .runs
-            .transcript(&session.key)
-            .map_err(|e| e.to_string())?;
+        let mut transcript = self.runs.transcript(&session.key)?;
         let calls = lock(shared).calls.clone();
         let already = calls.first().is_some_and(|first| {
             transcript
@@ -320,9 +309,7 @@ impl AgentRunner {
                 };
                 transcript.push(ChatMessage::tool_result(&record.call.id, output));
             }
-            self.runs
-                .save_transcript(&session.key, &transcript)
-                .map_err(|e| e.to_string())?;
+            self.runs.save_transcript(&session.key, &transcript)?;
         }
         let mut run = lock(shared);
         run.phase = if cancel.is_cancelled() {

@@ -4,7 +4,7 @@
 //! on it happens, so a restart loses nothing and never runs a call twice.
 
 use super::llm::{ChatMessage, ToolCall};
-use crate::executor::{CallJournal, JournalStatus};
+use crate::executor::{CallJournal, JournalError, JournalStatus};
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -220,24 +220,32 @@ impl RunJournal {
 }
 
 impl CallJournal for RunJournal {
-    fn record(&self, session: &str, call_id: &str, status: JournalStatus) -> Result<(), String> {
+    fn record(
+        &self,
+        session: &str,
+        call_id: &str,
+        status: JournalStatus,
+    ) -> Result<(), JournalError> {
         let run = self
             .active
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(session)
             .cloned()
-            .ok_or_else(|| format!("session {session} has no active run"))?;
+            .ok_or_else(|| JournalError::NoActiveRun(session.to_string()))?;
         let mut run = run.lock().unwrap_or_else(|p| p.into_inner());
         let Some(record) = run.calls.iter_mut().find(|c| c.call.id == call_id) else {
-            return Err(format!("call {call_id} is not part of run {}", run.id));
+            return Err(JournalError::UnknownCall {
+                call: call_id.to_string(),
+                run: run.id.clone(),
+            });
         };
         record.state = match status {
             JournalStatus::Pending => CallState::Pending,
             JournalStatus::Running => CallState::Running,
             JournalStatus::Done { output, is_error } => CallState::Done { output, is_error },
         };
-        self.runs.save(&run).map_err(|e| e.to_string())
+        Ok(self.runs.save(&run)?)
     }
 }
 

@@ -3,6 +3,7 @@
 //! cannot assemble the gate differently.
 
 use super::classifier::{ModelClassifier, Surface};
+use super::error::SetupError;
 use super::llm::{AnthropicProvider, LlmProvider, OpenAiProvider, Usage};
 use super::runner::AgentRunner;
 use super::runs::{RunJournal, RunStore};
@@ -31,19 +32,17 @@ pub fn helper_binary() -> std::path::PathBuf {
 }
 
 /// The model endpoint an agent's provider names.
-pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>, String> {
+pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>, SetupError> {
     let agent_config = config
         .agents
         .get(agent)
-        .ok_or_else(|| format!("no agent `{agent}`"))?;
+        .ok_or_else(|| SetupError::UnknownAgent(agent.to_string()))?;
     let provider = config
         .providers
         .get(&agent_config.provider)
-        .ok_or_else(|| {
-            format!(
-                "agent {agent}'s provider `{}` is not configured",
-                agent_config.provider
-            )
+        .ok_or_else(|| SetupError::UnknownProvider {
+            agent: agent.to_string(),
+            provider: agent_config.provider.clone(),
         })?;
     let key = provider
         .api_key_env
@@ -57,7 +56,7 @@ pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>
                 Duration::from_secs(provider.timeout_secs),
                 provider.max_retries,
             )
-            .map_err(|e| e.message)?;
+            .map_err(|e| SetupError::Provider(e.message))?;
             Ok(Arc::new(client))
         }
         ProviderKind::Anthropic => {
@@ -68,7 +67,7 @@ pub fn provider_for(config: &Config, agent: &str) -> Result<Arc<dyn LlmProvider>
                 provider.max_retries,
                 agent_config.max_tokens,
             )
-            .map_err(|e| e.message)?;
+            .map_err(|e| SetupError::Provider(e.message))?;
             Ok(Arc::new(client))
         }
     }
@@ -91,7 +90,7 @@ pub fn assemble(
     surface: Surface,
     store: Arc<dyn Store>,
     approver: Arc<dyn Approver>,
-) -> Result<Assembled, String> {
+) -> Result<Assembled, SetupError> {
     assemble_watched(config, agent, session, surface, store, approver, None)
 }
 
@@ -110,11 +109,11 @@ pub struct AgentParts {
 }
 
 impl AgentParts {
-    pub fn new(config: &Arc<Config>, agent: &str) -> Result<Self, String> {
+    pub fn new(config: &Arc<Config>, agent: &str) -> Result<Self, SetupError> {
         let agent_config = config
             .agents
             .get(agent)
-            .ok_or_else(|| format!("no agent `{agent}`"))?;
+            .ok_or_else(|| SetupError::UnknownAgent(agent.to_string()))?;
         Ok(AgentParts {
             provider: provider_for(config, agent)?,
             registry: Arc::new(ToolRegistry::builtin()),
@@ -143,7 +142,7 @@ pub fn assemble_watched(
     store: Arc<dyn Store>,
     approver: Arc<dyn Approver>,
     watcher: Option<Arc<dyn EventSink>>,
-) -> Result<Assembled, String> {
+) -> Result<Assembled, SetupError> {
     let parts = AgentParts::new(config, agent)?;
     assemble_with(
         &parts, config, agent, session, surface, store, approver, watcher,
@@ -161,11 +160,11 @@ pub fn assemble_with(
     store: Arc<dyn Store>,
     approver: Arc<dyn Approver>,
     watcher: Option<Arc<dyn EventSink>>,
-) -> Result<Assembled, String> {
+) -> Result<Assembled, SetupError> {
     let agent_config = config
         .agents
         .get(agent)
-        .ok_or_else(|| format!("no agent `{agent}`"))?;
+        .ok_or_else(|| SetupError::UnknownAgent(agent.to_string()))?;
     let provider = parts.provider.clone();
     let runs = RunStore::new(store.clone());
     let journal = Arc::new(RunJournal::new(runs.clone()));
@@ -197,8 +196,8 @@ pub fn assemble_with(
             mode: agent_config.approval,
             sandbox: agent_config.sandbox,
         },
-        tool_allowlist: lists.tools(session).map_err(|e| e.to_string())?,
-        command_allowlist: lists.command_keys(agent).map_err(|e| e.to_string())?,
+        tool_allowlist: lists.tools(session)?,
+        command_allowlist: lists.command_keys(agent)?,
     };
     let policy = Arc::new(SessionPolicy::new(
         session,
@@ -353,7 +352,10 @@ impl crate::executor::SubagentHost for Subagents {
                 max_tokens: Some(agent.max_tokens),
                 classifier_usage: None,
             };
-            let outcome = runner.start(session, &key, task, cancel).await?;
+            let outcome = runner
+                .start(session, &key, task, cancel)
+                .await
+                .map_err(|e| e.to_string())?;
             Ok(outcome.answer)
             }
             .await;

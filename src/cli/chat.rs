@@ -334,7 +334,7 @@ fn report(outcome: Result<crate::agent::runner::TurnOutcome, String>) {
 /// the terminal (ESC, CR, bidi overrides) shown escaped.
 fn report_redacted(
     redactor: &crate::policy::redact::Redactor,
-    outcome: Result<crate::agent::runner::TurnOutcome, String>,
+    outcome: Result<crate::agent::runner::TurnOutcome, crate::agent::error::RunError>,
 ) {
     let shown = |text: &str| tollgate_surface::text::show_prose(&redactor.redact(text));
     report(
@@ -343,7 +343,7 @@ fn report_redacted(
                 done.answer = shown(&done.answer);
                 done
             })
-            .map_err(|e| shown(&e)),
+            .map_err(|e| shown(&e.to_string())),
     );
 }
 

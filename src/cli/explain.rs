@@ -101,7 +101,7 @@ pub fn run(
                 mcp_names.push(tool.name.clone());
                 registry
                     .register(Arc::new(tool))
-                    .map_err(Failure::runtime)?;
+                    .map_err(|e| Failure::runtime(e.to_string()))?;
             }
         }
     }
@@ -170,7 +170,7 @@ fn classify(
     use crate::executor::Classifier;
     let provider = match crate::agent::setup::provider_for(config, agent_name) {
         Ok(provider) => provider,
-        Err(e) => return Ok(ClassifierReport::not_run(e)),
+        Err(e) => return Ok(ClassifierReport::not_run(e.to_string())),
     };
     let classifier = ModelClassifier {
         provider,

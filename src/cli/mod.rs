@@ -152,16 +152,18 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn usage(message: impl Into<String>) -> Self {
+    /// Exit 2: the command or its config is wrong.
+    fn usage(message: impl std::fmt::Display) -> Self {
         Failure {
-            message: message.into(),
+            message: message.to_string(),
             code: 2,
         }
     }
 
-    fn runtime(message: impl Into<String>) -> Self {
+    /// Exit 1: something failed while running.
+    fn runtime(message: impl std::fmt::Display) -> Self {
         Failure {
-            message: message.into(),
+            message: message.to_string(),
             code: 1,
         }
     }

@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// A session of an agent the config no longer has (the call is refused).
+#[derive(Debug, thiserror::Error)]
+#[error("agent {0} is not configured")]
+pub struct UnknownAgent(pub String);
+
 impl Executor {
     /// Decides with the session's current state.
     pub(super) fn decide(
@@ -11,10 +16,10 @@ impl Executor {
         session: &SessionPolicy,
         call: &ToolCallRequest,
         args: &Value,
-    ) -> Result<Evaluation, String> {
+    ) -> Result<Evaluation, UnknownAgent> {
         let agent = self
             .agent(session)
-            .ok_or_else(|| format!("agent {} is not configured", session.agent))?;
+            .ok_or_else(|| UnknownAgent(session.agent.clone()))?;
         let snapshot = session.snapshot();
         let workspace = workspace_for(agent, Some(&session.workspace_key));
         let roots = roots_for(&self.config, agent, &workspace);
@@ -45,7 +50,7 @@ impl Executor {
         session: &SessionPolicy,
         call: &ToolCallRequest,
         args: &Value,
-    ) -> Result<Result<(Proposal, GateDecision), crate::gate::Refusal>, String> {
+    ) -> Result<Result<(Proposal, GateDecision), crate::gate::Refusal>, UnknownAgent> {
         match self.decide(session, call, args)? {
             Evaluation::Refused(refusal) => Ok(Err(refusal)),
             Evaluation::Decided { proposal, decision } => Ok(Ok((*proposal, decision))),

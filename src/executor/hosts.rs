@@ -22,7 +22,23 @@ impl Classifier for NoClassifier {
 /// Where a call's progress is written ahead: pending before its card is shown, running before
 /// it starts, done after. A failed write stops the call (nothing runs that was not recorded).
 pub trait CallJournal: Send + Sync {
-    fn record(&self, session: &str, call_id: &str, status: JournalStatus) -> Result<(), String>;
+    fn record(
+        &self,
+        session: &str,
+        call_id: &str,
+        status: JournalStatus,
+    ) -> Result<(), JournalError>;
+}
+
+/// Why a call's step could not be written ahead (the call then does not run).
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("session {0} has no active run")]
+    NoActiveRun(String),
+    #[error("call {call} is not part of run {run}")]
+    UnknownCall { call: String, run: String },
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 /// A step of one call, as the journal records it.

@@ -29,7 +29,8 @@ use approval::{Answer, ApprovalRequest, Approver};
 pub use call::{CallOutcome, MAX_ARGUMENTS, ToolCallRequest, ToolCallResult};
 pub use execute::STORE_RESULT_OVER;
 pub use hosts::{
-    CallJournal, Classifier, ClassifyFuture, JournalStatus, NoClassifier, SubagentHost,
+    CallJournal, Classifier, ClassifyFuture, JournalError, JournalStatus, NoClassifier,
+    SubagentHost,
 };
 use serde_json::{Value, json};
 use session::SessionPolicy;
@@ -194,7 +195,7 @@ impl Executor {
             let name = tool.name.clone();
             match registry.register(tool) {
                 Ok(()) => names.push(name),
-                Err(e) => problems.push(e),
+                Err(e) => problems.push(e.to_string()),
             }
         }
         let toolset = match self.config.agents.get(agent) {
@@ -319,7 +320,7 @@ impl Executor {
         );
         let mut changes = session.subscribe();
         let (proposal, decision) = match self.decide_fully(session, &call, &args).await {
-            Err(e) => return result(ToolOutput::error(e), CallOutcome::Refused),
+            Err(e) => return result(ToolOutput::error(e.to_string()), CallOutcome::Refused),
             Ok(Err(refusal)) => {
                 self.event(session, &call, EventKind::PermissionDenied, json!({"source": "toolset", "reason_code": refusal.code(), "reason": refusal.message()}));
                 return result(ToolOutput::error(refusal.message()), CallOutcome::Refused);

@@ -15,6 +15,14 @@ pub struct Snapshot {
     pub command_allowlist: BTreeSet<ApprovalKey>,
 }
 
+/// `/sandbox` asked for more than the agent's configured sandbox.
+#[derive(Debug, thiserror::Error)]
+#[error("agent {agent}'s sandbox is `{sandbox}`; a session cannot be set wider")]
+pub struct WiderThanAgent {
+    pub agent: String,
+    pub sandbox: SandboxPolicy,
+}
+
 /// A session's policy state, shared by its running calls.
 pub struct SessionPolicy {
     pub key: String,
@@ -71,12 +79,12 @@ impl SessionPolicy {
     }
 
     /// Sets the session's sandbox, never wider than the agent's.
-    pub fn set_sandbox(&self, sandbox: SandboxPolicy) -> Result<(), String> {
+    pub fn set_sandbox(&self, sandbox: SandboxPolicy) -> Result<(), WiderThanAgent> {
         if sandbox > self.agent_sandbox {
-            return Err(format!(
-                "agent {}'s sandbox is `{}`; a session cannot be set wider",
-                self.agent, self.agent_sandbox
-            ));
+            return Err(WiderThanAgent {
+                agent: self.agent.clone(),
+                sandbox: self.agent_sandbox,
+            });
         }
         self.state.send_modify(|s| s.dials.sandbox = sandbox);
         Ok(())

@@ -115,7 +115,9 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
     }
     // Last: the filter would refuse nothing the steps above need, but it belongs to what runs.
     if let Err(e) = super::seccomp::refuse_unix_sockets() {
-        fail(&e);
+        fail(&format!(
+            "seccomp: {e}; set `sandbox = \"danger-full-access\"` to run commands unconfined"
+        ));
     }
     if !spec.shell.is_absolute() {
         fail("no shell given: commands run only under bash");

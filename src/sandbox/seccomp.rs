@@ -98,10 +98,11 @@ fn program() -> Vec<libc::sock_filter> {
 
 /// Installs the filter on this thread (and whatever it `exec`s). `no_new_privs` must be set
 /// already (Landlock's `restrict_self` sets it).
-pub fn refuse_unix_sockets() -> Result<(), String> {
+pub fn refuse_unix_sockets() -> Result<(), std::io::Error> {
     let mut filter = program();
     let prog = libc::sock_fprog {
-        len: u16::try_from(filter.len()).map_err(|_| "seccomp: the filter is too long")?,
+        len: u16::try_from(filter.len())
+            .map_err(|_| std::io::Error::other("the filter is too long"))?,
         filter: filter.as_mut_ptr(),
     };
     // SAFETY: `prog` points at `filter`, which outlives the call; the kernel copies it.
@@ -113,10 +114,7 @@ pub fn refuse_unix_sockets() -> Result<(), String> {
         )
     };
     if r != 0 {
-        return Err(format!(
-            "seccomp: {}; set `sandbox = \"danger-full-access\"` to run commands unconfined",
-            std::io::Error::last_os_error()
-        ));
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }

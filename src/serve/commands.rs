@@ -101,7 +101,7 @@ pub fn run_command(
                 Ok(()) => format!(
                     "Sandbox of this chat is now `{sandbox}`; waiting approvals were decided again."
                 ),
-                Err(e) => e,
+                Err(e) => e.to_string(),
             },
             Err(e) => format!("{e}. Usage: /sandbox POLICY"),
         },

@@ -8,14 +8,13 @@ use crate::policy::mode::Dials;
 const DIALS_TREE: &str = "session_dials";
 
 /// Saves the session's dials as they are now.
-pub fn save(shared: &Shared, session: &SessionPolicy) -> Result<(), String> {
+pub fn save(shared: &Shared, session: &SessionPolicy) -> Result<(), super::error::ServeError> {
     let dials = session.snapshot().dials;
-    let bytes = serde_json::to_vec(&dials).map_err(|e| e.to_string())?;
+    let bytes = serde_json::to_vec(&dials)?;
     shared
         .store
-        .insert(DIALS_TREE, session.key.as_bytes(), &bytes)
-        .map_err(|e| e.to_string())?;
-    shared.store.flush().map_err(|e| e.to_string())
+        .insert(DIALS_TREE, session.key.as_bytes(), &bytes)?;
+    Ok(shared.store.flush()?)
 }
 
 /// Applies the saved dials, if any (never wider than the agent's sandbox: `set_sandbox` checks).

@@ -2,6 +2,7 @@
 //! runtime for a chat — answers, notices, cards, their edits, press answers — goes to the
 //! bridge of that chat's platform, with that bridge's settings beside it.
 
+use super::error::ServeError;
 use super::guard::Guarded;
 use super::rate::RateLimiter;
 use super::settings::BridgeSettings;
@@ -25,7 +26,7 @@ pub struct Gateway {
 impl Gateway {
     /// One handle per bridge; two bridges of one platform, or one whose section is missing or
     /// names no known agent, are refused.
-    pub fn new(config: &Config, bridges: Vec<Arc<dyn Bridge>>) -> Result<Self, String> {
+    pub fn new(config: &Config, bridges: Vec<Arc<dyn Bridge>>) -> Result<Self, ServeError> {
         let redactor = crate::policy::redact::Redactor::from_env_names(
             crate::policy::env::configured_secret_names(config),
         );
@@ -42,11 +43,11 @@ impl Gateway {
                 rate,
             };
             if handles.insert(platform, handle).is_some() {
-                return Err(format!("two bridges for {}", platform.as_str()));
+                return Err(ServeError::TwoBridges(platform.as_str()));
             }
         }
         if handles.is_empty() {
-            return Err("no bridge to serve".into());
+            return Err(ServeError::NoBridge);
         }
         Ok(Gateway { handles })
     }

@@ -19,6 +19,7 @@ pub mod cards;
 pub mod commands;
 pub mod dials;
 pub mod dispatch;
+pub mod error;
 pub mod gateway;
 pub mod guard;
 pub mod inbound;
@@ -72,7 +73,7 @@ pub async fn run(
     bridges: Vec<Arc<dyn Bridge>>,
     allowlists_changed: Arc<Notify>,
     shutdown: impl Future<Output = ()>,
-) -> Result<(), String> {
+) -> Result<(), error::ServeError> {
     let gateway = Gateway::new(&config, bridges)?;
     let shared = Arc::new(Shared::new(config, gateway, store)?);
     for handle in shared.gateway.iter() {

@@ -42,7 +42,11 @@ impl Service {
     }
 
     /// The session's worker, started on its first message.
-    pub fn session(&self, key: &str, chat: &ChatRef) -> Result<Arc<SessionWorker>, String> {
+    pub fn session(
+        &self,
+        key: &str,
+        chat: &ChatRef,
+    ) -> Result<Arc<SessionWorker>, super::error::ServeError> {
         if let Some(worker) = lock(&self.workers).get(key) {
             return Ok(worker.clone());
         }
@@ -50,7 +54,9 @@ impl Service {
             .shared
             .bridge(chat.platform)
             .map(|h| h.settings.agent.clone())
-            .ok_or_else(|| format!("no {} bridge is running", chat.platform.as_str()))?;
+            .ok_or(super::error::ServeError::BridgeNotRunning(
+                chat.platform.as_str(),
+            ))?;
         // Created before the session is assembled: its paths resolve against what exists.
         let _ = self.workspace(&agent, key);
         let worker = SessionWorker::start(&self.shared, key, chat.clone(), &agent)?;

@@ -34,7 +34,14 @@ pub struct BridgeSettings {
 
 impl BridgeSettings {
     /// The settings of `platform`'s section; an error names what is missing.
-    pub fn for_platform(config: &Config, platform: Platform) -> Result<Self, String> {
+    pub fn for_platform(
+        config: &Config,
+        platform: Platform,
+    ) -> Result<Self, super::error::ServeError> {
+        Self::read(config, platform).map_err(super::error::ServeError::Settings)
+    }
+
+    fn read(config: &Config, platform: Platform) -> Result<Self, String> {
         let agent = |named: &Option<String>, section: &str| -> Result<String, String> {
             match named {
                 Some(name) if config.agents.contains_key(name) => Ok(name.clone()),

@@ -64,7 +64,7 @@ impl Shared {
         config: Arc<Config>,
         gateway: Gateway,
         store: Arc<dyn Store>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, super::error::ServeError> {
         let mut agents = BTreeMap::new();
         for agent in gateway.agents() {
             if !agents.contains_key(agent) {

@@ -9,9 +9,11 @@
 //! the old history back.
 
 use super::cards::CardApprover;
+use super::error::ServeError;
 use super::progress::{ProgressWatch, show_progress};
 use super::shared::{Shared, lock};
 use crate::agent::classifier::Surface;
+use crate::agent::error::{RunError, SetupError};
 use crate::agent::runs::RunRecord;
 use crate::agent::setup::{Assembled, assemble_with};
 use std::collections::VecDeque;
@@ -84,14 +86,14 @@ impl SessionWorker {
         key: &str,
         chat: ChatRef,
         agent: &str,
-    ) -> Result<Arc<Self>, String> {
+    ) -> Result<Arc<Self>, ServeError> {
         let settings = &shared
             .bridge(chat.platform)
-            .ok_or_else(|| format!("no {} bridge is running", chat.platform.as_str()))?
+            .ok_or(ServeError::BridgeNotRunning(chat.platform.as_str()))?
             .settings;
         let parts = shared
             .parts(agent)
-            .ok_or_else(|| format!("agent `{agent}` is not served here"))?;
+            .ok_or_else(|| SetupError::UnknownAgent(agent.to_string()))?;
         let approver = Arc::new(CardApprover {
             shared: shared.clone(),
             chat: chat.clone(),
@@ -321,7 +323,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
                         .start(unattended.session.clone(), &run_id, &text, cancel)
                         .await
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
             }
         }
     };
@@ -332,27 +334,27 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             // The chat is untrusted: a provider's error carries its endpoint and response
             // body, a store error a path. The chat gets the gist; the log gets the rest.
             shared.log(&format!("session {}: the run failed: {error}", worker.key));
-            shared.notice(&worker.chat, failure_for_chat(&error)).await;
+            shared.notice(&worker.chat, &failure_for_chat(&error)).await;
         }
     }
 }
 
-/// What a chat is told of a failed run: which kind of failure, never its details.
-fn failure_for_chat(error: &str) -> &'static str {
-    let lower = error.to_lowercase();
-    if lower.contains("model") || lower.contains("provider") || lower.contains("http") {
-        "⚠ The run failed: the model could not be reached or sent a reply that could not be read. The operator's log has the details; try again in a moment."
-    } else {
-        "⚠ The run failed. The operator's log has the details."
+/// What a chat is told of a failed run: which kind of failure, never its details (a model
+/// error holds its endpoint and the provider's answer, a store error a path).
+fn failure_for_chat(error: &RunError) -> String {
+    match error {
+        error if error.is_for_the_user() => format!("⚠ {error}"),
+        RunError::Model(_) => "⚠ The run failed: the model could not be reached or sent a reply that could not be read. The operator's log has the details; try again in a moment.".into(),
+        _ => "⚠ The run failed. The operator's log has the details.".into(),
     }
 }
 
 /// The session assembled for an unattended run: the same agent and transcript, with nobody to
 /// answer its prompts (a reminder's calls that need a human are refused, with the fix named).
-fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled, String> {
+fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled, SetupError> {
     let parts = shared
         .parts(&worker.agent)
-        .ok_or_else(|| format!("agent `{}` is not served here", worker.agent))?;
+        .ok_or_else(|| SetupError::UnknownAgent(worker.agent.clone()))?;
     assemble_with(
         parts,
         &shared.config,

@@ -77,7 +77,14 @@ pub fn schema(specs: &[ArgSpec]) -> Value {
 }
 
 /// Checks `args` against the table; the error says what to fix.
-pub fn validate<'a>(args: &'a Value, specs: &[ArgSpec]) -> Result<&'a Map<String, Value>, String> {
+pub fn validate<'a>(
+    args: &'a Value,
+    specs: &[ArgSpec],
+) -> Result<&'a Map<String, Value>, super::ToolError> {
+    check(args, specs).map_err(super::ToolError::InvalidArguments)
+}
+
+fn check<'a>(args: &'a Value, specs: &[ArgSpec]) -> Result<&'a Map<String, Value>, String> {
     let Some(object) = args.as_object() else {
         return Err(format!(
             "arguments must be a JSON object, got {}",
@@ -168,7 +175,10 @@ mod tests {
         ];
         for (args, expect) in errors {
             let err = validate(&args, SPECS).unwrap_err();
-            assert!(err.contains(expect), "{args}: {err}");
+            assert!(
+                matches!(&err, super::super::ToolError::InvalidArguments(m) if m.contains(expect)),
+                "{args}: {err}"
+            );
         }
         assert_eq!(schema(SPECS)["required"], json!(["path"]));
     }

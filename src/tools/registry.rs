@@ -25,10 +25,10 @@ impl ToolRegistry {
     }
 
     /// Adds a tool; a name already taken is refused (a server cannot shadow a built-in).
-    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), super::tool::RegistryError> {
         let name = tool.name().to_string();
         if self.tools.contains_key(&name) {
-            return Err(format!("a tool named `{name}` is already registered"));
+            return Err(super::tool::RegistryError::Duplicate(name));
         }
         self.tools.insert(name, tool);
         Ok(())

@@ -8,7 +8,6 @@ use crate::policy::effect::Effect;
 use crate::policy::mode::SandboxPolicy;
 use crate::policy::sandbox::{Roots, check_effects};
 use serde_json::Value;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// What `propose` may look at.
@@ -39,22 +38,41 @@ impl ProposeContext {
     }
 }
 
-/// Why a call could not even be proposed: told to the model, and the run goes on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why a call could not be proposed, or failed: told to the model, and the run goes on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ToolError {
     /// The arguments do not fit the tool's schema.
+    #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// The tool ran and could not do what was asked (the message says why, for the model).
+    #[error("{0}")]
+    Failed(String),
 }
 
-impl fmt::Display for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ToolError::InvalidArguments(message) => write!(f, "invalid arguments: {message}"),
-        }
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::Failed(message)
     }
 }
 
-impl std::error::Error for ToolError {}
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::Failed(message.to_string())
+    }
+}
+
+impl From<crate::store::StoreError> for ToolError {
+    fn from(e: crate::store::StoreError) -> Self {
+        ToolError::Failed(e.to_string())
+    }
+}
+
+/// Why a tool could not be registered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("a tool named `{0}` is already registered")]
+    Duplicate(String),
+}
 
 /// A boxed future, so tools can be held as `dyn Tool`.
 pub type ToolFuture<'a> =

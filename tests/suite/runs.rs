@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tollgate::agent::error::RunError;
 use tollgate::agent::llm::{OpenAiProvider, Role};
 use tollgate::agent::runner::{AgentRunner, INTERRUPTED};
 use tollgate::agent::runs::{CallState, RunJournal, RunStore};
@@ -304,14 +305,21 @@ async fn a_provider_failure_is_told_plainly() {
         .start(session, "run-3", "hi", CancellationToken::new())
         .await
         .unwrap_err();
-    assert!(err.contains("answered 500"), "{err}");
+    assert!(
+        matches!(&err, RunError::Model(m) if m.contains("answered 500")),
+        "{err}"
+    );
     let huge = "x".repeat(1024 * 1024);
     let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
     let err = second
         .start(session, "run-4", &huge, CancellationToken::new())
         .await
         .unwrap_err();
-    assert!(err.contains("the limit is"), "{err}");
+    assert!(
+        matches!(err, RunError::MessageTooLong { .. }) && err.is_for_the_user(),
+        "{err}"
+    );
+    assert!(err.to_string().contains("the limit is"), "{err}");
 }
 
 /// `spawn_subagent`: approving it is the authorization; the subagent runs headless in mode

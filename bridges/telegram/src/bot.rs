@@ -166,7 +166,7 @@ impl TelegramBot {
         html: &str,
         rows: &[Vec<Button>],
     ) -> Result<i64, BridgeError> {
-        let markup = keyboard(rows).map_err(BridgeError::rejected)?;
+        let markup = keyboard(rows)?;
         self.send_text(chat, html, Some(ParseMode::Html), Some(markup))
             .await
     }
@@ -203,7 +203,7 @@ impl TelegramBot {
         html: &str,
         rows: &[Vec<Button>],
     ) -> Result<(), BridgeError> {
-        let markup = keyboard(rows).map_err(BridgeError::rejected)?;
+        let markup = keyboard(rows)?;
         let edited = with_waits(|| {
             self.bot
                 .edit_message_text(ChatId(chat_id), message_id(message), html)

@@ -5,7 +5,7 @@
 use crate::render::escape;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use tollgate_surface::limits::{TELEGRAM_CALLBACK_DATA, TELEGRAM_CARD_DETAILS};
-use tollgate_surface::{ApprovalCard, Button, CardOutcome, CardView};
+use tollgate_surface::{ApprovalCard, BridgeError, Button, CardOutcome, CardView};
 
 /// A card ready to send.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,17 +118,17 @@ pub fn resolved_html(card_html: &str, outcome: &CardOutcome) -> String {
 
 /// Buttons as an inline keyboard. A token longer than Telegram's `callback_data` limit is a
 /// bug in the caller, refused here rather than discovered as a 400.
-pub fn keyboard(rows: &[Vec<Button>]) -> Result<InlineKeyboardMarkup, String> {
+pub fn keyboard(rows: &[Vec<Button>]) -> Result<InlineKeyboardMarkup, BridgeError> {
     let mut keyboard = Vec::new();
     for row in rows {
         let mut buttons = Vec::new();
         for button in row {
             if button.token.len() > TELEGRAM_CALLBACK_DATA {
-                return Err(format!(
+                return Err(BridgeError::rejected(format!(
                     "button data `{}` is {} bytes; Telegram allows {TELEGRAM_CALLBACK_DATA}",
                     button.token,
                     button.token.len()
-                ));
+                )));
             }
             buttons.push(InlineKeyboardButton::callback(
                 button.label.clone(),

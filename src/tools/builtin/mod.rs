@@ -185,7 +185,7 @@ impl Tool for Builtin {
                             }
                             _ => Ok(state::context_info(&ctx)),
                         };
-                        outcome.unwrap_or_else(ToolOutput::error)
+                        outcome.unwrap_or_else(|e| ToolOutput::error(e.to_string()))
                     })
                     .await
                     .unwrap_or_else(|e| ToolOutput::error(format!("the tool failed: {e}")))
@@ -198,7 +198,7 @@ impl Tool for Builtin {
     }
 
     fn propose(&self, raw: &Value, ctx: &ProposeContext) -> Result<Proposal, ToolError> {
-        let map = args::validate(raw, self.args).map_err(ToolError::InvalidArguments)?;
+        let map = args::validate(raw, self.args)?;
         let plan = (self.plan)(map, ctx)?;
         Ok(Proposal {
             tool: self.name.to_string(),

@@ -3,6 +3,7 @@
 
 use crate::config::MemoryScope;
 use crate::store::Store;
+use crate::tools::ToolError;
 use crate::tools::approved::{ApprovedCall, ToolOutput};
 use crate::tools::exec::ExecContext;
 use serde::{Deserialize, Serialize};
@@ -60,7 +61,7 @@ pub(super) fn todos(
     tool: &str,
     call: &ApprovedCall,
     ctx: &ExecContext,
-) -> Result<ToolOutput, String> {
+) -> Result<ToolOutput, ToolError> {
     let store = store(ctx)?;
     let mut todos = load_todos(store.as_ref(), &ctx.session)?;
     if tool == "list_todos" {
@@ -99,7 +100,7 @@ pub(super) fn todos(
             todos.remove(at);
         }
         "clear" => todos.clear(),
-        other => return Err(format!("unknown action `{other}`")),
+        other => return Err(ToolError::Failed(format!("unknown action `{other}`"))),
     }
     let bytes = serde_json::to_vec(&todos).map_err(|e| e.to_string())?;
     store
@@ -122,7 +123,7 @@ pub(super) fn memory(
     call: &ApprovedCall,
     ctx: &ExecContext,
     scope: MemoryScope,
-) -> Result<ToolOutput, String> {
+) -> Result<ToolOutput, ToolError> {
     let store = store(ctx)?;
     let owner = memory_owner(ctx, scope);
     let key_of = |key: &str| format!("{owner}\0{key}").into_bytes();
@@ -175,12 +176,12 @@ pub(super) fn memory(
                 format!("nothing was saved under `{key}`")
             }))
         }
-        other => Err(format!("unknown action `{other}`")),
+        other => Err(ToolError::Failed(format!("unknown action `{other}`"))),
     }
 }
 
 /// `retrieve_tool_result`: pages through a stored result of this session only.
-pub(super) fn retrieve(call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput, String> {
+pub(super) fn retrieve(call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput, ToolError> {
     let store = store(ctx)?;
     let id = text_arg(call, "id").ok_or("`id` is required")?;
     // The id is the call's; the session is this call's own, never read from the id.
@@ -220,13 +221,13 @@ pub(super) fn retrieve(call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOut
 }
 
 /// `get_time`.
-pub(super) fn time(call: &ApprovedCall) -> Result<ToolOutput, String> {
+pub(super) fn time(call: &ApprovedCall) -> Result<ToolOutput, ToolError> {
     match text_arg(call, "timezone") {
         None | Some("UTC" | "utc" | "Etc/UTC") => Ok(ToolOutput::ok(crate::clock::now_rfc3339())),
-        Some(other) => Err(format!(
+        Some(other) => Err(ToolError::Failed(format!(
             "time zone `{other}` is not available (no time-zone database is bundled); the time in UTC is {}",
             crate::clock::now_rfc3339()
-        )),
+        ))),
     }
 }
 
@@ -251,7 +252,7 @@ pub(super) fn reminders(
     tool: &str,
     call: &ApprovedCall,
     ctx: &ExecContext,
-) -> Result<ToolOutput, String> {
+) -> Result<ToolOutput, ToolError> {
     use crate::reminders::{MAX_AHEAD_SECS, Reminder, Reminders, now_secs, parse_rfc3339};
     let reminders = Reminders::new(store(ctx)?.clone());
     match tool {
@@ -318,7 +319,9 @@ pub(super) fn reminders(
             {
                 Ok(ToolOutput::ok(format!("cancelled {id}")))
             } else {
-                Err(format!("no pending reminder `{id}` in this session"))
+                Err(ToolError::Failed(format!(
+                    "no pending reminder `{id}` in this session"
+                )))
             }
         }
     }

@@ -19,7 +19,7 @@ pub(super) fn tools() -> Vec<Builtin> {
             long_running: false,
             plan: |args, _| {
                 let url = string(args, "url").unwrap_or_default();
-                let host = host_of(url).map_err(ToolError::InvalidArguments)?;
+                let host = host_of(url)?;
                 Ok(Plan {
                     message: format!("fetch {url}"),
                     effects: vec![Effect::Network {
@@ -46,7 +46,7 @@ pub(super) fn tools() -> Vec<Builtin> {
             plan: |args, _| {
                 let method = string(args, "method").unwrap_or_default();
                 let url = string(args, "url").unwrap_or_default();
-                let host = host_of(url).map_err(ToolError::InvalidArguments)?;
+                let host = host_of(url)?;
                 if let Some(headers) = args.get("headers").and_then(|h| h.as_object())
                     && let Some((name, _)) = headers.iter().find(|(_, v)| !v.is_string())
                 {
@@ -74,7 +74,11 @@ pub(super) fn tools() -> Vec<Builtin> {
 }
 
 /// The host of an http(s) URL.
-pub(crate) fn host_of(url: &str) -> Result<String, String> {
+pub(crate) fn host_of(url: &str) -> Result<String, ToolError> {
+    url_host(url).map_err(ToolError::InvalidArguments)
+}
+
+fn url_host(url: &str) -> Result<String, String> {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))
