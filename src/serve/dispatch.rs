@@ -28,7 +28,14 @@ pub struct Dispatcher {
     service: Arc<Service>,
     inboxes: Inboxes,
     presses: Arc<Semaphore>,
+    /// Presses handed in and not yet handled (running or waiting for a permit).
+    presses_in_flight: Arc<std::sync::atomic::AtomicUsize>,
 }
+
+/// Presses that may wait for a permit: anyone can press a button, so a flood of presses must
+/// not become an unbounded pile of tasks. Past this, a press is dropped (and logged); a real
+/// admin's press is rare enough never to meet it.
+pub const PRESSES_IN_FLIGHT_CAP: usize = 256;
 
 impl Dispatcher {
     #[must_use]
@@ -37,6 +44,7 @@ impl Dispatcher {
             service,
             inboxes: Arc::default(),
             presses: Arc::new(Semaphore::new(PRESSES_AT_ONCE)),
+            presses_in_flight: Arc::default(),
         }
     }
 
@@ -44,13 +52,24 @@ impl Dispatcher {
     pub fn route(&self, event: BridgeEvent) {
         let incoming = match event {
             BridgeEvent::Press(press) => {
+                use std::sync::atomic::Ordering;
+                let in_flight = self.presses_in_flight.clone();
+                if in_flight.fetch_add(1, Ordering::SeqCst) >= PRESSES_IN_FLIGHT_CAP {
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
+                    self.service.shared.log(&format!(
+                        "{PRESSES_IN_FLIGHT_CAP} presses are already being handled: one from {} was dropped",
+                        press.presser.id
+                    ));
+                    return;
+                }
                 let (shared, presses) = (self.service.shared.clone(), self.presses.clone());
                 tokio::spawn(async move {
+                    // Counted down however the task ends (a panic included).
+                    let _counted = CountedDown(in_flight);
                     // Closed only if the semaphore is dropped, which it never is while routing.
-                    let Ok(_permit) = presses.acquire_owned().await else {
-                        return;
-                    };
-                    handle_press(&shared, press).await;
+                    if let Ok(_permit) = presses.acquire_owned().await {
+                        handle_press(&shared, press).await;
+                    }
                 });
                 return;
             }
@@ -87,6 +106,15 @@ impl Dispatcher {
             key,
             incoming,
         ));
+    }
+}
+
+/// Counts a press down when its task ends.
+struct CountedDown(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for CountedDown {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
