@@ -93,17 +93,51 @@ fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, StoreError> {
     })
 }
 
+/// The open runs' ids → empty: `open_runs` reads these records only, never every run ever
+/// made. An entry is written before its open record and removed after the finished record is
+/// durable, so the index is a superset of the open runs (a stale entry is removed when read).
+const OPEN_RUNS_TREE: &str = "runs_open";
+const META_TREE: &str = "store_meta";
+const RUNS_INDEXED_MARKER: &[u8] = b"runs-indexed-v1";
+
 impl RunStore {
+    /// The runs in `store` (a store that predates the open-runs index is indexed once, here).
     #[must_use]
     pub fn new(store: Arc<dyn Store>) -> Self {
-        RunStore { store }
+        let runs = RunStore { store };
+        if let Err(e) = runs.index_existing() {
+            tracing::warn!("indexing the stored runs: {e}");
+        }
+        runs
+    }
+
+    fn index_existing(&self) -> Result<(), StoreError> {
+        if self.store.get(META_TREE, RUNS_INDEXED_MARKER)?.is_some() {
+            return Ok(());
+        }
+        for (key, bytes) in self.store.scan_prefix(RUNS_TREE, b"")? {
+            if decode::<RunRecord>(&bytes).is_ok_and(|run| run.is_open()) {
+                self.store.insert(OPEN_RUNS_TREE, &key, b"")?;
+            }
+        }
+        self.store.insert(META_TREE, RUNS_INDEXED_MARKER, b"1")?;
+        self.store.flush()
     }
 
     /// Saves a run, durably.
     pub fn save(&self, run: &RunRecord) -> Result<(), StoreError> {
+        let open = run.is_open();
+        if open {
+            self.store.insert(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
+        }
         self.store
             .insert(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
-        self.store.flush()
+        self.store.flush()?;
+        if !open {
+            // Durable with the next flush; until then a stale entry is only read and dropped.
+            self.store.remove(OPEN_RUNS_TREE, run.id.as_bytes())?;
+        }
+        Ok(())
     }
 
     pub fn load(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
@@ -116,10 +150,18 @@ impl RunStore {
     /// Runs that have not finished (to resume after a restart).
     pub fn open_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
         let mut open = Vec::new();
-        for (_, bytes) in self.store.scan_prefix(RUNS_TREE, b"")? {
-            let run: RunRecord = decode(&bytes)?;
-            if run.is_open() {
-                open.push(run);
+        for (id, _) in self.store.scan_prefix(OPEN_RUNS_TREE, b"")? {
+            let run = self
+                .store
+                .get(RUNS_TREE, &id)?
+                .map(|bytes| decode::<RunRecord>(&bytes))
+                .transpose()?
+                .filter(RunRecord::is_open);
+            match run {
+                Some(run) => open.push(run),
+                None => {
+                    self.store.remove(OPEN_RUNS_TREE, &id)?;
+                }
             }
         }
         Ok(open)

@@ -6,6 +6,7 @@
 mod bulk;
 mod button;
 pub mod card;
+mod index;
 mod pending;
 mod token;
 

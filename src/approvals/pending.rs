@@ -1,6 +1,7 @@
 //! Pending approval records in the store, and what a press does to them.
 
 use super::button::ButtonData;
+use super::index;
 use super::token::ApprovalToken;
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -119,13 +120,20 @@ fn decode(bytes: &[u8]) -> Option<PendingApproval> {
 }
 
 impl PendingApprovals {
+    /// The approvals in `store` (indexed on first use if the store predates the indexes; a
+    /// failure there is retried on the next construction, and reads stay correct meanwhile
+    /// only for records written since).
     #[must_use]
     pub fn new(store: Arc<dyn Store>) -> Self {
+        if let Err(e) = index::index_existing(store.as_ref(), APPROVALS_TREE, decode) {
+            tracing::warn!("indexing the stored approvals: {e}");
+        }
         PendingApprovals { store }
     }
 
     /// Saves a new record, durably: the card may be sent only after this returns.
     pub fn create(&self, record: &PendingApproval) -> Result<(), StoreError> {
+        index::add(self.store.as_ref(), record)?;
         self.store
             .insert(APPROVALS_TREE, record.token.as_bytes(), &encode(record)?)?;
         self.store.flush()
@@ -188,6 +196,7 @@ impl PendingApprovals {
                 Some(&encode(&answered)?),
             )?;
             if swapped.is_ok() {
+                index::settled(self.store.as_ref(), &answered)?;
                 self.store.flush()?;
                 return Ok(PressOutcome::Answered(Box::new(answered)));
             }
@@ -220,6 +229,7 @@ impl PendingApprovals {
             let Some(mut record) = decode(&bytes) else {
                 return Ok(false);
             };
+            let was_waiting = record.state == PendingState::Waiting;
             if !change(&mut record) {
                 return Ok(false);
             }
@@ -230,6 +240,9 @@ impl PendingApprovals {
                 Some(&encode(&record)?),
             )?;
             if swapped.is_ok() {
+                if was_waiting && record.state != PendingState::Waiting {
+                    index::settled(self.store.as_ref(), &record)?;
+                }
                 self.store.flush()?;
                 return Ok(true);
             }
@@ -244,13 +257,17 @@ impl PendingApprovals {
         run: &str,
         call_id: &str,
     ) -> Result<Option<PendingApproval>, StoreError> {
+        let Some(token) = self
+            .store
+            .get(index::BY_CALL_TREE, &index::call_key(session, run, call_id))?
+        else {
+            return Ok(None);
+        };
         Ok(self
             .store
-            .scan_prefix(APPROVALS_TREE, b"")?
-            .iter()
-            .filter_map(|(_, b)| decode(b))
-            .filter(|r| r.session == session && r.run == run && r.call_id == call_id)
-            .max_by_key(|r| r.posted))
+            .get(APPROVALS_TREE, &token)?
+            .and_then(|b| decode(&b))
+            .filter(|r| r.session == session && r.run == run && r.call_id == call_id))
     }
 
     /// Settles a waiting record without a press (timeout, withdrawal); false if it was not
@@ -269,17 +286,22 @@ impl PendingApprovals {
     /// they are resolved as timeouts and returned, for their cards to be edited.
     pub fn expire_due(&self, now: u64) -> Result<Vec<PendingApproval>, StoreError> {
         let mut expired = Vec::new();
-        for (_, bytes) in self.store.scan_prefix(APPROVALS_TREE, b"")? {
-            let Some(record) = decode(&bytes) else {
+        // The waiting index is in expiry order: only the due head is read.
+        for (key, _) in self.store.scan_prefix(index::WAITING_TREE, b"")? {
+            let Some((expires, token)) = index::split_waiting_key(&key) else {
                 continue;
             };
-            if record.state == PendingState::Waiting && now >= record.expires {
-                let Some(token) = ApprovalToken::parse(&record.token) else {
-                    continue;
-                };
-                if self.settle(&token, PendingState::TimedOut)? {
-                    expired.push(record);
-                }
+            if expires > now {
+                break;
+            }
+            let Some(record) = self.indexed(&key, token)? else {
+                continue;
+            };
+            let Some(token) = ApprovalToken::parse(&record.token) else {
+                continue;
+            };
+            if self.settle(&token, PendingState::TimedOut)? {
+                expired.push(record);
             }
         }
         Ok(expired)
@@ -287,13 +309,30 @@ impl PendingApprovals {
 
     /// Every record still waiting (after a restart: their buttons must keep working).
     pub fn waiting(&self) -> Result<Vec<PendingApproval>, StoreError> {
-        Ok(self
+        let mut waiting = Vec::new();
+        for (key, _) in self.store.scan_prefix(index::WAITING_TREE, b"")? {
+            let Some((_, token)) = index::split_waiting_key(&key) else {
+                continue;
+            };
+            if let Some(record) = self.indexed(&key, token)? {
+                waiting.push(record);
+            }
+        }
+        Ok(waiting)
+    }
+
+    /// The waiting record a waiting-index entry names; a stale entry (its record settled, or
+    /// gone) is removed and `None` returned.
+    fn indexed(&self, key: &[u8], token: &str) -> Result<Option<PendingApproval>, StoreError> {
+        let record = self
             .store
-            .scan_prefix(APPROVALS_TREE, b"")?
-            .iter()
-            .filter_map(|(_, b)| decode(b))
-            .filter(|r| r.state == PendingState::Waiting)
-            .collect())
+            .get(APPROVALS_TREE, token.as_bytes())?
+            .and_then(|b| decode(&b))
+            .filter(|r| r.state == PendingState::Waiting);
+        if record.is_none() {
+            self.store.remove(index::WAITING_TREE, key)?;
+        }
+        Ok(record)
     }
 }
 

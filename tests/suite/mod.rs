@@ -12,4 +12,5 @@ mod sandbox_escapes;
 mod seam;
 mod serve;
 mod shell_truth;
+mod store_scale;
 mod telegram;

@@ -1,0 +1,81 @@
+//! The indexes that keep hot paths off the full approvals tree, which holds every card ever
+//! shown: the waiting cards by expiry (the expiry sweep, and resending after a restart, read
+//! only those), and each call's card (a resumed run finds its card by one lookup).
+//!
+//! An index entry is written before its record and removed after it, so the index is always a
+//! superset of the truth: a kill between the two leaves an entry that the next reader finds
+//! stale (its record is no longer waiting) and removes. A store written before the indexes
+//! existed is indexed once, on first use (a marker records that it was).
+
+use super::pending::{PendingApproval, PendingState};
+use crate::store::{Store, StoreError};
+
+/// Waiting records: `expires` (8 bytes, big-endian, so the tree is in expiry order) then the
+/// token → empty.
+pub const WAITING_TREE: &str = "approvals_waiting";
+/// `session \0 run \0 call id` → token of the call's latest card.
+pub const BY_CALL_TREE: &str = "approvals_by_call";
+const META_TREE: &str = "store_meta";
+const INDEXED_MARKER: &[u8] = b"approvals-indexed-v1";
+
+#[must_use]
+pub fn waiting_key(expires: u64, token: &str) -> Vec<u8> {
+    let mut key = expires.to_be_bytes().to_vec();
+    key.extend_from_slice(token.as_bytes());
+    key
+}
+
+/// The expiry and token of a waiting-index key.
+#[must_use]
+pub fn split_waiting_key(key: &[u8]) -> Option<(u64, &str)> {
+    let (expires, token) = key.split_at_checked(8)?;
+    let expires = u64::from_be_bytes(expires.try_into().ok()?);
+    Some((expires, std::str::from_utf8(token).ok()?))
+}
+
+#[must_use]
+pub fn call_key(session: &str, run: &str, call_id: &str) -> Vec<u8> {
+    format!("{session}\0{run}\0{call_id}").into_bytes()
+}
+
+/// Writes the index entries of a record about to be written.
+pub fn add(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreError> {
+    if record.state == PendingState::Waiting {
+        store.insert(
+            WAITING_TREE,
+            &waiting_key(record.expires, &record.token),
+            b"",
+        )?;
+    }
+    store.insert(
+        BY_CALL_TREE,
+        &call_key(&record.session, &record.run, &record.call_id),
+        record.token.as_bytes(),
+    )?;
+    Ok(())
+}
+
+/// Drops the waiting entry of a record that was just settled.
+pub fn settled(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreError> {
+    store
+        .remove(WAITING_TREE, &waiting_key(record.expires, &record.token))
+        .map(|_| ())
+}
+
+/// Indexes a store written before the indexes existed (once: a marker says it was done).
+pub fn index_existing(
+    store: &dyn Store,
+    tree: &str,
+    decode: impl Fn(&[u8]) -> Option<PendingApproval>,
+) -> Result<(), StoreError> {
+    if store.get(META_TREE, INDEXED_MARKER)?.is_some() {
+        return Ok(());
+    }
+    for (_, bytes) in store.scan_prefix(tree, b"")? {
+        if let Some(record) = decode(&bytes) {
+            add(store, &record)?;
+        }
+    }
+    store.insert(META_TREE, INDEXED_MARKER, b"1")?;
+    store.flush()
+}
