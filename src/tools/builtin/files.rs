@@ -198,6 +198,9 @@ fn preview_read(ctx: &ProposeContext, path: &std::path::Path) -> Option<Vec<u8>>
     crate::tools::fs::read_for_preview(path, &ctx.roots, ctx.sandbox)
 }
 
+/// How long a card's diff may take to compute.
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// A unified diff of a file's change, as the card shows it.
 fn diff(path: &std::path::Path, old: Option<&[u8]>, new: &str) -> String {
     let old_text = old.map(String::from_utf8_lossy).unwrap_or_default();
@@ -207,7 +210,11 @@ fn diff(path: &std::path::Path, old: Option<&[u8]>, new: &str) -> String {
     } else {
         "/dev/null".to_string()
     };
-    similar::TextDiff::from_lines(old_text.as_ref(), new)
+    // Deadline-bounded: past it, similar finishes with a coarser (still correct) diff, so a
+    // pathological pair of files cannot hold the gate (which proposes on every re-decision).
+    similar::TextDiff::configure()
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(old_text.as_ref(), new)
         .unified_diff()
         .context_radius(3)
         .header(&header_old, &name)
