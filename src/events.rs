@@ -159,6 +159,8 @@ pub struct StoreEvents {
 
 /// The store tree of events.
 pub const EVENTS_TREE: &str = "events";
+/// Events by when they were recorded (`store::aged` keys), for retention.
+const EVENTS_AGED_TREE: &str = "events_aged";
 
 /// A stored event: the event's fields plus when and in which run.
 #[derive(Clone, Debug, PartialEq, serde::Deserialize, Serialize)]
@@ -189,6 +191,21 @@ impl StoreEvents {
             journal,
             sequence: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Deletes the events recorded before `before` (seconds); how many.
+    pub fn prune(
+        store: &dyn crate::store::Store,
+        before: u64,
+    ) -> Result<usize, crate::store::StoreError> {
+        let mut pruned = 0;
+        for (index_key, key) in crate::store::aged::older_than(store, EVENTS_AGED_TREE, before)? {
+            if store.remove(EVENTS_TREE, &key)?.is_some() {
+                pruned += 1;
+            }
+            store.remove(EVENTS_AGED_TREE, &index_key)?;
+        }
+        Ok(pruned)
     }
 
     /// Every stored event, of one session or all, optionally since a time (RFC 3339, UTC).
@@ -257,8 +274,13 @@ impl EventSink for StoreEvents {
         };
         let key = format!("{}\0{ts}\0{sequence:012}", event.session);
         if let Ok(bytes) = serde_json::to_vec(&stored) {
+            let dated = crate::store::aged::key(crate::store::aged::now_secs(), key.as_bytes());
             // An audit write that fails is logged, never fatal to the call it describes.
-            if let Err(e) = self.store.insert(EVENTS_TREE, key.as_bytes(), &bytes) {
+            let written = self
+                .store
+                .insert(EVENTS_AGED_TREE, &dated, b"")
+                .and_then(|_| self.store.insert(EVENTS_TREE, key.as_bytes(), &bytes));
+            if let Err(e) = written {
                 tracing::warn!("recording an event failed: {e}");
             }
         }

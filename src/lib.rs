@@ -10,6 +10,7 @@ pub mod executor;
 pub mod gate;
 pub mod policy;
 pub mod reminders;
+pub mod retention;
 pub mod router;
 pub mod sandbox;
 pub mod serve;

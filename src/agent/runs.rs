@@ -97,6 +97,18 @@ fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, StoreError> {
 /// made. An entry is written before its open record and removed after the finished record is
 /// durable, so the index is a superset of the open runs (a stale entry is removed when read).
 const OPEN_RUNS_TREE: &str = "runs_open";
+/// Finished runs by when they finished (`store::aged` keys), for retention.
+const FINISHED_RUNS_TREE: &str = "runs_finished";
+/// Each session's last activity: session → seconds (8 bytes, big-endian) then the agent.
+const SESSION_ACTIVITY_TREE: &str = "session_activity";
+
+/// A session idle past the retention window, pruned: its workspace is the caller's to keep or
+/// delete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrunedSession {
+    pub session: String,
+    pub agent: String,
+}
 const META_TREE: &str = "store_meta";
 const RUNS_INDEXED_MARKER: &[u8] = b"runs-indexed-v1";
 
@@ -132,12 +144,62 @@ impl RunStore {
         }
         self.store
             .insert(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
+        let now = crate::store::aged::now_secs();
+        let mut activity = now.to_be_bytes().to_vec();
+        activity.extend_from_slice(run.agent.as_bytes());
+        self.store
+            .insert(SESSION_ACTIVITY_TREE, run.session.as_bytes(), &activity)?;
         self.store.flush()?;
         if !open {
             // Durable with the next flush; until then a stale entry is only read and dropped.
             self.store.remove(OPEN_RUNS_TREE, run.id.as_bytes())?;
+            self.store.insert(
+                FINISHED_RUNS_TREE,
+                &crate::store::aged::key(now, run.id.as_bytes()),
+                b"",
+            )?;
         }
         Ok(())
+    }
+
+    /// Deletes the runs that finished before `before` (seconds); how many.
+    pub fn prune_finished(&self, before: u64) -> Result<usize, StoreError> {
+        let store = self.store.as_ref();
+        let mut pruned = 0;
+        for (index_key, id) in crate::store::aged::older_than(store, FINISHED_RUNS_TREE, before)? {
+            if store.get(OPEN_RUNS_TREE, &id)?.is_none() && store.remove(RUNS_TREE, &id)?.is_some()
+            {
+                pruned += 1;
+            }
+            store.remove(FINISHED_RUNS_TREE, &index_key)?;
+        }
+        Ok(pruned)
+    }
+
+    /// Forgets the transcripts of sessions idle since before `before` (seconds) and with no
+    /// open run; returns them (their dials and workspaces are the caller's).
+    pub fn prune_idle_sessions(&self, before: u64) -> Result<Vec<PrunedSession>, StoreError> {
+        let store = self.store.as_ref();
+        let busy: std::collections::BTreeSet<String> =
+            self.open_runs()?.into_iter().map(|r| r.session).collect();
+        let mut pruned = Vec::new();
+        for (session, activity) in store.scan_prefix(SESSION_ACTIVITY_TREE, b"")? {
+            let Some((at, agent)) = activity.split_at_checked(8) else {
+                continue;
+            };
+            let at = u64::from_be_bytes(at.try_into().unwrap_or([0; 8]));
+            let session = String::from_utf8_lossy(&session).into_owned();
+            if at >= before || busy.contains(&session) {
+                continue;
+            }
+            store.remove(TRANSCRIPT_TREE, session.as_bytes())?;
+            store.remove(SESSION_ACTIVITY_TREE, session.as_bytes())?;
+            pruned.push(PrunedSession {
+                session,
+                agent: String::from_utf8_lossy(agent).into_owned(),
+            });
+        }
+        Ok(pruned)
     }
 
     pub fn load(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {

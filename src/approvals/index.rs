@@ -55,8 +55,16 @@ pub fn add(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreError
     Ok(())
 }
 
-/// Drops the waiting entry of a record that was just settled.
+/// Settled records by when they were settled (`store::aged` keys), for retention.
+pub const SETTLED_TREE: &str = "approvals_settled";
+
+/// Drops the waiting entry of a record that was just settled, and dates its settling.
 pub fn settled(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreError> {
+    store.insert(
+        SETTLED_TREE,
+        &crate::store::aged::key(crate::store::aged::now_secs(), record.token.as_bytes()),
+        b"",
+    )?;
     store
         .remove(WAITING_TREE, &waiting_key(record.expires, &record.token))
         .map(|_| ())

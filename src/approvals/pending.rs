@@ -287,13 +287,11 @@ impl PendingApprovals {
     pub fn expire_due(&self, now: u64) -> Result<Vec<PendingApproval>, StoreError> {
         let mut expired = Vec::new();
         // The waiting index is in expiry order: only the due head is read.
-        for (key, _) in self.store.scan_prefix(index::WAITING_TREE, b"")? {
-            let Some((expires, token)) = index::split_waiting_key(&key) else {
+        let due_end = now.saturating_add(1).to_be_bytes();
+        for (key, _) in self.store.scan_before(index::WAITING_TREE, &due_end)? {
+            let Some((_, token)) = index::split_waiting_key(&key) else {
                 continue;
             };
-            if expires > now {
-                break;
-            }
             let Some(record) = self.indexed(&key, token)? else {
                 continue;
             };
@@ -319,6 +317,29 @@ impl PendingApprovals {
             }
         }
         Ok(waiting)
+    }
+
+    /// Deletes the records settled before `before` (seconds), with their index entries; how
+    /// many. Only the settled-by-time index's old head is read, and the records it names.
+    pub fn prune_settled(&self, before: u64) -> Result<usize, StoreError> {
+        let store = self.store.as_ref();
+        let mut pruned = 0;
+        for (index_key, token) in
+            crate::store::aged::older_than(store, index::SETTLED_TREE, before)?
+        {
+            if let Some(record) = store.get(APPROVALS_TREE, &token)?.and_then(|b| decode(&b))
+                && record.state != PendingState::Waiting
+            {
+                let by_call = index::call_key(&record.session, &record.run, &record.call_id);
+                if store.get(index::BY_CALL_TREE, &by_call)?.as_deref() == Some(token.as_slice()) {
+                    store.remove(index::BY_CALL_TREE, &by_call)?;
+                }
+                store.remove(APPROVALS_TREE, &token)?;
+                pruned += 1;
+            }
+            store.remove(index::SETTLED_TREE, &index_key)?;
+        }
+        Ok(pruned)
     }
 
     /// The waiting record a waiting-index entry names; a stale entry (its record settled, or

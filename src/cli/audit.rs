@@ -42,6 +42,20 @@ pub fn run(config_path: Option<&Path>, args: &AuditArgs, io: &mut Io) -> Result<
         args.since.as_deref(),
     )
     .map_err(|e| Failure::runtime(e.to_string()))?;
+    if !args.json {
+        // What the log can show: older events were pruned (`[store] retain_days`).
+        let cutoff = crate::retention::cutoff(&config, crate::store::aged::now_secs());
+        let since = i64::try_from(cutoff)
+            .ok()
+            .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0))
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+            .unwrap_or_default();
+        io_say!(
+            io,
+            "(the audit log keeps {} days: events before {since} are pruned)",
+            config.store.retain_days
+        );
+    }
     for event in events {
         if args.json {
             io_say!(io, "{}", serde_json::to_string(&event).unwrap_or_default());

@@ -34,6 +34,11 @@ pub struct StoreConfig {
     pub path: PathBuf,
     /// sled's page cache, in megabytes (sled's own default is 1 GiB).
     pub cache_capacity_mb: u64,
+    /// Settled approvals, finished runs, stored tool results and audit events older than this
+    /// are pruned, and sessions idle this long lose their transcript and dials.
+    pub retain_days: u64,
+    /// Also delete an idle session's workspace directory when it is pruned.
+    pub prune_workspaces: bool,
 }
 
 /// How to talk to a model provider.

@@ -18,6 +18,12 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
     if config.store.cache_capacity_mb == 0 {
         return Err(origins.error("store.cache_capacity_mb", "must be at least 1"));
     }
+    if config.store.retain_days == 0 {
+        return Err(origins.error(
+            "store.retain_days",
+            "must be at least 1 (it is how long the audit log and finished runs are kept)",
+        ));
+    }
 
     for (name, provider) in &config.providers {
         let key = format!("providers.{name}");

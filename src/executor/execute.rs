@@ -185,12 +185,7 @@ impl Executor {
             return cut;
         };
         let id = &call.id;
-        if store
-            .insert(
-                crate::tools::builtin::RESULTS_TREE,
-                &crate::tools::builtin::result_key(&session.key, id),
-                output.text.as_bytes(),
-            )
+        if crate::tools::builtin::store_result(store.as_ref(), &session.key, id, &output.text)
             .is_err()
         {
             let mut cut = output;

@@ -7,6 +7,9 @@ use crate::store::{Allowlists, CommandEntry, StoreError, ToolEntry};
 use std::collections::BTreeSet;
 use tokio::sync::watch;
 
+/// Where each session's dials (`/mode`, `/sandbox`) are saved: session → JSON.
+pub const DIALS_TREE: &str = "session_dials";
+
 /// What the gate reads from a session, at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {

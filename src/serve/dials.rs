@@ -5,7 +5,7 @@ use super::shared::Shared;
 use crate::executor::session::SessionPolicy;
 use crate::policy::mode::Dials;
 
-const DIALS_TREE: &str = "session_dials";
+use crate::executor::session::DIALS_TREE;
 
 /// Saves the session's dials as they are now.
 pub fn save(shared: &Shared, session: &SessionPolicy) -> Result<(), super::error::ServeError> {

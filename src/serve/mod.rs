@@ -98,6 +98,7 @@ pub async fn run(
         });
     }
     background.spawn(housekeeping(service.clone()));
+    background.spawn(prune_periodically(shared.clone()));
     {
         let log_to = shared.clone();
         background.spawn(crate::agent::scheduler::run(
@@ -162,6 +163,25 @@ fn event_platform(event: &BridgeEvent) -> Platform {
 }
 
 /// Lets idle workers go and hands freed memory back, every few seconds.
+/// Retention (`[store] retain_days`): a pass at start, then every hour, on the blocking pool
+/// (it deletes through the store).
+async fn prune_periodically(shared: Arc<Shared>) {
+    loop {
+        let pass = shared.clone();
+        let pruned = tokio::task::spawn_blocking(move || {
+            crate::retention::prune(&pass.store, &pass.config, crate::store::aged::now_secs())
+        })
+        .await;
+        match pruned {
+            Ok(Ok(report)) if !report.is_empty() => shared.log(&report.to_string()),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => shared.log(&format!("pruning the store: {e}")),
+            Err(e) => shared.log(&format!("pruning the store stopped: {e}")),
+        }
+        tokio::time::sleep(crate::retention::EVERY).await;
+    }
+}
+
 async fn housekeeping(service: Arc<Service>) {
     let shortest = service
         .shared

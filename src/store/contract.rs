@@ -21,6 +21,18 @@ fn contract(store: &dyn Store) {
         .map(|(k, _)| k)
         .collect();
     assert_eq!(scanned, vec![b"a".to_vec(), b"ab".to_vec()]);
+    let head: Vec<Vec<u8>> = store
+        .scan_before("t", b"b")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        head,
+        vec![b"a".to_vec(), b"ab".to_vec()],
+        "the head before `b`"
+    );
+    assert!(store.scan_before("t", b"a").unwrap().is_empty());
     // The first of two racing writers wins; the second sees what won.
     assert_eq!(
         store.compare_and_swap("t", b"c", None, Some(b"x")).unwrap(),

@@ -48,6 +48,14 @@ impl Store for MemoryStore {
         }))
     }
 
+    fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        Ok(self.with(tree, |t| {
+            t.range(..end.to_vec())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        }))
+    }
+
     fn compare_and_swap(
         &self,
         tree: &str,

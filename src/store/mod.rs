@@ -1,6 +1,7 @@
 //! Durable storage behind a small trait, so sled (unmaintained since 2021) stays replaceable.
 //! Calls block: from async code, run them with [`blocking`] so they stay off the async threads.
 
+pub mod aged;
 mod allowlist;
 mod memory;
 mod sled_store;
@@ -38,6 +39,9 @@ pub trait Store: Send + Sync {
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Every entry whose key starts with `prefix`, in key order.
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    /// Every entry whose key is before `end`, in key order (the head of an ordered index: what
+    /// is due, what is old), without reading the rest of the tree.
+    fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Sets `key` to `new` only if it currently holds `expected` (`None` = absent). On a
     /// mismatch returns `Ok(Err(current))`: the first of two racing writers wins.
     fn compare_and_swap(

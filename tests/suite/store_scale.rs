@@ -57,6 +57,11 @@ impl Store for Counting {
         self.count(tree, all.len());
         Ok(all)
     }
+    fn scan_before(&self, tree: &str, end: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
+        let head = self.inner.scan_before(tree, end)?;
+        self.count(tree, head.len());
+        Ok(head)
+    }
     fn compare_and_swap(
         &self,
         tree: &str,
@@ -158,8 +163,9 @@ fn a_prompt_a_card_edit_and_the_expiry_sweep_read_only_what_they_need() {
     assert_eq!(expired.len(), 1);
     let read = store.take("approvals");
     assert!(read <= 3, "the expiry sweep read {read} approvals");
-    // Both sweeps read the one waiting entry, and nothing of the settled history.
-    assert_eq!(store.take("approvals_waiting"), 2);
+    // Only the due head of the waiting index is read: nothing before the deadline, the one
+    // card at it, and nothing of the settled history.
+    assert_eq!(store.take("approvals_waiting"), 1);
 
     // The waiting cards after a restart, and the open runs: only the live ones are read.
     assert!(approvals.waiting().unwrap().is_empty());
@@ -225,4 +231,100 @@ fn a_store_written_before_the_indexes_is_indexed_once_and_stale_entries_are_drop
             .is_empty()
     );
     assert!(approvals.expire_due(u64::MAX).unwrap().is_empty());
+}
+
+#[test]
+fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
+    use tollgate::agent::llm::{ChatMessage, Role};
+    use tollgate::events::{Event, EventKind, EventSink, StoreEvents};
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let toml = "[store]\npath = \"store\"\nprune_workspaces = true\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n";
+    let file = root.join("tollgate.toml");
+    std::fs::write(&file, toml).unwrap();
+    let config = tollgate::config::load_with_env(Some(file), Some(toml), HashMap::new()).unwrap();
+    assert_eq!(config.store.retain_days, 30);
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let approvals = PendingApprovals::new(store.clone());
+    let runs = RunStore::new(store.clone());
+
+    // The past: a settled card, a finished run with its session's transcript, dials and
+    // workspace, a stored result, an audit event.
+    let settled = ApprovalToken::generate().unwrap();
+    approvals.create(&approval(&settled, 1, 1_600)).unwrap();
+    approvals.settle(&settled, PendingState::TimedOut).unwrap();
+    let mut finished = run(
+        "done-run",
+        RunPhase::Finished {
+            answer: "ok".into(),
+        },
+    );
+    finished.session = "telegram:7".into();
+    runs.save(&finished).unwrap();
+    runs.save_transcript("telegram:7", &[ChatMessage::new(Role::User, "hi")])
+        .unwrap();
+    store.insert("session_dials", b"telegram:7", b"{}").unwrap();
+    let workspace = config.agents["a"]
+        .workspace
+        .clone()
+        .unwrap()
+        .join("telegram_7");
+    std::fs::create_dir_all(&workspace).unwrap();
+    tollgate::tools::builtin::store_result(store.as_ref(), "telegram:7", "c1", "big").unwrap();
+    StoreEvents::new(store.clone(), None).record(Event {
+        kind: EventKind::RunCompleted,
+        session: "telegram:7".into(),
+        run: Some("done-run".into()),
+        call_id: String::new(),
+        tool: String::new(),
+        fields: serde_json::json!({}),
+    });
+    // What is live whatever its age: a waiting card and an open run (its session is kept).
+    let waiting = ApprovalToken::generate().unwrap();
+    approvals.create(&approval(&waiting, 2, u64::MAX)).unwrap();
+    let mut open = run("open-run", RunPhase::RunningTools);
+    open.session = "telegram:8".into();
+    runs.save(&open).unwrap();
+    runs.save_transcript("telegram:8", &[ChatMessage::new(Role::User, "still here")])
+        .unwrap();
+
+    let now = tollgate::store::aged::now_secs();
+    let day = 86_400;
+    // Inside the window nothing goes.
+    let early = tollgate::retention::prune(&store, &config, now + 29 * day).unwrap();
+    assert!(early.is_empty(), "{early:?}");
+    // Past it, everything of the past goes, and nothing live.
+    let report = tollgate::retention::prune(&store, &config, now + 31 * day).unwrap();
+    assert_eq!(
+        (
+            report.approvals,
+            report.runs,
+            report.results,
+            report.events,
+            report.workspaces
+        ),
+        (1, 1, 1, 1, 1),
+        "{report:?}"
+    );
+    let sessions: Vec<&str> = report.sessions.iter().map(|s| s.session.as_str()).collect();
+    assert_eq!(sessions, ["telegram:7"]);
+    assert!(approvals.get(&settled).unwrap().is_none());
+    assert_eq!(approvals.waiting().unwrap().len(), 1);
+    assert!(runs.load("done-run").unwrap().is_none());
+    assert_eq!(runs.open_runs().unwrap().len(), 1);
+    assert!(runs.transcript("telegram:7").unwrap().is_empty());
+    assert_eq!(runs.transcript("telegram:8").unwrap().len(), 1);
+    assert!(store.get("session_dials", b"telegram:7").unwrap().is_none());
+    assert!(!workspace.exists());
+    assert!(
+        StoreEvents::read(store.as_ref(), None, None)
+            .unwrap()
+            .is_empty()
+    );
+    // A second pass finds nothing more.
+    assert!(
+        tollgate::retention::prune(&store, &config, now + 31 * day)
+            .unwrap()
+            .is_empty()
+    );
 }

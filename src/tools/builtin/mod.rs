@@ -23,6 +23,42 @@ use std::sync::Arc;
 /// The store tree of large tool results (`retrieve_tool_result` pages through them).
 pub const RESULTS_TREE: &str = "tool_results";
 
+/// Stored results by when they were stored (`store::aged` keys), for retention.
+pub const RESULTS_AGED_TREE: &str = "tool_results_aged";
+
+/// Stores a large result under its session and call, dated for retention.
+pub fn store_result(
+    store: &dyn crate::store::Store,
+    session: &str,
+    call_id: &str,
+    text: &str,
+) -> Result<(), crate::store::StoreError> {
+    let key = result_key(session, call_id);
+    store.insert(
+        RESULTS_AGED_TREE,
+        &crate::store::aged::key(crate::store::aged::now_secs(), &key),
+        b"",
+    )?;
+    store
+        .insert(RESULTS_TREE, &key, text.as_bytes())
+        .map(|_| ())
+}
+
+/// Deletes the results stored before `before` (seconds); how many.
+pub fn prune_results(
+    store: &dyn crate::store::Store,
+    before: u64,
+) -> Result<usize, crate::store::StoreError> {
+    let mut pruned = 0;
+    for (index_key, key) in crate::store::aged::older_than(store, RESULTS_AGED_TREE, before)? {
+        if store.remove(RESULTS_TREE, &key)?.is_some() {
+            pruned += 1;
+        }
+        store.remove(RESULTS_AGED_TREE, &index_key)?;
+    }
+    Ok(pruned)
+}
+
 /// The store key of a stored result: the session and the call id as separate parts (session
 /// keys contain `:` themselves, so no `:`-joined id could be split back unambiguously; NUL
 /// never appears in either). A session can only ever name its own results.

@@ -1,0 +1,86 @@
+//! Retention: what the store keeps, and for how long (`[store] retain_days`). Settled
+//! approvals, finished runs, stored tool results and audit events older than the window are
+//! deleted; a session idle that long loses its transcript and dials (its workspace too, with
+//! `prune_workspaces = true`). Each kind is found through its time-ordered index
+//! (`store::aged`), so a pass reads only what it deletes (and the sessions' activity list).
+//! Waiting approvals and open runs are never pruned.
+
+use crate::agent::runs::{PrunedSession, RunStore};
+use crate::approvals::PendingApprovals;
+use crate::config::Config;
+use crate::store::{Store, StoreError};
+use std::sync::Arc;
+
+/// How often `serve` prunes.
+pub const EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+const DAY: u64 = 86_400;
+
+/// What one pass deleted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PruneReport {
+    pub approvals: usize,
+    pub runs: usize,
+    pub results: usize,
+    pub events: usize,
+    pub sessions: Vec<PrunedSession>,
+    pub workspaces: usize,
+}
+
+impl PruneReport {
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == PruneReport::default()
+    }
+}
+
+impl std::fmt::Display for PruneReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pruned {} settled approval(s), {} finished run(s), {} stored result(s), {} audit event(s), {} idle session(s) and {} workspace(s)",
+            self.approvals,
+            self.runs,
+            self.results,
+            self.events,
+            self.sessions.len(),
+            self.workspaces
+        )
+    }
+}
+
+/// The oldest time (seconds) the store keeps at `now`.
+#[must_use]
+pub fn cutoff(config: &Config, now: u64) -> u64 {
+    now.saturating_sub(config.store.retain_days.saturating_mul(DAY))
+}
+
+/// One pass at `now` (seconds; injected, so tests move time instead of waiting).
+pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneReport, StoreError> {
+    let before = cutoff(config, now);
+    let runs = RunStore::new(store.clone());
+    let mut report = PruneReport {
+        approvals: PendingApprovals::new(store.clone()).prune_settled(before)?,
+        runs: runs.prune_finished(before)?,
+        results: crate::tools::builtin::prune_results(store.as_ref(), before)?,
+        events: crate::events::StoreEvents::prune(store.as_ref(), before)?,
+        sessions: runs.prune_idle_sessions(before)?,
+        workspaces: 0,
+    };
+    for idle in &report.sessions {
+        store.remove(
+            crate::executor::session::DIALS_TREE,
+            idle.session.as_bytes(),
+        )?;
+        if config.store.prune_workspaces
+            && let Some(agent) = config.agents.get(&idle.agent)
+        {
+            let workspace = crate::gate::workspace_for(agent, Some(&idle.session));
+            if workspace.is_dir() && std::fs::remove_dir_all(&workspace).is_ok() {
+                report.workspaces += 1;
+            }
+        }
+    }
+    store.flush()?;
+    Ok(report)
+}

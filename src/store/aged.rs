@@ -1,0 +1,52 @@
+//! Time-ordered index trees for retention: a key is the time (seconds, 8 bytes big-endian, so
+//! the tree is in time order) followed by what it dates. Pruning reads such a tree from the
+//! oldest entry and stops at the cutoff: it never reads what it keeps.
+
+use super::{Result, Store};
+
+/// `at` then `what`.
+#[must_use]
+pub fn key(at: u64, what: &[u8]) -> Vec<u8> {
+    let mut key = at.to_be_bytes().to_vec();
+    key.extend_from_slice(what);
+    key
+}
+
+/// The entries of `tree` dated before `before`, oldest first: (index key, what it dates).
+pub fn older_than(store: &dyn Store, tree: &str, before: u64) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    Ok(store
+        .scan_before(tree, &before.to_be_bytes())?
+        .into_iter()
+        .filter_map(|(key, _)| {
+            let what = key.get(8..)?.to_vec();
+            Some((key, what))
+        })
+        .collect())
+}
+
+/// Seconds since the Unix epoch, now.
+#[must_use]
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn reads_stop_at_the_cutoff() {
+        let store = MemoryStore::new();
+        for (at, what) in [(300, "c"), (100, "a"), (200, "b")] {
+            store.insert("t", &key(at, what.as_bytes()), b"").unwrap();
+        }
+        let old = older_than(&store, "t", 250).unwrap();
+        let names: Vec<&[u8]> = old.iter().map(|(_, w)| w.as_slice()).collect();
+        assert_eq!(names, [b"a".as_slice(), b"b".as_slice()]);
+        assert!(older_than(&store, "t", 100).unwrap().is_empty());
+    }
+}
