@@ -188,8 +188,9 @@ fn existing_store(config: &Config) -> Result<Option<Arc<dyn Store>>, Failure> {
 }
 
 fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
+    // Sessions flushing at once share one fsync (group commit).
     SledStore::open(&config.store.path, config.store.cache_capacity_mb)
-        .map(|s| Arc::new(s) as Arc<dyn Store>)
+        .map(|s| Arc::new(crate::store::GroupCommit::new(s)) as Arc<dyn Store>)
         .map_err(|e| Failure::runtime(e.to_string()))
 }
 

@@ -2,11 +2,13 @@
 //! Calls block: from async code, run them with [`blocking`] so they stay off the async threads.
 
 pub mod aged;
+mod group_commit;
 mod allowlist;
 mod memory;
 mod sled_store;
 
 pub use allowlist::{Allowlists, CommandEntry, ToolEntry};
+pub use group_commit::GroupCommit;
 pub use memory::MemoryStore;
 pub use sled_store::SledStore;
 

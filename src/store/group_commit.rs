@@ -1,0 +1,184 @@
+//! Group commit: when several sessions flush at once, one flush makes all their writes
+//! durable. A `flush` returns only after a flush of the inner store that *started* after the
+//! call began — so everything the caller wrote before calling is durable (the write-ahead rule
+//! is unchanged) — but callers arriving while a flush runs share the next one instead of each
+//! paying for their own.
+
+use super::{Result, Store};
+use std::sync::{Condvar, Mutex};
+
+/// A store whose flushes are shared.
+pub struct GroupCommit<S> {
+    inner: S,
+    state: Mutex<Flushes>,
+    done: Condvar,
+}
+
+#[derive(Default)]
+struct Flushes {
+    /// Tickets handed out: one per `flush` call.
+    requested: u64,
+    /// Every ticket up to this one is durable.
+    completed: u64,
+    /// A flush of the inner store is running.
+    running: bool,
+}
+
+impl<S: Store> GroupCommit<S> {
+    pub fn new(inner: S) -> Self {
+        GroupCommit {
+            inner,
+            state: Mutex::new(Flushes::default()),
+            done: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Flushes> {
+        // The state is three counters updated together: a poisoned lock still holds them whole.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl<S: Store> Store for GroupCommit<S> {
+    fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.get(tree, key)
+    }
+
+    fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.insert(tree, key, value)
+    }
+
+    fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.remove(tree, key)
+    }
+
+    fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.inner.scan_prefix(tree, prefix)
+    }
+
+    fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.inner.scan_before(tree, end)
+    }
+
+    fn compare_and_swap(
+        &self,
+        tree: &str,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
+        self.inner.compare_and_swap(tree, key, expected, new)
+    }
+
+    fn flush(&self) -> Result<()> {
+        let mut state = self.lock();
+        state.requested += 1;
+        let ticket = state.requested;
+        loop {
+            if state.completed >= ticket {
+                return Ok(());
+            }
+            if state.running {
+                // The running flush may have started before this call: wait for it, then
+                // for the one after it if need be.
+                state = self.done.wait(state).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            // Lead a flush for every ticket handed out so far (all of them called before it
+            // starts, so it covers their writes).
+            let covers = state.requested;
+            state.running = true;
+            drop(state);
+            let flushed = self.inner.flush();
+            state = self.lock();
+            state.running = false;
+            if flushed.is_ok() {
+                state.completed = state.completed.max(covers);
+            }
+            self.done.notify_all();
+            // A failed flush fails its leader; the others try again (and lead the retry).
+            flushed?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A store that takes its time to flush and records how far its writes are durable.
+    #[derive(Default)]
+    struct SlowDisk {
+        memory: MemoryStore,
+        written: AtomicU64,
+        durable: AtomicU64,
+        flushes: AtomicU64,
+    }
+
+    impl Store for SlowDisk {
+        fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+            self.memory.get(tree, key)
+        }
+        fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+            self.written.fetch_add(1, Ordering::SeqCst);
+            self.memory.insert(tree, key, value)
+        }
+        fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+            self.memory.remove(tree, key)
+        }
+        fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+            self.memory.scan_prefix(tree, prefix)
+        }
+        fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+            self.memory.scan_before(tree, end)
+        }
+        fn compare_and_swap(
+            &self,
+            tree: &str,
+            key: &[u8],
+            expected: Option<&[u8]>,
+            new: Option<&[u8]>,
+        ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
+            self.memory.compare_and_swap(tree, key, expected, new)
+        }
+        fn flush(&self) -> Result<()> {
+            // Everything written before the flush starts is what it makes durable.
+            let covers = self.written.load(Ordering::SeqCst);
+            self.flushes.fetch_add(1, Ordering::SeqCst);
+            // An fsync's latency, so that callers overlap.
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            self.durable.fetch_max(covers, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn concurrent_flushes_share_one_and_every_write_is_durable_before_its_flush_returns() {
+        let store = Arc::new(GroupCommit::new(SlowDisk::default()));
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    for n in 0..50 {
+                        store
+                            .insert("t", format!("{t}:{n}").as_bytes(), b"v")
+                            .unwrap();
+                        let mine = store.inner.written.load(Ordering::SeqCst);
+                        store.flush().unwrap();
+                        // The write-ahead rule: what this thread wrote is durable now.
+                        assert!(store.inner.durable.load(Ordering::SeqCst) >= mine);
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let flushes = store.inner.flushes.load(Ordering::SeqCst);
+        assert!(flushes < 400, "{flushes} flushes for 400 calls: none were shared");
+        assert_eq!(store.inner.durable.load(Ordering::SeqCst), 400);
+    }
+}
