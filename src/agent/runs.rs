@@ -29,6 +29,19 @@ pub enum CallState {
     },
 }
 
+impl CallState {
+    /// How far a call has got: a state never goes back, so of two records of one call the
+    /// further one is the newer.
+    fn progress(&self) -> u8 {
+        match self {
+            CallState::Proposed => 0,
+            CallState::Pending => 1,
+            CallState::Running => 2,
+            CallState::Done { .. } => 3,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallRecord {
     pub call: ToolCall,
@@ -101,6 +114,14 @@ const OPEN_RUNS_TREE: &str = "runs_open";
 const FINISHED_RUNS_TREE: &str = "runs_finished";
 /// Each session's last activity: session → seconds (8 bytes, big-endian) then the agent.
 const SESSION_ACTIVITY_TREE: &str = "session_activity";
+/// Each call's latest step, under its own key (`run \0 call` → state): the journal writes one
+/// call's step without rewriting the run or holding its lock across the write, so concurrent
+/// calls of one run share a group commit instead of queueing behind each other's flush.
+const RUN_CALLS_TREE: &str = "run_calls";
+
+fn call_key(run: &str, call: &str) -> Vec<u8> {
+    format!("{run}\0{call}").into_bytes()
+}
 
 /// A session idle past the retention window, pruned: its workspace is the caller's to keep or
 /// delete.
@@ -153,6 +174,10 @@ impl RunStore {
         if !open {
             // Durable with the next flush; until then a stale entry is only read and dropped.
             self.store.remove(OPEN_RUNS_TREE, run.id.as_bytes())?;
+            let steps = format!("{}\0", run.id);
+            for (key, _) in self.store.scan_prefix(RUN_CALLS_TREE, steps.as_bytes())? {
+                self.store.remove(RUN_CALLS_TREE, &key)?;
+            }
             self.store.insert(
                 FINISHED_RUNS_TREE,
                 &crate::store::aged::key(now, run.id.as_bytes()),
@@ -205,8 +230,33 @@ impl RunStore {
     pub fn load(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
         self.store
             .get(RUNS_TREE, id.as_bytes())?
-            .map(|b| decode(&b))
+            .map(|b| decode(&b).and_then(|run| self.with_call_steps(run)))
             .transpose()
+    }
+
+    /// Saves one call's step, durably (the journal's write).
+    pub fn save_call(&self, run: &str, call: &str, state: &CallState) -> Result<(), StoreError> {
+        self.store
+            .insert(RUN_CALLS_TREE, &call_key(run, call), &encode(state)?)?;
+        self.store.flush()
+    }
+
+    /// The run with each call's own record applied where it got further than the run's copy
+    /// (the run record is rewritten only between batches of calls).
+    fn with_call_steps(&self, mut run: RunRecord) -> Result<RunRecord, StoreError> {
+        let prefix = format!("{}\0", run.id);
+        for (key, bytes) in self.store.scan_prefix(RUN_CALLS_TREE, prefix.as_bytes())? {
+            let call = String::from_utf8_lossy(&key[prefix.len()..]).into_owned();
+            let Ok(step) = decode::<CallState>(&bytes) else {
+                continue;
+            };
+            if let Some(record) = run.calls.iter_mut().find(|c| c.call.id == call)
+                && step.progress() >= record.state.progress()
+            {
+                record.state = step;
+            }
+        }
+        Ok(run)
     }
 
     /// Runs that have not finished (to resume after a restart).
@@ -216,7 +266,7 @@ impl RunStore {
             let run = self
                 .store
                 .get(RUNS_TREE, &id)?
-                .map(|bytes| decode::<RunRecord>(&bytes))
+                .map(|bytes| decode::<RunRecord>(&bytes).and_then(|run| self.with_call_steps(run)))
                 .transpose()?
                 .filter(RunRecord::is_open);
             match run {
@@ -337,19 +387,25 @@ impl CallJournal for RunJournal {
             .get(session)
             .cloned()
             .ok_or_else(|| JournalError::NoActiveRun(session.to_string()))?;
-        let mut run = run.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(record) = run.calls.iter_mut().find(|c| c.call.id == call_id) else {
-            return Err(JournalError::UnknownCall {
-                call: call_id.to_string(),
-                run: run.id.clone(),
-            });
-        };
-        record.state = match status {
+        let state = match status {
             JournalStatus::Pending => CallState::Pending,
             JournalStatus::Running => CallState::Running,
             JournalStatus::Done { output, is_error } => CallState::Done { output, is_error },
         };
-        Ok(self.runs.save(&run)?)
+        // The lock covers the in-memory step only; the write runs without it.
+        let run_id = {
+            let mut run = run.lock().unwrap_or_else(|p| p.into_inner());
+            let run_id = run.id.clone();
+            let Some(record) = run.calls.iter_mut().find(|c| c.call.id == call_id) else {
+                return Err(JournalError::UnknownCall {
+                    call: call_id.to_string(),
+                    run: run_id,
+                });
+            };
+            record.state = state.clone();
+            run_id
+        };
+        Ok(self.runs.save_call(&run_id, call_id, &state)?)
     }
 }
 

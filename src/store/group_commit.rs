@@ -178,7 +178,10 @@ mod tests {
             thread.join().unwrap();
         }
         let flushes = store.inner.flushes.load(Ordering::SeqCst);
-        assert!(flushes < 400, "{flushes} flushes for 400 calls: none were shared");
+        assert!(
+            flushes < 400,
+            "{flushes} flushes for 400 calls: none were shared"
+        );
         assert_eq!(store.inner.durable.load(Ordering::SeqCst), 400);
     }
 }

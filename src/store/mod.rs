@@ -2,8 +2,8 @@
 //! Calls block: from async code, run them with [`blocking`] so they stay off the async threads.
 
 pub mod aged;
-mod group_commit;
 mod allowlist;
+mod group_commit;
 mod memory;
 mod sled_store;
 

@@ -328,3 +328,82 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record() {
+    use tollgate::agent::llm::ToolCall;
+    use tollgate::agent::runs::{CallRecord, CallState};
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let runs = RunStore::new(store.clone());
+    let mut record = run("r", RunPhase::RunningTools);
+    record.calls = ["a", "b", "c"]
+        .map(|id| CallRecord {
+            call: ToolCall {
+                id: id.into(),
+                name: "execute_command".into(),
+                arguments: "{}".into(),
+            },
+            state: CallState::Proposed,
+        })
+        .to_vec();
+    runs.save(&record).unwrap();
+    // The journal writes each call's step under its own key, the run record untouched.
+    runs.save_call("r", "a", &CallState::Running).unwrap();
+    runs.save_call(
+        "r",
+        "b",
+        &CallState::Done {
+            output: "real".into(),
+            is_error: false,
+        },
+    )
+    .unwrap();
+    let loaded = runs.load("r").unwrap().unwrap();
+    let states: Vec<&CallState> = loaded.calls.iter().map(|c| &c.state).collect();
+    assert_eq!(
+        states,
+        [
+            &CallState::Running,
+            &CallState::Done {
+                output: "real".into(),
+                is_error: false
+            },
+            &CallState::Proposed
+        ]
+    );
+    // The run record rewritten later (a call marked interrupted) wins over an older step; a
+    // step as far as the record (the call's real output) wins over the record's.
+    record.calls[0].state = CallState::Done {
+        output: "interrupted".into(),
+        is_error: true,
+    };
+    record.calls[1].state = CallState::Done {
+        output: "interrupted".into(),
+        is_error: true,
+    };
+    runs.save(&record).unwrap();
+    let open = runs.open_runs().unwrap();
+    assert_eq!(
+        open[0].calls[0].state,
+        CallState::Done {
+            output: "interrupted".into(),
+            is_error: true
+        }
+    );
+    assert_eq!(
+        open[0].calls[1].state,
+        CallState::Done {
+            output: "real".into(),
+            is_error: false
+        }
+    );
+    // A finished run takes its calls' steps with it.
+    runs.save(&run(
+        "r",
+        RunPhase::Finished {
+            answer: "ok".into(),
+        },
+    ))
+    .unwrap();
+    assert!(store.scan_prefix("run_calls", b"").unwrap().is_empty());
+}
