@@ -4,9 +4,9 @@
 //! the card already shown stays the card that answers.
 
 use super::shared::{Shared, WaitingQuestion, lock};
-use crate::agent::reminders::now_secs;
 use crate::approvals::card::{BUTTON_LABEL_CHARS, build_card, cut};
 use crate::approvals::{ApprovalChoice, ApprovalToken, PendingApproval, PendingState};
+use crate::clock::now_secs;
 use crate::config::ApprovalsTo;
 use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture};
 use std::sync::{Arc, Mutex};

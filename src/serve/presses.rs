@@ -203,7 +203,7 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
         }
         return;
     }
-    let now = crate::agent::reminders::now_secs();
+    let now = crate::clock::now_secs();
     match shared
         .approvals
         .press(&pressed.press.token, &pressed.by, true, now)
@@ -340,7 +340,7 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
         }
     };
     let single = choice.single();
-    let now = crate::agent::reminders::now_secs();
+    let now = crate::clock::now_secs();
     let mut answered = Vec::new();
     for card in &bulk.cards {
         let Some(card_token) = ApprovalToken::parse(card) else {

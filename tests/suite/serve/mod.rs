@@ -78,6 +78,13 @@ impl Served {
     }
 
     pub fn spawn(&mut self) {
+        self.spawn_after(0);
+    }
+
+    /// Starts the service with its approval clock `secs` ahead of the real one, as if it had
+    /// been down that long: deadlines pass without a wall-clock wait (the `test-support` build
+    /// honours the offset).
+    pub fn spawn_after(&mut self, secs: u64) {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -87,6 +94,7 @@ impl Served {
             .args(["serve", "--config", "tollgate.toml"])
             .current_dir(self.dir.path())
             .env("TELEGRAM_BOT_TOKEN", TOKEN)
+            .env(tollgate::clock::TEST_CLOCK_OFFSET_ENV, secs.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
