@@ -5,28 +5,42 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stop_cancels_a_run_waiting_for_approval() {
-    let served = Served::start(vec![write_call("w1", "never.txt", "x")], "", "").await;
+    let served = Served::start(
+        vec![write_call("w1", "never.txt", "x"), text("Hello again.")],
+        "",
+        "",
+    )
+    .await;
     served.say(USER, "write never.txt");
     let (card_id, card) = served.card(USER, 0).await;
     served.say(USER, "/stop");
     served.wait_text(USER, "Stopped").await;
     served.card_edit(card_id).await;
-    // A press after the stop runs nothing.
+    // A press after the stop runs nothing: it is refused as expired.
     served
         .telegram
         .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
-    served
-        .telegram
-        .wait_for(WAIT, "the press answer", |t| {
-            (!t.calls("AnswerCallbackQuery").is_empty()).then_some(())
-        })
-        .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    served.press_answer("expired").await;
+    // The session handles its messages one at a time, in order: once this later message is
+    // answered, a stopped run that had carried on would already have asked the model.
+    served.say(USER, "hello");
+    served.wait_text(USER, "Hello again.").await;
     assert!(!served.path("ws/telegram_10/never.txt").exists());
+    let requests = served.llm.requests();
     assert_eq!(
-        served.llm.requests().len(),
-        1,
-        "the model was not asked again"
+        requests.len(),
+        2,
+        "the model was not asked again for the stopped run"
+    );
+    let asked = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .cloned()
+        .unwrap();
+    assert!(
+        asked["role"] == "user" && asked["content"].as_str().unwrap().contains("hello"),
+        "the second request is the new message's: {asked}"
     );
 }
 
