@@ -57,6 +57,7 @@ async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
     .await;
     served.say(USER, "write after.txt");
     let (card_id, card) = served.card(USER, 0).await;
+    served.card_recorded(USER, card_id, &card).await;
     served.kill();
     let cards_before = served.telegram.calls("SendMessage").len();
     served.spawn();
@@ -95,7 +96,8 @@ async fn sigterm_keeps_a_card_pending_and_a_deadline_passed_while_down_is_a_time
     )
     .await;
     served.say(USER, "write never.txt");
-    let (card_id, _) = served.card(USER, 0).await;
+    let (card_id, card) = served.card(USER, 0).await;
+    served.card_recorded(USER, card_id, &card).await;
     let mut child = served.child.take().unwrap();
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
