@@ -1,4 +1,5 @@
-//! Wall-clock timestamps as RFC 3339 (UTC), for records people read.
+//! Wall-clock time: timestamps as RFC 3339 (UTC), for records people read, and the seconds
+//! approval deadlines are judged by.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -9,6 +10,39 @@ pub fn now_nanos() -> u128 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0)
+}
+
+/// Seconds since the Unix epoch, as approval deadlines are set and judged.
+///
+/// Builds with the `test-support` feature (only the tests enable it) add the seconds in
+/// [`TEST_CLOCK_OFFSET_ENV`]: a test restarts the service with its clock moved on, so "a
+/// deadline passed while it was down" needs no wall-clock wait. Other builds read the real
+/// clock only.
+#[must_use]
+pub fn now_secs() -> u64 {
+    let real = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    real.saturating_add(test_offset_secs())
+}
+
+/// The variable a `test-support` build reads at every [`now_secs`]: seconds to add to the
+/// real clock.
+#[cfg(feature = "test-support")]
+pub const TEST_CLOCK_OFFSET_ENV: &str = "TOLLGATE_TEST_CLOCK_OFFSET_SECS";
+
+#[cfg(feature = "test-support")]
+fn test_offset_secs() -> u64 {
+    std::env::var(TEST_CLOCK_OFFSET_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(not(feature = "test-support"))]
+const fn test_offset_secs() -> u64 {
+    0
 }
 
 /// Now as RFC 3339 in UTC with milliseconds, for event records (sortable as text).

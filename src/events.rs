@@ -274,7 +274,7 @@ impl EventSink for StoreEvents {
         };
         let key = format!("{}\0{ts}\0{sequence:012}", event.session);
         if let Ok(bytes) = serde_json::to_vec(&stored) {
-            let dated = crate::store::aged::key(crate::store::aged::now_secs(), key.as_bytes());
+            let dated = crate::store::aged::key(crate::clock::now_secs(), key.as_bytes());
             // An audit write that fails is logged, never fatal to the call it describes.
             let written = self
                 .store

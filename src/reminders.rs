@@ -6,7 +6,6 @@
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 pub const REMINDERS_TREE: &str = "reminders";
 
@@ -43,15 +42,6 @@ impl Reminder {
             self.id, self.created, self.message
         )
     }
-}
-
-/// Seconds since the Unix epoch, now.
-#[must_use]
-pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 /// Parses RFC 3339 (`2026-11-29T10:00:00Z`, fractions and `±HH:MM` offsets accepted) into

@@ -165,7 +165,7 @@ impl RunStore {
         }
         self.store
             .insert(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
-        let now = crate::store::aged::now_secs();
+        let now = crate::clock::now_secs();
         let mut activity = now.to_be_bytes().to_vec();
         activity.extend_from_slice(run.agent.as_bytes());
         self.store

@@ -62,7 +62,7 @@ pub const SETTLED_TREE: &str = "approvals_settled";
 pub fn settled(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreError> {
     store.insert(
         SETTLED_TREE,
-        &crate::store::aged::key(crate::store::aged::now_secs(), record.token.as_bytes()),
+        &crate::store::aged::key(crate::clock::now_secs(), record.token.as_bytes()),
         b"",
     )?;
     store

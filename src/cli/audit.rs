@@ -44,7 +44,7 @@ pub fn run(config_path: Option<&Path>, args: &AuditArgs, io: &mut Io) -> Result<
     .map_err(|e| Failure::runtime(e.to_string()))?;
     if !args.json {
         // What the log can show: older events were pruned (`[store] retain_days`).
-        let cutoff = crate::retention::cutoff(&config, crate::store::aged::now_secs());
+        let cutoff = crate::retention::cutoff(&config, crate::clock::now_secs());
         let since = i64::try_from(cutoff)
             .ok()
             .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0))

@@ -270,7 +270,8 @@ fn fire_reminders(
     turn_lock: Arc<tokio::sync::Mutex<()>>,
 ) -> Result<(), Failure> {
     use crate::agent::scheduler;
-    use crate::reminders::{Reminders, now_secs};
+    use crate::clock::now_secs;
+    use crate::reminders::Reminders;
     let unattended = assemble(
         config,
         agent,

@@ -6,9 +6,9 @@
 use super::shared::{Shared, WaitingQuestion, lock};
 use crate::approvals::card::{BUTTON_LABEL_CHARS, build_card, cut};
 use crate::approvals::{ApprovalChoice, ApprovalToken, PendingApproval, PendingState};
+use crate::clock::now_secs;
 use crate::config::ApprovalsTo;
 use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture};
-use crate::reminders::now_secs;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;

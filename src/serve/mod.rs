@@ -106,7 +106,7 @@ pub async fn run(
             Arc::new(reminders::ServeReminders {
                 service: service.clone(),
             }),
-            crate::reminders::now_secs,
+            crate::clock::now_secs,
             crate::agent::scheduler::POLL,
             move |line| log_to.log(line),
         ));
@@ -169,7 +169,7 @@ async fn prune_periodically(shared: Arc<Shared>) {
     loop {
         let pass = shared.clone();
         let pruned = tokio::task::spawn_blocking(move || {
-            crate::retention::prune(&pass.store, &pass.config, crate::store::aged::now_secs())
+            crate::retention::prune(&pass.store, &pass.config, crate::clock::now_secs())
         })
         .await;
         match pruned {

@@ -205,7 +205,7 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
         }
         return;
     }
-    let now = crate::reminders::now_secs();
+    let now = crate::clock::now_secs();
     match shared
         .approvals
         .press(&pressed.press.token, &pressed.by, true, now)
@@ -342,7 +342,7 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
         }
     };
     let single = choice.single();
-    let now = crate::reminders::now_secs();
+    let now = crate::clock::now_secs();
     let mut answered = Vec::new();
     for card in &bulk.cards {
         let Some(card_token) = ApprovalToken::parse(card) else {

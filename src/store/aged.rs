@@ -24,15 +24,6 @@ pub fn older_than(store: &dyn Store, tree: &str, before: u64) -> Result<Vec<(Vec
         .collect())
 }
 
-/// Seconds since the Unix epoch, now.
-#[must_use]
-pub fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

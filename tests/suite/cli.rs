@@ -612,15 +612,25 @@ async fn sigterm_records_running_calls_as_interrupted() {
         "{}",
         output.1
     );
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let survivors = Command::new("pgrep")
-        .args(["-f", "sleep 47.25"])
-        .output()
-        .unwrap();
+    // The sandbox's processes die with the service (a death signal), just after it: wait for
+    // them to be gone. One that outlived it would sleep 47 s, far past this wait.
+    let survivors = || {
+        let found = Command::new("pgrep")
+            .args(["-fa", "sleep 47.25"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&found.stdout).into_owned()
+    };
+    for _ in 0..500 {
+        if survivors().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     assert!(
-        survivors.stdout.is_empty(),
+        survivors().is_empty(),
         "a sandboxed child outlived the service: {}",
-        String::from_utf8_lossy(&survivors.stdout)
+        survivors()
     );
 }
 
@@ -629,13 +639,24 @@ async fn sigterm_records_running_calls_as_interrupted() {
 async fn reminders_fire_into_their_session() {
     use super::fakes::llm::{FakeLlm, text, tool_calls};
     let fake = FakeLlm::start(vec![
-        tool_calls(&[(
-            "rm1",
-            "add_reminder",
-            r#"{"message":"check the oven","in_secs":1}"#,
-        )]),
-        text("Reminder set."),
+        // The second reminder is the barrier for "once": it is claimed by a later pass of the
+        // scheduler than the first (due two seconds after it), and a pass delivers in due
+        // order, so a first reminder that fired again would have done so before it.
+        tool_calls(&[
+            (
+                "rm1",
+                "add_reminder",
+                r#"{"message":"check the oven","in_secs":1}"#,
+            ),
+            (
+                "rm2",
+                "add_reminder",
+                r#"{"message":"take the bread out","in_secs":3}"#,
+            ),
+        ]),
+        text("Reminders set."),
         text("Time to check the oven!"),
+        text("Time to take the bread out!"),
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -650,26 +671,36 @@ async fn reminders_fire_into_their_session() {
     let path = dir.path().to_path_buf();
     let seen = tokio::task::spawn_blocking(move || {
         let mut chat = Live::start(&path, &["chat", "--config", "tollgate.toml"]);
-        chat.send("remind me to check the oven in a second");
-        chat.wait_for("Reminder set.");
-        let text = chat.wait_for("(reminder) Time to check the oven!");
-        std::thread::sleep(std::time::Duration::from_millis(1500));
+        chat.send("remind me to check the oven in a second, and the bread after");
+        chat.wait_for("Reminders set.");
+        chat.wait_for("(reminder) Time to check the oven!");
+        let text = chat.wait_for("(reminder) Time to take the bread out!");
         drop(chat.child.stdin.take());
         chat.child.wait().unwrap();
         text
     })
     .await
     .unwrap();
+    let requests = fake.requests();
     assert_eq!(
-        fake.requests().len(),
-        3,
-        "fired once: {seen}\n{}",
-        fake.requests()[1].body["messages"]
+        requests.len(),
+        4,
+        "each fired once: {seen}\n{}",
+        requests[1].body["messages"]
     );
-    let fired = fake.requests()[2].body["messages"].to_string();
+    // What each firing told the model last: the oven's reminder, then the bread's.
+    let told = |i: usize| {
+        let messages = requests[i].body["messages"].as_array().unwrap();
+        messages.last().unwrap()["content"].to_string()
+    };
+    let (oven, bread) = (told(2), told(3));
     assert!(
-        fired.contains("check the oven") && fired.contains("[reminder r"),
-        "{fired}"
+        oven.contains("check the oven") && oven.contains("[reminder r"),
+        "{oven}"
+    );
+    assert!(
+        bread.contains("take the bread out") && bread.contains("[reminder r"),
+        "{bread}"
     );
 }
 

@@ -303,7 +303,16 @@ async fn cancel_answers_running_and_waiting_calls() {
             )
             .await
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Cancelled once one call runs and the other waits for its answer (the sleeper counts
+    // itself in when it starts; the approver records the prompt).
+    for _ in 0..250 {
+        if b.peak.load(Ordering::SeqCst) == 1 && b.approver.asked_ids() == ["wait"] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(b.peak.load(Ordering::SeqCst), 1, "the sleeper started");
+    assert_eq!(b.approver.asked_ids(), ["wait"]);
     canceller.cancel();
     let results = tokio::time::timeout(Duration::from_secs(5), run)
         .await

@@ -227,7 +227,9 @@ async fn a_crash_while_running_is_reported_and_never_rerun() {
                 .first()
                 .is_some_and(|c| c.state == CallState::Running)
         });
-        if running && ws(&w, "count.txt").exists() {
+        // The whole line, not just the file: `>>` creates it before `echo` writes.
+        let counted = std::fs::read_to_string(ws(&w, "count.txt")).is_ok_and(|c| c == "ran\n");
+        if running && counted {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -247,12 +249,9 @@ async fn a_crash_while_running_is_reported_and_never_rerun() {
         .await
         .unwrap();
     assert_eq!(outcome.answer, "It may or may not have run.");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(
-        std::fs::read_to_string(ws(&w, "count.txt")).unwrap(),
-        "ran\n",
-        "never run twice"
-    );
+    // The model was told the call was interrupted, and the resumed run has ended: a re-run
+    // would have been one of its steps, awaited before that answer — not something still
+    // under way.
     let last = llm.requests().last().unwrap().body["messages"].clone();
     let tool = last
         .as_array()
@@ -262,6 +261,11 @@ async fn a_crash_while_running_is_reported_and_never_rerun() {
         .unwrap()
         .clone();
     assert_eq!(tool["content"], INTERRUPTED);
+    assert_eq!(
+        std::fs::read_to_string(ws(&w, "count.txt")).unwrap(),
+        "ran\n",
+        "never run twice"
+    );
 }
 
 #[tokio::test]
@@ -499,14 +503,22 @@ async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
     let llm = FakeLlm::start(vec![tool_calls(&[(
         "s1",
         "execute_command",
-        r#"{"command":"sleep 30"}"#,
+        r#"{"command":"touch started && sleep 30"}"#,
     )])])
     .await;
     let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
     let token = CancellationToken::new();
     let stop = token.clone();
     let task = tokio::spawn(async move { first.start(session, "run-stop", "sleep", token).await });
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Stopped while the command runs: the marker says it has started.
+    let started = ws(&w, "started");
+    for _ in 0..500 {
+        if started.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(started.exists(), "the command never started");
     stop.cancel();
     let outcome = tokio::time::timeout(Duration::from_secs(10), task)
         .await

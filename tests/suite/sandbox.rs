@@ -207,40 +207,78 @@ async fn secrets_of_the_service_are_not_readable() {
     );
 }
 
+/// The processes (as `pgrep -fa` lists them) whose whole command line matches `pattern`.
+fn processes_matching(pattern: &str) -> String {
+    let found = std::process::Command::new("pgrep")
+        .args(["-fa", pattern])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&found.stdout).into_owned()
+}
+
+/// Polls (every 20 ms, for at most 20 s) until `done` holds; whether it did.
+async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..1000 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
 #[tokio::test]
 async fn a_timeout_kills_the_whole_namespace() {
     let p = place();
-    let command = "setsid sh -c 'while true; do date +%s%N > beat; sleep 0.1; done' & sleep 30";
-    let outcome = runner()
-        .run(
-            command,
-            &spec(&p, SandboxPolicy::WorkspaceWrite, false),
-            &env(&p),
-            Duration::from_secs(1),
-            pending(),
-        )
-        .await
-        .unwrap();
+    // A comment in the grandchild's script names it uniquely, so it can be looked for from
+    // outside the namespace (other tests run beside this one).
+    let marker = format!(
+        "tollgate-beat-{}",
+        p.root.file_name().unwrap().to_string_lossy()
+    );
+    let command = format!(
+        "setsid sh -c 'while true; do date +%s%N > beat; sleep 0.1; done # {marker}' & sleep 30"
+    );
+    // The grandchild alone: the shell and the helper above it carry the marker too, but their
+    // command lines start otherwise.
+    let grandchild = format!("^sh -c while true.*{marker}$");
+    let survivors = || processes_matching(&grandchild);
+    let spec = spec(&p, SandboxPolicy::WorkspaceWrite, false);
+    let env = env(&p);
+    let runner = runner();
+    let run = runner.run(&command, &spec, &env, Duration::from_secs(1), pending());
+    // While it runs, the grandchild is seen from here: its absence afterwards means something.
+    let (outcome, seen) = tokio::join!(run, eventually(|| !survivors().is_empty()));
+    let outcome = outcome.unwrap();
+    assert!(seen, "the grandchild never showed up");
     assert!(outcome.timed_out);
     assert_eq!(outcome.exit_code, None);
-    let beat = p.root.join("ws/beat");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let first = std::fs::read_to_string(&beat).unwrap();
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let second = std::fs::read_to_string(&beat).unwrap();
-    assert_eq!(first, second, "the setsid grandchild outlived the timeout");
+    assert!(p.root.join("ws/beat").exists(), "the grandchild never beat");
+    // The namespace's end reaches its processes just after the helper's (a death signal):
+    // wait for them to be gone. One that outlived the timeout would still be looping.
+    let gone = eventually(|| survivors().is_empty()).await;
+    assert!(
+        gone,
+        "the setsid grandchild outlived the timeout: {}",
+        survivors()
+    );
 }
 
 #[tokio::test]
 async fn cancel_kills_and_reports() {
     let p = place();
+    let started = p.root.join("ws/started");
+    // Cancelled once the command has started (it leaves a marker first).
+    let cancel = async {
+        assert!(eventually(|| started.exists()).await, "it never started");
+    };
     let outcome = runner()
         .run(
-            "sleep 30",
+            "touch started && sleep 30",
             &spec(&p, SandboxPolicy::WorkspaceWrite, false),
             &env(&p),
             Duration::from_secs(60),
-            tokio::time::sleep(Duration::from_millis(300)),
+            cancel,
         )
         .await
         .unwrap();

@@ -288,7 +288,7 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     runs.save_transcript("telegram:8", &[ChatMessage::new(Role::User, "still here")])
         .unwrap();
 
-    let now = tollgate::store::aged::now_secs();
+    let now = tollgate::clock::now_secs();
     let day = 86_400;
     // Inside the window nothing goes.
     let early = tollgate::retention::prune(&store, &config, now + 29 * day).unwrap();

@@ -36,7 +36,7 @@ pub fn store_result(
     let key = result_key(session, call_id);
     store.insert(
         RESULTS_AGED_TREE,
-        &crate::store::aged::key(crate::store::aged::now_secs(), &key),
+        &crate::store::aged::key(crate::clock::now_secs(), &key),
         b"",
     )?;
     store

@@ -253,7 +253,8 @@ pub(super) fn reminders(
     call: &ApprovedCall,
     ctx: &ExecContext,
 ) -> Result<ToolOutput, ToolError> {
-    use crate::reminders::{MAX_AHEAD_SECS, Reminder, Reminders, now_secs, parse_rfc3339};
+    use crate::clock::now_secs;
+    use crate::reminders::{MAX_AHEAD_SECS, Reminder, Reminders, parse_rfc3339};
     let reminders = Reminders::new(store(ctx)?.clone());
     match tool {
         "add_reminder" => {

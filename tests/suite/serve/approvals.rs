@@ -44,7 +44,14 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
     // A non-admin's press: an alert, an audit entry, nothing runs.
     served.telegram.push_press(USER, USER, card_id, &approve);
     served.press_answer("Only admins").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The refusal is audited before it is answered: with the entry there, the press has been
+    // handled to its end, and it ran nothing.
+    let audit = served.tollgate(&["audit", "--json"]);
+    let out = String::from_utf8_lossy(&audit.stdout);
+    assert!(
+        out.contains("press_rejected") && out.contains("not one of the bridge's admins"),
+        "{out}"
+    );
     assert!(!written.exists(), "a non-admin press ran nothing");
 
     served.telegram.push_press(USER, ADMIN, card_id, &approve);

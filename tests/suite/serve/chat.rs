@@ -249,6 +249,7 @@ async fn a_full_queue_and_a_fast_sender_get_one_notice_each() {
         vec![
             Reply::Delayed(Duration::from_millis(1_500), Box::new(text("first answer"))),
             text("second answer"),
+            text("third answer"),
         ],
         "",
         "queue_cap = 1\nrate_limit_per_minute = 3",
@@ -276,10 +277,31 @@ async fn a_full_queue_and_a_fast_sender_get_one_notice_each() {
         .filter(|t| t.contains("faster than 3 a minute"))
         .count();
     assert_eq!((busy, fast), (1, 1), "{texts:?}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A barrier: another allowed user's message in this chat is the same session (and not
+    // rate-limited: the limit is per user). The session lets messages in one at a time, in
+    // order, and its worker answers them in order: once this one is answered, anything of
+    // three, four and five that had got through would have reached the model before it.
+    served
+        .telegram
+        .push_message(user_message(USER, "private", 11, "six"));
+    served.wait_text(USER, "third answer").await;
+    let asked: Vec<String> = served
+        .llm
+        .requests()
+        .iter()
+        .map(|r| {
+            let messages = r.body["messages"].as_array().unwrap();
+            let last = messages.last().unwrap();
+            assert_eq!(last["role"], "user", "{last}");
+            last["content"].as_str().unwrap().to_string()
+        })
+        .collect();
     assert_eq!(
-        served.llm.requests().len(),
-        2,
-        "three, four and five never reached the model"
+        asked.len(),
+        3,
+        "three, four and five never reached the model: {asked:?}"
     );
+    for (said, message) in ["one", "two", "six"].iter().zip(&asked) {
+        assert!(message.ends_with(said), "{asked:?}");
+    }
 }

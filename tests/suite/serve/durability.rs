@@ -5,28 +5,42 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stop_cancels_a_run_waiting_for_approval() {
-    let served = Served::start(vec![write_call("w1", "never.txt", "x")], "", "").await;
+    let served = Served::start(
+        vec![write_call("w1", "never.txt", "x"), text("Hello again.")],
+        "",
+        "",
+    )
+    .await;
     served.say(USER, "write never.txt");
     let (card_id, card) = served.card(USER, 0).await;
     served.say(USER, "/stop");
     served.wait_text(USER, "Stopped").await;
     served.card_edit(card_id).await;
-    // A press after the stop runs nothing.
+    // A press after the stop runs nothing: it is refused as expired.
     served
         .telegram
         .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
-    served
-        .telegram
-        .wait_for(WAIT, "the press answer", |t| {
-            (!t.calls("AnswerCallbackQuery").is_empty()).then_some(())
-        })
-        .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    served.press_answer("expired").await;
+    // The session handles its messages one at a time, in order: once this later message is
+    // answered, a stopped run that had carried on would already have asked the model.
+    served.say(USER, "hello");
+    served.wait_text(USER, "Hello again.").await;
     assert!(!served.path("ws/telegram_10/never.txt").exists());
+    let requests = served.llm.requests();
     assert_eq!(
-        served.llm.requests().len(),
-        1,
-        "the model was not asked again"
+        requests.len(),
+        2,
+        "the model was not asked again for the stopped run"
+    );
+    let asked = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .cloned()
+        .unwrap();
+    assert!(
+        asked["role"] == "user" && asked["content"].as_str().unwrap().contains("hello"),
+        "the second request is the new message's: {asked}"
     );
 }
 
@@ -43,6 +57,7 @@ async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
     .await;
     served.say(USER, "write after.txt");
     let (card_id, card) = served.card(USER, 0).await;
+    served.card_recorded(USER, card_id, &card).await;
     served.kill();
     let cards_before = served.telegram.calls("SendMessage").len();
     served.spawn();
@@ -76,12 +91,13 @@ async fn sigterm_keeps_a_card_pending_and_a_deadline_passed_while_down_is_a_time
             write_call("w1", "never.txt", "x"),
             text("Nobody approved, so I stopped."),
         ],
-        "approval_timeout_secs = 2",
+        "",
         "",
     )
     .await;
     served.say(USER, "write never.txt");
-    let (card_id, _) = served.card(USER, 0).await;
+    let (card_id, card) = served.card(USER, 0).await;
+    served.card_recorded(USER, card_id, &card).await;
     let mut child = served.child.take().unwrap();
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -101,8 +117,8 @@ async fn sigterm_keeps_a_card_pending_and_a_deadline_passed_while_down_is_a_time
             .any(|e| e["message_id"].as_i64() == Some(card_id)),
         "the card is still open when the process stops"
     );
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    served.spawn();
+    // Back after an hour down: the card's deadline (the default ten minutes) passed meanwhile.
+    served.spawn_after(3600);
     served
         .wait_text(USER, "Nobody approved, so I stopped.")
         .await;
@@ -130,7 +146,7 @@ async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
     {
         let store = Arc::new(SledStore::open(&served.path("store"), 8).unwrap());
         let approvals = PendingApprovals::new(store.clone());
-        let now = tollgate::reminders::now_secs();
+        let now = tollgate::clock::now_secs();
         approvals
             .create(&PendingApproval {
                 token: token.to_string(),

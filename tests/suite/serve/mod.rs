@@ -78,6 +78,13 @@ impl Served {
     }
 
     pub fn spawn(&mut self) {
+        self.spawn_after(0);
+    }
+
+    /// Starts the service with its approval clock `secs` ahead of the real one, as if it had
+    /// been down that long: deadlines pass without a wall-clock wait (the `test-support` build
+    /// honours the offset).
+    pub fn spawn_after(&mut self, secs: u64) {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -87,6 +94,7 @@ impl Served {
             .args(["serve", "--config", "tollgate.toml"])
             .current_dir(self.dir.path())
             .env("TELEGRAM_BOT_TOKEN", TOKEN)
+            .env(tollgate::clock::TEST_CLOCK_OFFSET_ENV, secs.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -147,6 +155,45 @@ impl Served {
                     .find(|b| b["text"].as_str().unwrap_or("").contains(needle))
             })
             .await
+    }
+
+    /// Waits until the service has recorded where card `card_id` went: the record comes just
+    /// after the send the fake sees, and a press counts only on a card the service knows it
+    /// sent — a stop in between leaves a card shown that nothing answers or edits. A test that
+    /// stops the service with a card showing waits for this first. The probe is an admin's
+    /// press of a choice the card does not offer: refused with "Answer on the card itself"
+    /// before the record, with "no longer valid" after, and never an answer.
+    pub async fn card_recorded(&self, chat: i64, card_id: i64, card: &Value) {
+        let approve = button(card, "Approve");
+        let token = approve.strip_suffix(":approve").unwrap();
+        let offered = card["reply_markup"].to_string();
+        let probe = ["always-command", "always-tool"]
+            .iter()
+            .map(|choice| format!("{token}:{choice}"))
+            .find(|data| !offered.contains(&format!("\"{data}\"")))
+            .unwrap_or_else(|| panic!("no choice left to probe {card}"));
+        let start = std::time::Instant::now();
+        loop {
+            let id = format!(
+                "cb{}",
+                self.telegram.push_press(chat, ADMIN, card_id, &probe)
+            );
+            let answer = self
+                .telegram
+                .wait_for(WAIT, "the probe's answer", |t| {
+                    t.calls("AnswerCallbackQuery")
+                        .into_iter()
+                        .find(|b| b["callback_query_id"] == id.as_str())
+                })
+                .await;
+            let text = answer["text"].as_str().unwrap_or_default();
+            if text.contains("no longer valid") {
+                return;
+            }
+            assert!(text.contains("Answer on the card itself"), "{answer}");
+            assert!(start.elapsed() < WAIT, "card {card_id} was never recorded");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// The edit of card `card_id` (waiting for it).
