@@ -71,6 +71,21 @@ impl<S: Store> Store for GroupCommit<S> {
     }
 
     fn flush(&self) -> Result<()> {
+        // A flush waits on the disk (or on another caller's flush): on a multi-thread runtime's
+        // worker, tell tokio so, and its other tasks move to another thread meanwhile instead
+        // of stalling behind the fsync.
+        let on_worker = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if on_worker {
+            tokio::task::block_in_place(|| self.flush_shared())
+        } else {
+            self.flush_shared()
+        }
+    }
+}
+
+impl<S: Store> GroupCommit<S> {
+    fn flush_shared(&self) -> Result<()> {
         let mut state = self.lock();
         state.requested += 1;
         let ticket = state.requested;
