@@ -1,0 +1,260 @@
+//! `tollgate chat` as a live process: a kill -9 with a prompt showing, SIGTERM while a command
+//! runs, reminders fired into their session, and questions answered on the console (and
+//! failing unattended).
+
+use super::{Live, stdout, tollgate};
+use std::process::Command;
+
+/// kill -9 while a call waits for approval; start again; approve: the call runs once and the
+/// run finishes.
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_survives_a_kill_with_a_prompt_showing() {
+    use crate::suite::fakes::llm::{FakeLlm, text, tool_calls};
+    let fake = FakeLlm::start(vec![
+        tool_calls(&[("w1", "write_file", r#"{"path":"out.txt","content":"once"}"#)]),
+        text("Written."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\", \"execute_command\"]\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let written = path.join("data/workspaces/ops/console_tester/out.txt");
+    let path2 = path.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut first = Live::start(&path2, &["chat", "--config", "tollgate.toml"]);
+        first.send("please write out.txt");
+        first.wait_for("approval needed");
+        first.wait_for("\n? ");
+        first.child.kill().unwrap(); // SIGKILL
+        first.child.wait().unwrap();
+    })
+    .await
+    .unwrap();
+    assert!(!written.exists(), "nothing ran before the approval");
+
+    let path3 = path.clone();
+    let transcript = tokio::task::spawn_blocking(move || {
+        let mut second = Live::start(&path3, &["chat", "--config", "tollgate.toml"]);
+        second.wait_for("resuming run");
+        second.wait_for("approval needed");
+        second.send("a");
+        second.wait_for("Written.");
+        second.send("! echo operator-ran");
+        let text = second.wait_for("operator-ran\n");
+        drop(second.child.stdin.take());
+        assert!(second.child.wait().unwrap().success());
+        text
+    })
+    .await
+    .unwrap();
+    if !written.exists() {
+        let listing = Command::new("find").arg(&path).output().unwrap();
+        panic!(
+            "{}\n{transcript}\n{}",
+            String::from_utf8_lossy(&listing.stdout),
+            fake.requests().last().unwrap().body["messages"]
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "once");
+    assert_eq!(fake.requests().len(), 2, "{transcript}");
+}
+
+/// SIGTERM while a command runs: it is recorded as interrupted, and nothing it started survives.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_records_running_calls_as_interrupted() {
+    use crate::suite::fakes::llm::{FakeLlm, tool_calls};
+    let fake = FakeLlm::start(vec![tool_calls(&[(
+        "r1",
+        "execute_command",
+        r#"{"command":"echo started > started.txt; sleep 47.25"}"#,
+    )])])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"execute_command\"]\n[agents.ops.tool_approval]\nexecute_command = \"allow\"\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let started = path.join("data/workspaces/ops/console_tester/started.txt");
+    let output = tokio::task::spawn_blocking(move || {
+        let mut chat = Live::start(&path, &["chat", "--config", "tollgate.toml"]);
+        chat.send("run the long thing");
+        for _ in 0..200 {
+            if started.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(started.exists(), "the command never started");
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(chat.child.id() as i32, libc::SIGTERM) };
+        let status = chat.child.wait().unwrap();
+        (status.code(), chat.wait_for("stopped:"))
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.0, Some(143));
+    assert!(
+        output
+            .1
+            .contains("1 running call(s) recorded as interrupted"),
+        "{}",
+        output.1
+    );
+    // The sandbox's processes die with the service (a death signal), just after it: wait for
+    // them to be gone. One that outlived it would sleep 47 s, far past this wait.
+    let survivors = || {
+        let found = Command::new("pgrep")
+            .args(["-fa", "sleep 47.25"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&found.stdout).into_owned()
+    };
+    for _ in 0..500 {
+        if survivors().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        survivors().is_empty(),
+        "a sandboxed child outlived the service: {}",
+        survivors()
+    );
+}
+
+/// A reminder set in one turn fires into the same console session later, unattended, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn reminders_fire_into_their_session() {
+    use crate::suite::fakes::llm::{FakeLlm, text, tool_calls};
+    let fake = FakeLlm::start(vec![
+        // The second reminder is the barrier for "once": it is claimed by a later pass of the
+        // scheduler than the first (due two seconds after it), and a pass delivers in due
+        // order, so a first reminder that fired again would have done so before it.
+        tool_calls(&[
+            (
+                "rm1",
+                "add_reminder",
+                r#"{"message":"check the oven","in_secs":1}"#,
+            ),
+            (
+                "rm2",
+                "add_reminder",
+                r#"{"message":"take the bread out","in_secs":3}"#,
+            ),
+        ]),
+        text("Reminders set."),
+        text("Time to check the oven!"),
+        text("Time to take the bread out!"),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"add_reminder\", \"list_reminders\"]\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let seen = tokio::task::spawn_blocking(move || {
+        let mut chat = Live::start(&path, &["chat", "--config", "tollgate.toml"]);
+        chat.send("remind me to check the oven in a second, and the bread after");
+        chat.wait_for("Reminders set.");
+        chat.wait_for("(reminder) Time to check the oven!");
+        let text = chat.wait_for("(reminder) Time to take the bread out!");
+        drop(chat.child.stdin.take());
+        chat.child.wait().unwrap();
+        text
+    })
+    .await
+    .unwrap();
+    let requests = fake.requests();
+    assert_eq!(
+        requests.len(),
+        4,
+        "each fired once: {seen}\n{}",
+        requests[1].body["messages"]
+    );
+    // What each firing told the model last: the oven's reminder, then the bread's.
+    let told = |i: usize| {
+        let messages = requests[i].body["messages"].as_array().unwrap();
+        messages.last().unwrap()["content"].to_string()
+    };
+    let (oven, bread) = (told(2), told(3));
+    assert!(
+        oven.contains("check the oven") && oven.contains("[reminder r"),
+        "{oven}"
+    );
+    assert!(
+        bread.contains("take the bread out") && bread.contains("[reminder r"),
+        "{bread}"
+    );
+}
+
+/// `ask_user_question` on the console is answered by the operator; unattended it fails at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn questions_are_answered_on_the_console_and_fail_unattended() {
+    use crate::suite::fakes::llm::{FakeLlm, text, tool_calls};
+    let fake = FakeLlm::start(vec![
+        tool_calls(&[(
+            "q1",
+            "ask_user_question",
+            r#"{"question":"Which color?","choices":["red","blue"]}"#,
+        )]),
+        text("Blue it is."),
+        tool_calls(&[("q2", "ask_user_question", r#"{"question":"Which color?"}"#)]),
+        text("I could not ask."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"ask_user_question\"]\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let path2 = path.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut chat = Live::start(&path2, &["chat", "--config", "tollgate.toml"]);
+        chat.send("paint it");
+        chat.wait_for("Which color?");
+        chat.send("blue");
+        chat.wait_for("Blue it is.");
+        drop(chat.child.stdin.take());
+        chat.child.wait().unwrap();
+    })
+    .await
+    .unwrap();
+    assert!(
+        fake.requests()[1].body["messages"]
+            .to_string()
+            .contains(r#""content":"blue""#)
+    );
+    let ran = tokio::task::spawn_blocking(move || {
+        tollgate(&["run", "--config", "tollgate.toml", "paint it"], &path)
+    })
+    .await
+    .unwrap();
+    assert_eq!(stdout(&ran).trim(), "I could not ask.");
+    assert!(
+        fake.requests()[3].body["messages"]
+            .to_string()
+            .contains("nobody can answer a question here")
+    );
+}

@@ -1,0 +1,240 @@
+//! The built-in tools through the executor: sandboxed shell commands, big results stored,
+//! web tools against a loopback server, bounded inputs and outputs, the offered toolset, and
+//! file moves, copies and removals.
+
+use super::{batch, bench, bench_with, call, ws};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use tollgate::executor::CallOutcome;
+use tollgate::executor::approval::Answer;
+use tollgate::store::Store;
+
+#[tokio::test]
+async fn approved_shell_commands_run_sandboxed_and_big_results_are_stored() {
+    let b = bench(false);
+    let go = b.approver.expect("sh");
+    go.send(Answer::Approve {
+        by: "console:op".into(),
+    })
+    .unwrap();
+    std::fs::write(ws(&b, "big.txt"), "x".repeat(100_000)).unwrap();
+    let mut results = batch(
+        &b,
+        vec![call(
+            "sh",
+            "execute_command",
+            json!({"command": "echo hello > greeting.txt; cat greeting.txt; touch /etc/nope"}),
+        )],
+    )
+    .await;
+    // One reply's calls run concurrently: look at what the command made in the next reply.
+    results.extend(
+        batch(
+            &b,
+            vec![
+                call("big", "read_file", json!({"path": "big.txt"})),
+                call("ls", "ls", json!({})),
+                call("f", "find", json!({"pattern": "*.txt"})),
+                call("g", "grep", json!({"pattern": "hel+o"})),
+            ],
+        )
+        .await,
+    );
+    assert_eq!(results[0].outcome, CallOutcome::Executed);
+    assert!(
+        results[0].output.text.contains("hello"),
+        "{}",
+        results[0].output.text
+    );
+    assert!(
+        results[0].output.text.contains("exit code 1"),
+        "touch /etc must fail: {}",
+        results[0].output.text
+    );
+    assert!(!std::path::Path::new("/etc/nope").exists());
+    assert!(results[1].output.truncated);
+    assert!(
+        results[1].output.text.contains("stored as `big`"),
+        "{}",
+        &results[1].output.text[results[1].output.text.len() - 200..]
+    );
+    let stored = b
+        .store
+        .get(
+            "tool_results",
+            &tollgate::tools::builtin::result_key("console:tester", "big"),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.len(), 100_000);
+    assert!(
+        results[2].output.text.contains("greeting.txt"),
+        "{}",
+        results[2].output.text
+    );
+    assert!(
+        results[3].output.text.contains("big.txt")
+            && results[3].output.text.contains("greeting.txt"),
+        "{}",
+        results[3].output.text
+    );
+    assert!(
+        results[4].output.text.contains("greeting.txt:1:hello"),
+        "{}",
+        results[4].output.text
+    );
+}
+
+#[tokio::test]
+async fn web_tools_talk_to_a_loopback_server() {
+    let b = bench_with(false, "network_access = true");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    let server = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut buffer = vec![0u8; 65536];
+            let n = socket.read(&mut buffer).await.unwrap_or(0);
+            let request = String::from_utf8_lossy(&buffer[..n]).into_owned();
+            let html = request.starts_with("GET");
+            record.lock().unwrap().push(request);
+            let (kind, body) = if html {
+                (
+                    "text/html",
+                    "<html><script>x()</script><body><h1>Docs</h1><p>a &amp; b</p></body></html>",
+                )
+            } else {
+                ("application/json", "{\"ok\":true}")
+            };
+            let reply = format!(
+                "HTTP/1.1 201 Created\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(reply.as_bytes()).await;
+        }
+    });
+    let go = b.approver.expect("post");
+    go.send(Answer::Approve {
+        by: "console:op".into(),
+    })
+    .unwrap();
+    let results = batch(&b, vec![
+        call("get", "web_fetch", json!({"url": format!("http://127.0.0.1:{port}/docs")})),
+        call("post", "http_request", json!({"method": "POST", "url": format!("http://127.0.0.1:{port}/api"), "headers": {"x-probe": "1"}, "body": "{\"n\":1}"})),
+    ]).await;
+    assert_eq!(results[0].output.text, "Docs\na & b", "{:?}", results[0]);
+    assert_eq!(
+        b.approver.asked_ids(),
+        ["post"],
+        "POST is high-risk: it asked"
+    );
+    assert!(
+        results[1].output.text.starts_with("HTTP 201"),
+        "{:?}",
+        results[1]
+    );
+    let requests = seen.lock().unwrap().clone();
+    let post = requests
+        .iter()
+        .find(|r| r.starts_with("POST /api"))
+        .unwrap();
+    assert!(
+        post.contains("x-probe: 1") && post.ends_with("{\"n\":1}"),
+        "{post}"
+    );
+    server.abort();
+}
+
+#[tokio::test]
+async fn huge_inputs_and_outputs_stay_bounded() {
+    let b = bench(false);
+    let lines: String = (0..20_000).map(|i| format!("match line {i}\n")).collect();
+    std::fs::write(ws(&b, "many.txt"), &lines).unwrap();
+    let huge = json!({"path": "x", "pad": "z".repeat(2 * 1024 * 1024)});
+    let results = batch(
+        &b,
+        vec![
+            call("g", "grep", json!({"pattern": "match", "path": "many.txt"})),
+            call("h", "read_file", huge),
+        ],
+    )
+    .await;
+    assert!(
+        results[0].output.truncated,
+        "grep output over 256 KB is cut and marked"
+    );
+    assert!(results[0].output.text.len() <= 300 * 1024);
+    assert_eq!(results[1].outcome, CallOutcome::Refused);
+    assert!(results[1].output.text.contains("the limit is"));
+}
+
+#[test]
+fn only_the_toolset_is_offered() {
+    let b = bench(false);
+    let definitions = b.executor.registry.definitions(&b.executor.toolset);
+    let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
+    assert!(names.contains(&"read_file") && names.contains(&"sleeper"));
+    assert!(
+        !names.contains(&"spawn_subagent"),
+        "not in the agent's tools: never offered"
+    );
+    let read = definitions.iter().find(|d| d.name == "read_file").unwrap();
+    assert_eq!(read.parameters["required"], json!(["path"]));
+}
+
+#[tokio::test]
+async fn file_moves_copies_and_removals_happen_where_approved() {
+    let b = bench(false);
+    std::fs::write(ws(&b, "a.txt"), "A").unwrap();
+    for id in ["cp", "mv", "rm"] {
+        b.approver
+            .expect(id)
+            .send(Answer::Approve {
+                by: "console:op".into(),
+            })
+            .unwrap();
+    }
+    let made = batch(&b, vec![call("mk", "mkdir", json!({"path": "d/e"}))]).await;
+    assert_eq!(made[0].outcome, CallOutcome::Executed, "{:?}", made[0]);
+    let copied = batch(
+        &b,
+        vec![call(
+            "cp",
+            "cp",
+            json!({"from": "a.txt", "to": "d/e/b.txt"}),
+        )],
+    )
+    .await;
+    assert_eq!(copied[0].outcome, CallOutcome::Executed, "{:?}", copied[0]);
+    let moved = batch(
+        &b,
+        vec![call(
+            "mv",
+            "mv",
+            json!({"from": "d/e/b.txt", "to": "c.txt"}),
+        )],
+    )
+    .await;
+    assert_eq!(moved[0].outcome, CallOutcome::Executed, "{:?}", moved[0]);
+    let removed = batch(&b, vec![call("rm", "rm", json!({"path": "a.txt"}))]).await;
+    assert_eq!(
+        removed[0].outcome,
+        CallOutcome::Executed,
+        "{:?}",
+        removed[0]
+    );
+    assert!(ws(&b, "d/e").is_dir());
+    assert_eq!(std::fs::read_to_string(ws(&b, "c.txt")).unwrap(), "A");
+    assert!(!ws(&b, "a.txt").exists() && !ws(&b, "d/e/b.txt").exists());
+    let info = batch(&b, vec![call("ci", "context_info", json!({}))]).await;
+    assert!(
+        info[0].output.text.contains("session console:tester"),
+        "{}",
+        info[0].output.text
+    );
+}

@@ -1,0 +1,193 @@
+//! Runs that outlive their process: a crash while a call waits for approval, a crash while a
+//! call runs, a stop while a command runs, and a run stored before its model call — each
+//! resumed by a fresh runner over the same store.
+
+use super::{runner, world, ws};
+use crate::suite::executor::Scripted;
+use crate::suite::fakes::llm::{FakeLlm, text, tool_calls};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tollgate::agent::llm::Role;
+use tollgate::agent::runner::INTERRUPTED;
+use tollgate::agent::runs::{CallState, RunStore};
+use tollgate::executor::approval::Answer;
+use tollgate::store::Store;
+
+#[tokio::test]
+async fn a_crash_while_waiting_for_approval_loses_nothing() {
+    let w = world("");
+    let llm = FakeLlm::start(vec![tool_calls(&[(
+        "w1",
+        "write_file",
+        r#"{"path":"out.txt","content":"once"}"#,
+    )])])
+    .await;
+    let nobody_answers = Arc::new(Scripted::default());
+    let (first, session) = runner(&w, &llm, nobody_answers.clone());
+    let task = tokio::spawn(async move {
+        first
+            .start(session, "run-7", "write it", CancellationToken::new())
+            .await
+    });
+    for _ in 0..200 {
+        if !nobody_answers.asked_ids().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(nobody_answers.asked_ids(), ["w1"]);
+    task.abort(); // the process dies with the card showing
+    let _ = task.await;
+
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    let open = runs.open_runs().unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].calls[0].state, CallState::Pending);
+    assert!(!ws(&w, "out.txt").exists());
+
+    llm.push(text("Written."));
+    let admin = Arc::new(Scripted::default());
+    admin
+        .expect("w1")
+        .send(Answer::Approve {
+            by: "console:op".into(),
+        })
+        .unwrap();
+    let (second, session) = runner(&w, &llm, admin.clone());
+    let outcome = second
+        .resume(session, open[0].clone(), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Written.");
+    assert_eq!(std::fs::read_to_string(ws(&w, "out.txt")).unwrap(), "once");
+    assert!(runs.open_runs().unwrap().is_empty());
+    let last = llm.requests().last().unwrap().body["messages"].clone();
+    let tool = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["tool_call_id"], "w1");
+    assert!(
+        tool["content"].as_str().unwrap().starts_with("wrote"),
+        "{tool}"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_while_running_is_reported_and_never_rerun() {
+    let w = world("[agents.a.tool_approval]\nexecute_command = \"allow\"");
+    let llm = FakeLlm::start(vec![tool_calls(&[(
+        "r1",
+        "execute_command",
+        r#"{"command":"echo ran >> count.txt; sleep 30"}"#,
+    )])])
+    .await;
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let task = tokio::spawn(async move {
+        first
+            .start(session, "run-9", "count", CancellationToken::new())
+            .await
+    });
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    for _ in 0..300 {
+        let running = runs.load("run-9").unwrap().is_some_and(|r| {
+            r.calls
+                .first()
+                .is_some_and(|c| c.state == CallState::Running)
+        });
+        // The whole line, not just the file: `>>` creates it before `echo` writes.
+        let counted = std::fs::read_to_string(ws(&w, "count.txt")).is_ok_and(|c| c == "ran\n");
+        if running && counted {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    task.abort(); // the process dies mid-command (its sandbox dies with it)
+    let _ = task.await;
+    assert_eq!(
+        runs.load("run-9").unwrap().unwrap().calls[0].state,
+        CallState::Running
+    );
+
+    llm.push(text("It may or may not have run."));
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let open = runs.open_runs().unwrap();
+    let outcome = second
+        .resume(session, open[0].clone(), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "It may or may not have run.");
+    // The model was told the call was interrupted, and the resumed run has ended: a re-run
+    // would have been one of its steps, awaited before that answer — not something still
+    // under way.
+    let last = llm.requests().last().unwrap().body["messages"].clone();
+    let tool = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["content"], INTERRUPTED);
+    assert_eq!(
+        std::fs::read_to_string(ws(&w, "count.txt")).unwrap(),
+        "ran\n",
+        "never run twice"
+    );
+}
+
+#[tokio::test]
+async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
+    let w = world("[agents.a.tool_approval]\nexecute_command = \"allow\"");
+    let llm = FakeLlm::start(vec![tool_calls(&[(
+        "s1",
+        "execute_command",
+        r#"{"command":"touch started && sleep 30"}"#,
+    )])])
+    .await;
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let token = CancellationToken::new();
+    let stop = token.clone();
+    let task = tokio::spawn(async move { first.start(session, "run-stop", "sleep", token).await });
+    // Stopped while the command runs: the marker says it has started.
+    let started = ws(&w, "started");
+    for _ in 0..500 {
+        if started.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(started.exists(), "the command never started");
+    stop.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.answer, "Stopped.");
+    let transcript = RunStore::new(w.store.clone() as Arc<dyn Store>)
+        .transcript("console:op")
+        .unwrap();
+    let last = transcript.last().unwrap();
+    assert_eq!(last.role, Role::Tool, "the dangling call got a result");
+    assert!(last.content.contains("cancelled"), "{}", last.content);
+
+    // A run stored just before its model call (the process died there) asks the model again.
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    let mut stored = runs.load("run-stop").unwrap().unwrap();
+    stored.id = "run-again".into();
+    stored.phase = tollgate::agent::runs::RunPhase::AskingModel;
+    stored.calls.clear();
+    runs.save(&stored).unwrap();
+    llm.push(text("Back again."));
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let resumed = second
+        .resume(session, stored, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(resumed.answer, "Back again.");
+}

@@ -1,0 +1,106 @@
+//! One turn through the runner: a valid transcript over several steps, a looping model
+//! stopped at `max_rounds`, and a provider failure told plainly.
+
+use super::{runner, world, ws};
+use crate::suite::executor::Scripted;
+use crate::suite::fakes::llm::{FakeLlm, text, tool_calls};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use tollgate::agent::error::RunError;
+use tollgate::agent::llm::Role;
+use tollgate::agent::runs::RunStore;
+use tollgate::store::Store;
+
+#[tokio::test]
+async fn a_multi_step_turn_keeps_a_valid_transcript() {
+    let w = world("");
+    std::fs::write(ws(&w, "notes.txt"), "the notes").unwrap();
+    let llm = FakeLlm::start(vec![
+        tool_calls(&[("c1", "read_file", r#"{"path":"notes.txt"}"#)]),
+        text("The notes say: the notes"),
+    ])
+    .await;
+    let (runner, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let outcome = runner
+        .start(
+            session,
+            "run-1",
+            "what do my notes say?",
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "The notes say: the notes");
+    assert_eq!(outcome.rounds, 2);
+    let second = &llm.requests()[1].body["messages"];
+    assert_eq!(second[2]["tool_calls"][0]["id"], "c1");
+    assert_eq!(second[3]["role"], "tool");
+    assert_eq!(second[3]["tool_call_id"], "c1");
+    assert_eq!(second[3]["content"], "the notes");
+    let transcript = RunStore::new(w.store.clone() as Arc<dyn Store>)
+        .transcript("console:op")
+        .unwrap();
+    let roles: Vec<Role> = transcript.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_loops_is_stopped_at_max_rounds() {
+    let w = world("max_rounds = 2");
+    std::fs::write(ws(&w, "a.txt"), "a").unwrap();
+    let llm = FakeLlm::start(vec![
+        tool_calls(&[("l1", "read_file", r#"{"path":"a.txt"}"#)]),
+        tool_calls(&[("l2", "read_file", r#"{"path":"a.txt"}"#)]),
+    ])
+    .await;
+    let (runner, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let outcome = runner
+        .start(session, "run-2", "loop", CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        outcome.answer.contains("max_rounds = 2"),
+        "{}",
+        outcome.answer
+    );
+    assert_eq!(llm.requests().len(), 2);
+    let transcript = RunStore::new(w.store.clone() as Arc<dyn Store>)
+        .transcript("console:op")
+        .unwrap();
+    let calls = transcript
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| m.tool_calls.len())
+        .sum::<usize>();
+    let results = transcript.iter().filter(|m| m.role == Role::Tool).count();
+    assert_eq!(calls, results, "every tool call has its result");
+}
+
+#[tokio::test]
+async fn a_provider_failure_is_told_plainly() {
+    let w = world("");
+    let llm = FakeLlm::start(vec![]).await;
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let err = first
+        .start(session, "run-3", "hi", CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, RunError::Model(m) if m.contains("answered 500")),
+        "{err}"
+    );
+    let huge = "x".repeat(1024 * 1024);
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let err = second
+        .start(session, "run-4", &huge, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::MessageTooLong { .. }) && err.is_for_the_user(),
+        "{err}"
+    );
+    assert!(err.to_string().contains("the limit is"), "{err}");
+}
