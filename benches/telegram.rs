@@ -1,9 +1,12 @@
 //! End to end over a fake Telegram Bot API: `tollgate serve` (the release binary) answering
-//! through a zero-latency scripted model, against a bare teloxide echo bot on the same kind of
-//! fake in the same run — the floor the Telegram client library sets. Reported: messages per
-//! second for a burst, p50/p99 latency one message at a time (from the update being available
-//! to the answer's `sendMessage` reaching the fake), and tollgate's RSS with 10,000 idle
-//! sessions. Run with `cargo bench --bench telegram`.
+//! through a zero-latency scripted model, against two floors on the same kind of fake in the
+//! same run — a bare teloxide echo bot (what the Telegram client library costs), and a minimal
+//! LLM bot (what someone writes without tollgate: the same polling, one shared reqwest client
+//! with keep-alive and streaming, each message forwarded to the same fake model and its reply
+//! sent). Reported: messages per second for a burst, p50/p99 latency one message at a time
+//! (from the update being available to the answer's `sendMessage` reaching the fake), a burst
+//! of first messages from new chats, and tollgate's RSS with 10,000 idle sessions. Run with
+//! `cargo bench --bench telegram`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../tests/suite/fakes/mod.rs"]
@@ -22,6 +25,62 @@ const SEQUENTIAL: usize = 300;
 const BURST_CHATS: i64 = 100;
 const BURST_PER_CHAT: i64 = 5;
 const IDLE_SESSIONS: i64 = 10_000;
+const NEW_CHATS: i64 = 5_000;
+
+/// The minimal LLM bot: long-poll; each text goes, on its own task, to the model through one
+/// shared client, and the model's streamed reply is sent back.
+async fn minimal_llm_bot(url: String, model: String) {
+    let bot = teloxide::Bot::new("1:LLM").set_api_url(reqwest::Url::parse(&url).unwrap());
+    let client = reqwest::Client::new();
+    let mut offset = 0;
+    loop {
+        let Ok(updates) = bot.get_updates().offset(offset).timeout(25).await else {
+            continue;
+        };
+        for update in updates {
+            offset = update.id.0 as i32 + 1;
+            if let UpdateKind::Message(m) = update.kind
+                && let Some(text) = m.text()
+            {
+                let (bot, client, model, text) =
+                    (bot.clone(), client.clone(), model.clone(), text.to_string());
+                let chat = ChatId(m.chat.id.0);
+                tokio::spawn(async move {
+                    let reply = ask_model(&client, &model, &text).await;
+                    let _ = bot.send_message(chat, reply).await;
+                });
+            }
+        }
+    }
+}
+
+/// One streamed chat completion: the content deltas joined.
+async fn ask_model(client: &reqwest::Client, model: &str, text: &str) -> String {
+    let body = serde_json::json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": text}]});
+    let Ok(mut response) = client
+        .post(format!("{model}/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+    else {
+        return "the model is unreachable".into();
+    };
+    let (mut content, mut pending) = (String::new(), Vec::new());
+    while let Ok(Some(chunk)) = response.chunk().await {
+        pending.extend_from_slice(&chunk);
+        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            if let Some(data) = line.trim().strip_prefix("data:")
+                && let Ok(event) = serde_json::from_str::<serde_json::Value>(data.trim())
+                && let Some(piece) = event["choices"][0]["delta"]["content"].as_str()
+            {
+                content.push_str(piece);
+            }
+        }
+    }
+    content
+}
 
 /// A bare teloxide echo bot: long-poll, answer each text with itself.
 async fn echo_bot(url: String) {
@@ -75,7 +134,7 @@ async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool, extra:
         ""
     };
     let config = format!(
-        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[telegram]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}{extra}\n",
+        "[store]\npath = \"store\"\ncache_capacity_mb = 16\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[telegram]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}{extra}\n",
         llm.url, fake.url
     );
     std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();
@@ -167,12 +226,110 @@ async fn burst(fake: &FakeTelegram, first_chat: i64) -> f64 {
     total as f64 / (last - start).as_secs_f64()
 }
 
+/// One first message from each of `n` new chats at once: messages per second.
+async fn first_messages(fake: &FakeTelegram, first_chat: i64, n: i64) -> f64 {
+    let start = Instant::now();
+    for c in 0..n {
+        let chat = first_chat + c;
+        fake.push_message(user_message(chat, "private", chat, "hello"));
+    }
+    let last = fake
+        .wait_for(
+            Duration::from_secs(600),
+            "the first messages' answers",
+            |t| {
+                let answers: Vec<Instant> = t
+                    .timed_calls("SendMessage")
+                    .into_iter()
+                    .filter(|(b, _)| {
+                        b["chat_id"]
+                            .as_i64()
+                            .is_some_and(|c| c >= first_chat && c < first_chat + n)
+                    })
+                    .map(|(_, at)| at)
+                    .collect();
+                (answers.len() >= n as usize).then(|| answers.into_iter().max().unwrap())
+            },
+        )
+        .await;
+    n as f64 / (last - start).as_secs_f64()
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// The floors and tollgate, one after another in this run: latency one at a time, a burst of
+/// repeat chats, and (tollgate) a burst of first messages from new chats.
+async fn speed() {
+    let echo_fake = FakeTelegram::start().await;
+    tokio::spawn(echo_bot(echo_fake.url.clone()));
+    wait_polling(&echo_fake).await;
+    let echo_seq = sequential(&echo_fake, 100_000).await;
+    let echo_rate = burst(&echo_fake, 200_000).await;
+
+    let llm_fake = FakeTelegram::start().await;
+    let model = FakeLlm::start((0..SEQUENTIAL + 600).map(|_| text("ok")).collect()).await;
+    tokio::spawn(minimal_llm_bot(llm_fake.url.clone(), model.url.clone()));
+    wait_polling(&llm_fake).await;
+    let llm_seq = sequential(&llm_fake, 100_000).await;
+    let llm_rate = burst(&llm_fake, 200_000).await;
+
+    let mut rows = Vec::new();
+    let mut first = None;
+    for (label, quiet) in [
+        ("tollgate, typing and progress off", true),
+        ("tollgate, default config", false),
+    ] {
+        let fake = FakeTelegram::start().await;
+        let replies = SEQUENTIAL + 600 + NEW_CHATS as usize;
+        let tollgate = start_tollgate(&fake, replies, quiet, "").await;
+        wait_polling(&fake).await;
+        let seq = sequential(&fake, 100_000).await;
+        let rate = burst(&fake, 200_000).await;
+        if quiet {
+            first = Some((rate, first_messages(&fake, 300_000, NEW_CHATS).await));
+        }
+        rows.push((label, seq, rate));
+        drop(tollgate);
+    }
+
+    println!(
+        "| run | msgs/s (burst of {}) | ratio to echo | ratio to LLM bot | p50 latency | p99 latency | p99 added over LLM bot |",
+        BURST_CHATS * BURST_PER_CHAT
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let llm_p99 = ms(percentile(&llm_seq, 0.99));
+    println!(
+        "| teloxide echo bot | {echo_rate:.0} | 1.00 | — | {:.2} ms | {:.2} ms | — |",
+        ms(percentile(&echo_seq, 0.5)),
+        ms(percentile(&echo_seq, 0.99))
+    );
+    println!(
+        "| minimal LLM bot | {llm_rate:.0} | {:.2} | 1.00 | {:.2} ms | {llm_p99:.2} ms | — |",
+        llm_rate / echo_rate,
+        ms(percentile(&llm_seq, 0.5)),
+    );
+    for (label, seq, rate) in &rows {
+        let p99 = ms(percentile(seq, 0.99));
+        println!(
+            "| {label} | {rate:.0} | {:.2} | {:.2} | {:.2} ms | {p99:.2} ms | {:.2} ms |",
+            rate / echo_rate,
+            rate / llm_rate,
+            ms(percentile(seq, 0.5)),
+            p99 - llm_p99,
+        );
+    }
+    if let Some((repeat, new)) = first {
+        println!(
+            "\nFirst messages, {NEW_CHATS} new chats at once (typing and progress off): {new:.0} msgs/s = {:.2}x the repeat-chat burst ({repeat:.0} msgs/s)",
+            new / repeat
+        );
+    }
 }
 
 fn main() {
@@ -188,51 +345,18 @@ fn main() {
     runtime.block_on(async {
         let only_memory = std::env::var("TOLLGATE_BENCH_PHASE").as_deref() == Ok("memory");
         if !only_memory {
-        let echo_fake = FakeTelegram::start().await;
-        tokio::spawn(echo_bot(echo_fake.url.clone()));
-        wait_polling(&echo_fake).await;
-        let echo_seq = sequential(&echo_fake, 100_000).await;
-        let echo_rate = burst(&echo_fake, 200_000).await;
-
-        let mut rows = Vec::new();
-        for (label, quiet) in [("tollgate, typing and progress off", true), ("tollgate, default config", false)] {
-            let fake = FakeTelegram::start().await;
-            let tollgate = start_tollgate(&fake, SEQUENTIAL + 600, quiet, "").await;
-            wait_polling(&fake).await;
-            let seq = sequential(&fake, 100_000).await;
-            let rate = burst(&fake, 200_000).await;
-            rows.push((label, seq, rate));
-            drop(tollgate);
-        }
-
-        println!("| run | msgs/s (burst of {}) | ratio to echo | p50 latency | p99 latency | p50 added | p99 added |", BURST_CHATS * BURST_PER_CHAT);
-        println!("|---|---|---|---|---|---|---|");
-        println!(
-            "| teloxide echo bot | {echo_rate:.0} | 1.00 | {:.2} ms | {:.2} ms | — | — |",
-            ms(percentile(&echo_seq, 0.5)),
-            ms(percentile(&echo_seq, 0.99))
-        );
-        for (label, seq, rate) in &rows {
-            let p50 = percentile(seq, 0.5);
-            let p99 = percentile(seq, 0.99);
-            println!(
-                "| {label} | {rate:.0} | {:.2} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms |",
-                rate / echo_rate,
-                ms(p50),
-                ms(p99),
-                ms(p50) - ms(percentile(&echo_seq, 0.5)),
-                ms(p99) - ms(percentile(&echo_seq, 0.99)),
-            );
-        }
-
+            speed().await;
         }
         // Memory: 10,000 sessions that each answered one message, then sit idle — first with
         // their workers kept (the default keeps an idle worker 10 minutes), then let go after
-        // 5 idle seconds.
+        // 5 idle seconds, with the store's cache at 16 MiB.
         println!();
         for (label, extra) in [
             ("workers kept in memory", "idle_session_secs = 100000"),
-            ("workers let go after 5 s idle", "idle_session_secs = 5"),
+            (
+                "workers let go after 5 s idle, store cache 16 MiB",
+                "idle_session_secs = 5",
+            ),
         ] {
             let fake = FakeTelegram::start().await;
             let tollgate = start_tollgate(&fake, IDLE_SESSIONS as usize, true, extra).await;
