@@ -27,11 +27,14 @@ const BURST_PER_CHAT: i64 = 5;
 const IDLE_SESSIONS: i64 = 10_000;
 const NEW_CHATS: i64 = 5_000;
 
-/// The minimal LLM bot: long-poll; each text goes, on its own task, to the model through one
-/// shared client, and the model's streamed reply is sent back.
+/// The minimal LLM bot, as teloxide's `Dispatcher` runs handlers by default: long-poll; each
+/// chat's messages in order on that chat's own worker task, chats concurrently; each text goes
+/// to the model through one shared client, and the model's streamed reply is sent back.
 async fn minimal_llm_bot(url: String, model: String) {
     let bot = teloxide::Bot::new("1:LLM").set_api_url(reqwest::Url::parse(&url).unwrap());
     let client = reqwest::Client::new();
+    let mut workers: std::collections::HashMap<i64, tokio::sync::mpsc::UnboundedSender<String>> =
+        std::collections::HashMap::new();
     let mut offset = 0;
     loop {
         let Ok(updates) = bot.get_updates().offset(offset).timeout(25).await else {
@@ -42,13 +45,19 @@ async fn minimal_llm_bot(url: String, model: String) {
             if let UpdateKind::Message(m) = update.kind
                 && let Some(text) = m.text()
             {
-                let (bot, client, model, text) =
-                    (bot.clone(), client.clone(), model.clone(), text.to_string());
-                let chat = ChatId(m.chat.id.0);
-                tokio::spawn(async move {
-                    let reply = ask_model(&client, &model, &text).await;
-                    let _ = bot.send_message(chat, reply).await;
+                let chat = m.chat.id.0;
+                let worker = workers.entry(chat).or_insert_with(|| {
+                    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+                    let (bot, client, model) = (bot.clone(), client.clone(), model.clone());
+                    tokio::spawn(async move {
+                        while let Some(text) = rx.recv().await {
+                            let reply = ask_model(&client, &model, &text).await;
+                            let _ = bot.send_message(ChatId(chat), reply).await;
+                        }
+                    });
+                    tx
                 });
+                let _ = worker.send(text.to_string());
             }
         }
     }
