@@ -99,6 +99,9 @@ async fn connect(
 #[derive(Args, Debug)]
 pub struct ServeArgs {}
 
+/// Threads for blocking work in `serve` (see where the runtime is built).
+const BLOCKING_THREADS: usize = 8;
+
 pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Failure> {
     let config = Arc::new(load_config(config_path)?);
     let file = config
@@ -110,6 +113,10 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
     let redactor = Redactor::from_env_names(configured_secret_names(&config));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // Store flushes step aside with `block_in_place`, and file downloads and the retention
+        // pass use the blocking pool: a few threads serve them (each thread costs its stack and
+        // a malloc arena; 512, tokio's default, would let a burst grow RSS by tens of MiB).
+        .max_blocking_threads(BLOCKING_THREADS)
         .build()
         .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
     let code = runtime.block_on(async {

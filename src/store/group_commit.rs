@@ -73,7 +73,7 @@ impl<S: Store> Store for GroupCommit<S> {
     fn flush(&self) -> Result<()> {
         // A flush waits on the disk (or on another caller's flush): on a multi-thread runtime's
         // worker, tell tokio so, and its other tasks move to another thread meanwhile instead
-        // of stalling behind the fsync.
+        // of stalling behind the fsync (`serve` bounds the threads this may start).
         let on_worker = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if on_worker {
