@@ -149,6 +149,10 @@ async fn drain(service: Arc<Service>, inboxes: Inboxes, key: String, first: Inco
             Some(incoming) => next = incoming,
             None => {
                 waiting.remove(&key);
+                // After a burst of new chats, give the map's room back once it is mostly empty.
+                if waiting.capacity() > 2 * waiting.len() + 64 {
+                    waiting.shrink_to_fit();
+                }
                 return;
             }
         }

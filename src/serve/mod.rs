@@ -194,6 +194,9 @@ async fn housekeeping(service: Arc<Service>) {
     loop {
         tokio::time::sleep(every).await;
         let evicted = service.evict_idle();
+        for handle in service.shared.gateway.iter() {
+            shared::lock(&handle.rate).forget_quiet(std::time::Instant::now());
+        }
         if evicted > 0 {
             service.shared.log(&format!(
                 "let go of {evicted} session worker(s) idle past idle_session_secs (their state is stored)"

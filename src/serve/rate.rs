@@ -39,6 +39,23 @@ impl RateLimiter {
         }
     }
 
+    /// Forgets every user with nothing in the window (the housekeeping pass calls it): past the
+    /// window, nothing of a user stays in memory, and the map gives its room back.
+    pub fn forget_quiet(&mut self, now: Instant) {
+        self.users.retain(|_, w| {
+            w.seen
+                .back()
+                .is_some_and(|t| now.duration_since(*t) < WINDOW)
+        });
+        self.users.shrink_to_fit();
+    }
+
+    /// Users remembered now.
+    #[must_use]
+    pub fn remembered(&self) -> usize {
+        self.users.len()
+    }
+
     pub fn check(&mut self, user: i64, now: Instant) -> RateVerdict {
         if self.users.len() >= FORGET_AT {
             // Users with nothing in the window are as good as new: forget them, so a stream of
@@ -85,5 +102,21 @@ mod tests {
         assert_eq!(limiter.check(1, t0), RateVerdict::RefuseSilently);
         assert_eq!(limiter.check(2, t0), RateVerdict::Accept, "per user");
         assert_eq!(limiter.check(1, t0 + WINDOW), RateVerdict::Accept);
+    }
+
+    #[test]
+    fn quiet_users_are_forgotten_after_the_window() {
+        let mut limiter = RateLimiter::new(5);
+        let start = Instant::now();
+        for user in 0..1000 {
+            limiter.check(user, start);
+        }
+        limiter.forget_quiet(start + WINDOW / 2);
+        assert_eq!(limiter.remembered(), 1000, "still inside the window");
+        limiter.check(7, start + WINDOW / 2);
+        limiter.forget_quiet(start + WINDOW);
+        assert_eq!(limiter.remembered(), 1, "only the user active within the window");
+        limiter.forget_quiet(start + WINDOW * 2);
+        assert_eq!(limiter.remembered(), 0);
     }
 }

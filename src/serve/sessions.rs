@@ -77,6 +77,11 @@ impl Service {
         let mut workers = lock(&self.workers);
         let before = workers.len();
         workers.retain(|_, worker| !worker.evict_if_idle());
+        // Give back the room of the workers let go (after a burst of new chats the map would
+        // otherwise keep its peak size).
+        if workers.capacity() > 2 * workers.len() + 64 {
+            workers.shrink_to_fit();
+        }
         before - workers.len()
     }
 
