@@ -384,7 +384,9 @@ fn main() {
                 }
             }
             let created = start.elapsed().as_secs();
-            tokio::time::sleep(Duration::from_secs(12)).await;
+            // Past the rate-limit window (60 s) and a housekeeping pass after it: what stays
+            // is what idle sessions cost.
+            tokio::time::sleep(Duration::from_secs(75)).await;
             println!(
                 "RSS with {IDLE_SESSIONS} idle sessions, {label}: {:.1} MiB (at start {:.1} MiB; {created} s to create them)",
                 tollgate.rss_kib() as f64 / 1024.0,

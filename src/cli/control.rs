@@ -70,6 +70,9 @@ pub fn listen(
             let Ok((mut socket, _)) = listener.accept().await else {
                 continue;
             };
+            // Checked at once, before the client can choose when: its process id is only
+            // meaningful while the process that connected still lives.
+            let peer = peer_is_ours(&socket);
             let (store, config_path) = (store.clone(), config_path.clone());
             let allowlists_changed = allowlists_changed.clone();
             tokio::spawn(async move {
@@ -82,10 +85,10 @@ pub fn listen(
                 {
                     return;
                 }
-                // Read first, then answer: a refused client still gets the refusal (closing
-                // before its request is read would look to it like no answer at all).
+                // Read, then answer: a refused client still gets the refusal (closing before
+                // its request is read would look to it like no answer at all).
                 let response = match serde_json::from_slice::<Request>(&bytes) {
-                    _ if let Err(why) = peer_is_ours(&socket) => {
+                    _ if let Err(why) = &peer => {
                         eprintln!("tollgate serve: the control socket refused a peer: {why}");
                         Response {
                             code: 2,

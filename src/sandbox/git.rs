@@ -36,6 +36,15 @@ const PINNED_KEYS: &[(&str, &str)] = &[
     ("commit.gpgSign", "false"),
     ("tag.gpgSign", "false"),
     ("protocol.ext.allow", "never"),
+    // A local-path remote runs its `uploadpack`/`receivepack` program and the other
+    // repository's hooks, and git drops these pins for that child: no file transport.
+    ("protocol.file.allow", "never"),
+    ("core.alternateRefsCommand", "true"),
+    ("log.showSignature", "false"),
+    ("merge.verifySignatures", "false"),
+    ("tag.forceSignAnnotated", "false"),
+    ("push.gpgSign", "false"),
+    ("gpg.ssh.defaultKeyCommand", "true"),
     ("ssh.variant", "ssh"),
 ];
 
@@ -55,6 +64,12 @@ const PINNED_VARIABLES: &[(&str, &str)] = &[
     ("GIT_SEQUENCE_EDITOR", "true"),
     ("GIT_SSH_COMMAND", "ssh"),
     ("GIT_TERMINAL_PROMPT", "0"),
+    // Empty: git then ignores `core.gitProxy` (whose first configured value would win over a
+    // pin) and connects to `git://` remotes directly.
+    ("GIT_PROXY_COMMAND", ""),
+    // gpg would read a `gpg.conf` planted in the workspace (`HOME`); a home that is no
+    // directory makes any verification fail instead.
+    ("GNUPGHOME", "/dev/null"),
 ];
 
 /// Pins git's code-running configuration in a command's environment. Every `GIT_*` variable

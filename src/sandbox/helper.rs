@@ -113,6 +113,12 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
     if let Err(e) = restrict(spec) {
         fail(&e);
     }
+    // Only stdin, stdout and stderr go on: a descriptor the service left open by mistake (a
+    // connected socket, a store file) must not reach the command.
+    // SAFETY: close_range only closes this process's own descriptors from 3 up.
+    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0 {
+        fail(&format!("close_range: {}", std::io::Error::last_os_error()));
+    }
     // Last: the filter would refuse nothing the steps above need, but it belongs to what runs.
     if let Err(e) = super::seccomp::refuse_unix_sockets() {
         fail(&format!(

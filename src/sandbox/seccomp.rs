@@ -1,13 +1,19 @@
-//! The helper's seccomp filter: a sandboxed command cannot create a Unix socket.
+//! The helper's seccomp filter: a sandboxed command cannot create a Unix socket, nor any
+//! socket but IP and netlink, nor a user namespace of its own.
 //!
 //! Landlock restricts `connect()` only for TCP; a Unix socket with a path on disk (the control
 //! socket beside the store, a Docker or D-Bus socket) or an abstract name is reached by
-//! `socket(AF_UNIX, …)` then `connect()`. So `socket` with `AF_UNIX` fails with `EACCES`, while
-//! `socketpair` (pipes between a command's own processes) still works. `io_uring` is refused
-//! too: its `SOCKET` and `CONNECT` operations would go around this filter. A syscall from
-//! another architecture's table (32-bit `int 0x80`, x32) is refused whole, since the numbers
-//! checked here are only this architecture's — notably `socketcall` would otherwise reach
-//! `socket` unseen.
+//! `socket(AF_UNIX, …)` then `connect()`. So `socket` takes only `AF_INET`, `AF_INET6` and
+//! `AF_NETLINK` (name lookups ask the kernel for addresses over it); every other family —
+//! Unix, vsock (not scoped by the network namespace), packet, Bluetooth, crypto — fails with
+//! `EACCES`, while `socketpair` (pipes between a command's own processes) still works.
+//! `io_uring` is refused: its `SOCKET` and `CONNECT` operations would go around this filter.
+//! `unshare` and `clone` with `CLONE_NEWUSER` are refused (a nested user namespace opens kernel
+//! surface such as nf_tables to the command), and `clone3`, whose flags sit in memory a filter
+//! cannot read, answers `ENOSYS` so that libc falls back to `clone`. A syscall from another
+//! architecture's table (32-bit `int 0x80`, x32) is refused whole, since the numbers checked
+//! here are only this architecture's — notably `socketcall` would otherwise reach `socket`
+//! unseen.
 
 /// `AUDIT_ARCH_*` of the architectures this filter knows (from `<linux/audit.h>`).
 #[cfg(target_arch = "x86_64")]
@@ -46,53 +52,53 @@ fn syscall_number(nr: libc::c_long) -> u32 {
     nr as u32
 }
 
-/// The filter program.
+/// The filter program. Jumps are written as targets (`to(from, target)` gives the offset).
 fn program() -> Vec<libc::sock_filter> {
-    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
-    let refuse = libc::SECCOMP_RET_ERRNO | (libc::EACCES as u32 & libc::SECCOMP_RET_DATA);
-    let allow = libc::SECCOMP_RET_ALLOW;
+    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_JSET, BPF_K, BPF_LD, BPF_RET, BPF_W};
+    const LOAD: u32 = BPF_LD | BPF_W | BPF_ABS;
+    const EQ: u32 = BPF_JMP | BPF_JEQ | BPF_K;
+    // The shared returns, at the end.
+    const REFUSE: usize = 17;
+    const ALLOW: usize = 18;
+    const NO_SUCH_CALL: usize = 19;
+    const SOCKET_DOMAIN: usize = 11;
+    const NAMESPACE_FLAGS: usize = 15;
+    let to = |from: usize, target: usize| u8::try_from(target - from - 1).unwrap_or(0);
+    let nr = |n: libc::c_long| syscall_number(n);
+    let errno = |e: i32| libc::SECCOMP_RET_ERRNO | (e as u32 & libc::SECCOMP_RET_DATA);
     vec![
-        // 0: another architecture's syscall table → refuse.
-        statement(BPF_LD | BPF_W | BPF_ABS, ARCH),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, THIS_ARCH, 1, 0),
-        statement(BPF_RET | BPF_K, refuse),
-        // 3: the syscall number; x32 numbers → refuse.
-        statement(BPF_LD | BPF_W | BPF_ABS, NR),
-        jump(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 4, 0),
+        /* 0 */ statement(LOAD, ARCH),
+        /* 1 */ jump(EQ, THIS_ARCH, 0, to(1, REFUSE)),
+        /* 2 */ statement(LOAD, NR),
+        /* 3 */ jump(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, to(3, REFUSE), 0),
+        /* 4 */ jump(EQ, nr(libc::SYS_io_uring_setup), to(4, REFUSE), 0),
+        /* 5 */ jump(EQ, nr(libc::SYS_io_uring_enter), to(5, REFUSE), 0),
+        /* 6 */ jump(EQ, nr(libc::SYS_io_uring_register), to(6, REFUSE), 0),
+        /* 7 */ jump(EQ, nr(libc::SYS_clone3), to(7, NO_SUCH_CALL), 0),
+        /* 8 */ jump(EQ, nr(libc::SYS_socket), to(8, SOCKET_DOMAIN), 0),
+        /* 9 */ jump(EQ, nr(libc::SYS_unshare), to(9, NAMESPACE_FLAGS), 0),
+        /* 10 */
         jump(
-            BPF_JMP | BPF_JEQ | BPF_K,
-            syscall_number(libc::SYS_io_uring_setup),
-            3,
-            0,
+            EQ,
+            nr(libc::SYS_clone),
+            to(10, NAMESPACE_FLAGS),
+            to(10, ALLOW),
         ),
+        /* 11: socket's domain */ statement(LOAD, ARG0_LOW),
+        /* 12 */ jump(EQ, libc::AF_INET as u32, to(12, ALLOW), 0),
+        /* 13 */ jump(EQ, libc::AF_INET6 as u32, to(13, ALLOW), 0),
+        /* 14 */ jump(EQ, libc::AF_NETLINK as u32, to(14, ALLOW), to(14, REFUSE)),
+        /* 15: unshare's and clone's flags */ statement(LOAD, ARG0_LOW),
+        /* 16 */
         jump(
-            BPF_JMP | BPF_JEQ | BPF_K,
-            syscall_number(libc::SYS_io_uring_enter),
-            2,
-            0,
+            BPF_JMP | BPF_JSET | BPF_K,
+            libc::CLONE_NEWUSER as u32,
+            to(16, REFUSE),
+            to(16, ALLOW),
         ),
-        jump(
-            BPF_JMP | BPF_JEQ | BPF_K,
-            syscall_number(libc::SYS_io_uring_register),
-            1,
-            0,
-        ),
-        // 8: socket(domain, …): AF_UNIX → refuse; anything else → allow.
-        jump(
-            BPF_JMP | BPF_JEQ | BPF_K,
-            syscall_number(libc::SYS_socket),
-            2,
-            1,
-        ),
-        // 9: refuse.
-        statement(BPF_RET | BPF_K, refuse),
-        // 10: allow.
-        statement(BPF_RET | BPF_K, allow),
-        // 11: socket: the domain is args[0].
-        statement(BPF_LD | BPF_W | BPF_ABS, ARG0_LOW),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, libc::AF_UNIX as u32, 0, 1),
-        statement(BPF_RET | BPF_K, refuse),
-        statement(BPF_RET | BPF_K, allow),
+        /* 17 = REFUSE */ statement(BPF_RET | BPF_K, errno(libc::EACCES)),
+        /* 18 = ALLOW */ statement(BPF_RET | BPF_K, libc::SECCOMP_RET_ALLOW),
+        /* 19 = NO_SUCH_CALL */ statement(BPF_RET | BPF_K, errno(libc::ENOSYS)),
     ]
 }
 
@@ -142,10 +148,11 @@ mod tests {
                     pc += 1;
                 }
                 c if c == libc::BPF_JMP => {
-                    let taken = if code & 0xf0 == libc::BPF_JEQ {
-                        a == i.k
-                    } else {
-                        a >= i.k
+                    let taken = match code & 0xf0 {
+                        op if op == libc::BPF_JEQ => a == i.k,
+                        op if op == libc::BPF_JGE => a >= i.k,
+                        op if op == libc::BPF_JSET => a & i.k != 0,
+                        op => panic!("jump {op}"),
                     };
                     pc += 1 + usize::from(if taken { i.jt } else { i.jf });
                 }
@@ -156,26 +163,58 @@ mod tests {
     }
 
     #[test]
-    fn refuses_unix_sockets_and_foreign_tables_only() {
+    fn refuses_what_it_says_and_nothing_else() {
         let refuse = libc::SECCOMP_RET_ERRNO | libc::EACCES as u32;
+        let no_such_call = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
         let allow = libc::SECCOMP_RET_ALLOW;
         let nr = |n: libc::c_long| n as u32;
         let socket = nr(libc::SYS_socket);
-        assert_eq!(verdict(THIS_ARCH, socket, libc::AF_UNIX as u32), refuse);
-        assert_eq!(verdict(THIS_ARCH, socket, libc::AF_INET as u32), allow);
-        assert_eq!(verdict(THIS_ARCH, socket, libc::AF_INET6 as u32), allow);
+        for family in [
+            libc::AF_UNIX,
+            libc::AF_VSOCK,
+            libc::AF_PACKET,
+            libc::AF_ALG,
+            31,
+        ] {
+            assert_eq!(
+                verdict(THIS_ARCH, socket, family as u32),
+                refuse,
+                "{family}"
+            );
+        }
+        for family in [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK] {
+            assert_eq!(verdict(THIS_ARCH, socket, family as u32), allow, "{family}");
+        }
         assert_eq!(
             verdict(THIS_ARCH, nr(libc::SYS_socketpair), libc::AF_UNIX as u32),
             allow
         );
         assert_eq!(verdict(THIS_ARCH, nr(libc::SYS_connect), 3), allow);
-        assert_eq!(verdict(THIS_ARCH, nr(libc::SYS_io_uring_setup), 8), refuse);
-        assert_eq!(verdict(THIS_ARCH, nr(libc::SYS_io_uring_enter), 8), refuse);
+        for uring in [
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+        ] {
+            assert_eq!(verdict(THIS_ARCH, nr(uring), 8), refuse);
+        }
+        let new_user = libc::CLONE_NEWUSER as u32;
         assert_eq!(
-            verdict(THIS_ARCH, nr(libc::SYS_io_uring_register), 8),
+            verdict(THIS_ARCH, nr(libc::SYS_unshare), new_user | 0x20000),
             refuse
         );
-        assert_eq!(verdict(THIS_ARCH, X32_SYSCALL_BIT | socket, 1), refuse);
+        assert_eq!(verdict(THIS_ARCH, nr(libc::SYS_unshare), 0x20000), allow);
+        assert_eq!(verdict(THIS_ARCH, nr(libc::SYS_clone), new_user), refuse);
+        // fork() is clone(SIGCHLD); threads are clone with CLONE_VM|CLONE_THREAD|….
+        assert_eq!(
+            verdict(THIS_ARCH, nr(libc::SYS_clone), libc::SIGCHLD as u32),
+            allow
+        );
+        assert_eq!(verdict(THIS_ARCH, nr(libc::SYS_clone), 0x003d_0f00), allow);
+        assert_eq!(verdict(THIS_ARCH, nr(libc::SYS_clone3), 0), no_such_call);
+        assert_eq!(
+            verdict(THIS_ARCH, X32_SYSCALL_BIT | socket, libc::AF_INET as u32),
+            refuse
+        );
         // i386's socketcall (102), through `int 0x80` on x86_64.
         assert_eq!(verdict(0x4000_0003, 102, 1), refuse);
         assert_eq!(verdict(THIS_ARCH, nr(libc::SYS_read), 0), allow);

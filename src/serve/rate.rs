@@ -115,7 +115,11 @@ mod tests {
         assert_eq!(limiter.remembered(), 1000, "still inside the window");
         limiter.check(7, start + WINDOW / 2);
         limiter.forget_quiet(start + WINDOW);
-        assert_eq!(limiter.remembered(), 1, "only the user active within the window");
+        assert_eq!(
+            limiter.remembered(),
+            1,
+            "only the user active within the window"
+        );
         limiter.forget_quiet(start + WINDOW * 2);
         assert_eq!(limiter.remembered(), 0);
     }

@@ -82,6 +82,41 @@ async fn host_unix_sockets_are_out_of_reach_by_path_and_by_abstract_name() {
     )
     .await;
     assert_eq!(pair.stdout.text(), "pair\ninet\n", "{}", text(&pair));
+
+    // Other socket families (vsock is not scoped by the network namespace) and a user
+    // namespace of its own are refused; threads (clone3 answers ENOSYS, libc falls back to
+    // clone) still work.
+    let vsock = run(
+        &p,
+        SandboxPolicy::WorkspaceWrite,
+        true,
+        "perl -e 'socket(my $s, 40, 1, 0) or die \"vsock: $!\\n\"; print \"open\\n\"'",
+    )
+    .await;
+    assert!(
+        vsock.stderr.text().contains("vsock: Permission denied"),
+        "{}",
+        text(&vsock)
+    );
+    let nested = run(&p, SandboxPolicy::WorkspaceWrite, false, "unshare -U true").await;
+    assert_ne!(nested.exit_code, Some(0), "{}", text(&nested));
+    let threads = run(
+        &p,
+        SandboxPolicy::WorkspaceWrite,
+        false,
+        "seq 200000 | sort -n -r --parallel=4 -S 8M | head -1",
+    )
+    .await;
+    assert_eq!(threads.stdout.text(), "200000\n", "{}", text(&threads));
+    // Unconfined, the same nested namespace is allowed: the refusal above is the filter's.
+    let outside = run(
+        &p,
+        SandboxPolicy::DangerFullAccess,
+        false,
+        "unshare -U true",
+    )
+    .await;
+    assert_eq!(outside.exit_code, Some(0), "{}", text(&outside));
 }
 
 /// A repository whose own config, hooks and the workspace's `~/.gitconfig` each try to run a
@@ -100,6 +135,7 @@ git -c user.name=a -c user.email=a@example.com commit -qm one
 echo two >> f
 git status --short
 git diff
+git clone -q . ../copy 2>/dev/null && echo cloned || echo clone-refused
 ls .. | grep '^ran-' || true
 "#;
 
@@ -117,6 +153,8 @@ async fn git_runs_no_code_the_agent_planted() {
         text(&pinned)
     );
     assert!(!out.contains("ran-"), "{}", text(&pinned));
+    // A local-path remote would run its own programs and hooks unpinned: no file transport.
+    assert!(out.contains("clone-refused"), "{}", text(&pinned));
     for planted in ["fsmonitor", "external-diff", "pager", "hook", "global"] {
         assert!(
             !p.root.join(format!("ws/ran-{planted}")).exists(),
@@ -144,4 +182,5 @@ async fn git_runs_no_code_the_agent_planted() {
         "{}",
         text(&outcome)
     );
+    assert!(listed.contains("cloned"), "{}", text(&outcome));
 }

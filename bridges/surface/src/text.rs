@@ -14,26 +14,39 @@ pub enum Layout {
     Line,
 }
 
-/// Characters that change how the text around them is displayed without being seen: bidi
-/// embeddings, overrides, isolates and marks, zero-width spaces and joiners, the word joiner
-/// and invisible operators, the byte-order mark, soft hyphen, and the Mongolian vowel separator.
+/// Characters that are not seen, or that change how the text around them is displayed: bidi
+/// embeddings, overrides, isolates and marks, zero-width spaces and joiners, the word joiner,
+/// invisible operators and deprecated format controls, the byte-order mark, soft hyphen, the
+/// combining grapheme joiner, Mongolian and Khmer invisibles, Hangul fillers (which pass as
+/// letters in identifiers), line and paragraph separators, interlinear annotation marks,
+/// variation selectors, tag characters and musical formatting controls: Unicode's
+/// default-ignorable set and format controls, as far as they occur in text a model writes.
 fn is_invisible(c: char) -> bool {
     matches!(
         c,
         '\u{00AD}'
+            | '\u{034F}'
             | '\u{061C}'
-            | '\u{180E}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
             | '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
             | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
     )
 }
 
-/// Characters that rewrite what is displayed: bidi embeddings, overrides and isolates.
+/// Characters that rewrite what is displayed: bidi embeddings, overrides and isolates, and
+/// line and paragraph separators (a new line where the text shows none).
 fn rewrites_display(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    matches!(c, '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 fn push_escaped(out: &mut String, c: char) {
@@ -111,6 +124,14 @@ mod tests {
         assert_eq!(
             show_exactly("plain ünïcode ✓", Layout::Line),
             "plain ünïcode ✓"
+        );
+        // Hangul fillers pass as letters in identifiers; tags and selectors hide data.
+        assert_eq!(
+            show_exactly(
+                "let a\u{3164} = 1;\u{2028}x\u{E0041}\u{FE0F}",
+                Layout::Lines
+            ),
+            "let a\\u3164 = 1;\\u2028x\\uE0041\\uFE0F"
         );
     }
 
