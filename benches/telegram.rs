@@ -24,6 +24,7 @@ use teloxide::types::{ChatId, UpdateKind};
 const SEQUENTIAL: usize = 300;
 const BURST_CHATS: i64 = 100;
 const BURST_PER_CHAT: i64 = 5;
+/// Idle sessions for the memory phase (`TOLLGATE_BENCH_IDLE` overrides, e.g. 100000).
 const IDLE_SESSIONS: i64 = 10_000;
 const NEW_CHATS: i64 = 5_000;
 
@@ -368,11 +369,15 @@ fn main() {
             ),
         ] {
             let fake = FakeTelegram::start().await;
-            let tollgate = start_tollgate(&fake, IDLE_SESSIONS as usize, true, extra).await;
+            let idle_sessions: i64 = std::env::var("TOLLGATE_BENCH_IDLE")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(IDLE_SESSIONS);
+            let tollgate = start_tollgate(&fake, idle_sessions as usize, true, extra).await;
             wait_polling(&fake).await;
             let before = tollgate.rss_kib();
             let start = Instant::now();
-            for chat in 0..IDLE_SESSIONS {
+            for chat in 0..idle_sessions {
                 fake.push_message(user_message(1_000_000 + chat, "private", 1_000_000 + chat, "hello"));
                 if chat % 500 == 499 {
                     // Let the poller drain in batches, as a real update stream would arrive.
@@ -388,7 +393,7 @@ fn main() {
             // is what idle sessions cost.
             tokio::time::sleep(Duration::from_secs(75)).await;
             println!(
-                "RSS with {IDLE_SESSIONS} idle sessions, {label}: {:.1} MiB (at start {:.1} MiB; {created} s to create them)",
+                "RSS with {idle_sessions} idle sessions, {label}: {:.1} MiB (at start {:.1} MiB; {created} s to create them)",
                 tollgate.rss_kib() as f64 / 1024.0,
                 before as f64 / 1024.0,
             );

@@ -134,17 +134,14 @@ const META_TREE: &str = "store_meta";
 const RUNS_INDEXED_MARKER: &[u8] = b"runs-indexed-v1";
 
 impl RunStore {
-    /// The runs in `store` (a store that predates the open-runs index is indexed once, here).
     #[must_use]
     pub fn new(store: Arc<dyn Store>) -> Self {
-        let runs = RunStore { store };
-        if let Err(e) = runs.index_existing() {
-            tracing::warn!("indexing the stored runs: {e}");
-        }
-        runs
+        RunStore { store }
     }
 
-    fn index_existing(&self) -> Result<(), StoreError> {
+    /// Indexes the open runs of a store written before the index existed (once; a marker
+    /// records it). Run where the store is opened.
+    pub fn index_existing(&self) -> Result<(), StoreError> {
         if self.store.get(META_TREE, RUNS_INDEXED_MARKER)?.is_some() {
             return Ok(());
         }

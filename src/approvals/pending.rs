@@ -120,15 +120,16 @@ fn decode(bytes: &[u8]) -> Option<PendingApproval> {
 }
 
 impl PendingApprovals {
-    /// The approvals in `store` (indexed on first use if the store predates the indexes; a
-    /// failure there is retried on the next construction, and reads stay correct meanwhile
-    /// only for records written since).
     #[must_use]
     pub fn new(store: Arc<dyn Store>) -> Self {
-        if let Err(e) = index::index_existing(store.as_ref(), APPROVALS_TREE, decode) {
-            tracing::warn!("indexing the stored approvals: {e}");
-        }
         PendingApprovals { store }
+    }
+
+    /// Indexes a store written before the indexes existed (once; a marker records it). Run
+    /// where the store is opened, not on every construction: that is on a session's first
+    /// message.
+    pub fn index_existing(store: &dyn Store) -> Result<(), StoreError> {
+        index::index_existing(store, APPROVALS_TREE, decode)
     }
 
     /// Saves a new record, durably: the card may be sent only after this returns.

@@ -189,9 +189,14 @@ fn existing_store(config: &Config) -> Result<Option<Arc<dyn Store>>, Failure> {
 
 fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
     // Sessions flushing at once share one fsync (group commit).
-    SledStore::open(&config.store.path, config.store.cache_capacity_mb)
+    let store = SledStore::open(&config.store.path, config.store.cache_capacity_mb)
         .map(|s| Arc::new(crate::store::GroupCommit::new(s)) as Arc<dyn Store>)
-        .map_err(|e| Failure::runtime(e.to_string()))
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    // A store written before its indexes existed is indexed once, here.
+    crate::approvals::PendingApprovals::index_existing(store.as_ref())
+        .and_then(|()| crate::agent::runs::RunStore::new(store.clone()).index_existing())
+        .map_err(|e| Failure::runtime(format!("indexing the store: {e}")))?;
+    Ok(store)
 }
 
 /// The agent named, or the only one configured.

@@ -199,6 +199,7 @@ fn a_store_written_before_the_indexes_is_indexed_once_and_stale_entries_are_drop
             &serde_json::to_vec(&run("r-old", RunPhase::AskingModel)).unwrap(),
         )
         .unwrap();
+    PendingApprovals::index_existing(store.as_ref()).unwrap();
     let approvals = PendingApprovals::new(store.clone());
     assert_eq!(approvals.waiting().unwrap(), vec![old.clone()]);
     assert_eq!(
@@ -208,6 +209,7 @@ fn a_store_written_before_the_indexes_is_indexed_once_and_stale_entries_are_drop
         Some(old.clone())
     );
     let runs = RunStore::new(store.clone());
+    runs.index_existing().unwrap();
     assert_eq!(runs.open_runs().unwrap().len(), 1);
 
     // A kill between a record's settle and its index removal leaves a stale entry: it is read
