@@ -104,6 +104,7 @@ impl<S: Store> GroupCommit<S> {
             let covers = state.requested;
             state.running = true;
             drop(state);
+            failpoint::abort_if_due();
             let flushed = self.inner.flush();
             state = self.lock();
             state.running = false;
@@ -116,6 +117,36 @@ impl<S: Store> GroupCommit<S> {
         }
     }
 }
+
+/// A test failpoint (`test-support` builds only): with `TOLLGATE_TEST_ABORT_AT_FLUSH=N` the
+/// process aborts at its Nth group commit, after the writes and before they are flushed — a
+/// kill inside a commit, for the durability tests. Other builds compile it to nothing.
+mod failpoint {
+    /// The variable a `test-support` build reads.
+    #[cfg(feature = "test-support")]
+    pub const ABORT_AT_FLUSH_ENV: &str = "TOLLGATE_TEST_ABORT_AT_FLUSH";
+
+    #[cfg(feature = "test-support")]
+    pub fn abort_if_due() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static FLUSHES: AtomicU64 = AtomicU64::new(0);
+        let Some(at) = std::env::var(ABORT_AT_FLUSH_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        else {
+            return;
+        };
+        if FLUSHES.fetch_add(1, Ordering::SeqCst) + 1 == at {
+            std::process::abort();
+        }
+    }
+
+    #[cfg(not(feature = "test-support"))]
+    pub fn abort_if_due() {}
+}
+
+#[cfg(feature = "test-support")]
+pub use failpoint::ABORT_AT_FLUSH_ENV;
 
 #[cfg(test)]
 mod tests {

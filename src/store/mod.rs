@@ -8,6 +8,8 @@ mod memory;
 mod sled_store;
 
 pub use allowlist::{Allowlists, CommandEntry, ToolEntry};
+#[cfg(feature = "test-support")]
+pub use group_commit::ABORT_AT_FLUSH_ENV;
 pub use group_commit::GroupCommit;
 pub use memory::MemoryStore;
 pub use sled_store::SledStore;

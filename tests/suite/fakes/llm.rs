@@ -35,6 +35,9 @@ pub struct Recorded {
     pub body: Value,
 }
 
+/// A reply computed from the request's body.
+type Responder = Arc<Mutex<Option<Arc<dyn Fn(&Value) -> Reply + Send + Sync>>>>;
+
 pub struct FakeLlm {
     pub url: String,
     script: Arc<Mutex<VecDeque<Reply>>>,
@@ -44,6 +47,8 @@ pub struct FakeLlm {
     verdict: Arc<Mutex<Option<String>>>,
     /// Answer a transcript with an unpaired tool call or result with OpenAI's 400.
     strict: Arc<std::sync::atomic::AtomicBool>,
+    /// When set, answers every request from its body instead of the script.
+    responder: Responder,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -87,19 +92,21 @@ impl FakeLlm {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let verdict = Arc::new(Mutex::new(None));
         let strict = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (s, r, v, st) = (
+        let responder: Responder = Arc::default();
+        let (s, r, v, st, re) = (
             script.clone(),
             requests.clone(),
             verdict.clone(),
             strict.clone(),
+            responder.clone(),
         );
         let task = tokio::spawn(async move {
             loop {
                 let Ok((socket, _)) = listener.accept().await else {
                     return;
                 };
-                let (s, r, v, st) = (s.clone(), r.clone(), v.clone(), st.clone());
-                tokio::spawn(async move { serve(socket, s, r, v, st).await });
+                let (s, r, v, st, re) = (s.clone(), r.clone(), v.clone(), st.clone(), re.clone());
+                tokio::spawn(async move { serve(socket, s, r, v, st, re).await });
             }
         });
         FakeLlm {
@@ -108,8 +115,16 @@ impl FakeLlm {
             requests,
             verdict,
             strict,
+            responder,
             task,
         }
+    }
+
+    /// From now on every request (the classifier's included, unless `classify_as` answers
+    /// them) is answered by `reply` from its body: for tests whose sessions run in no fixed
+    /// order.
+    pub fn respond_with(&self, reply: impl Fn(&Value) -> Reply + Send + Sync + 'static) {
+        *self.responder.lock().unwrap() = Some(Arc::new(reply));
     }
 
     /// From now on, a request whose messages hold a tool result without its call, or a call
@@ -138,6 +153,7 @@ async fn serve(
     requests: Arc<Mutex<Vec<Recorded>>>,
     verdict: Arc<Mutex<Option<String>>>,
     strict: Arc<std::sync::atomic::AtomicBool>,
+    responder: Responder,
 ) {
     let Some(request) = read_request(&mut socket).await else {
         return;
@@ -154,6 +170,7 @@ async fn serve(
         .as_str()
         .is_some_and(|s| s.starts_with("You rate the risk"));
     let fixed_verdict = verdict.lock().unwrap().clone().filter(|_| classifying);
+    let recorded_body = body.clone();
     let unpaired = if strict.load(std::sync::atomic::Ordering::SeqCst) {
         unpaired_tool_message(&body)
     } else {
@@ -167,6 +184,14 @@ async fn serve(
     });
     if let Some(verdict) = fixed_verdict {
         return reply_with(&mut socket, text(&verdict)).await;
+    }
+    let computed = responder
+        .lock()
+        .unwrap()
+        .clone()
+        .map(|reply| reply(&recorded_body));
+    if let Some(reply) = computed {
+        return reply_with(&mut socket, reply).await;
     }
     if let Some(problem) = unpaired {
         let error =

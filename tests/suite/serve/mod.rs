@@ -85,6 +85,11 @@ impl Served {
     /// been down that long: deadlines pass without a wall-clock wait (the `test-support` build
     /// honours the offset).
     pub fn spawn_after(&mut self, secs: u64) {
+        self.spawn_with(&[(tollgate::clock::TEST_CLOCK_OFFSET_ENV, secs.to_string())]);
+    }
+
+    /// Starts the service with extra environment (a test clock offset, a failpoint).
+    pub fn spawn_with(&mut self, env: &[(&str, String)]) {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -94,7 +99,7 @@ impl Served {
             .args(["serve", "--config", "tollgate.toml"])
             .current_dir(self.dir.path())
             .env("TELEGRAM_BOT_TOKEN", TOKEN)
-            .env(tollgate::clock::TEST_CLOCK_OFFSET_ENV, secs.to_string())
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -250,6 +255,7 @@ fn write_call(id: &str, path: &str, content: &str) -> Reply {
 mod approvals;
 mod chat;
 mod concurrency;
+mod crash;
 mod durability;
 mod hardening;
 mod presses;
