@@ -36,32 +36,22 @@ async fn minimal_llm_bot(url: String, model: String) {
     let client = reqwest::Client::new();
     let mut workers: std::collections::HashMap<i64, tokio::sync::mpsc::UnboundedSender<String>> =
         std::collections::HashMap::new();
-    let mut offset = 0;
-    loop {
-        let Ok(updates) = bot.get_updates().offset(offset).timeout(25).await else {
-            continue;
-        };
-        for update in updates {
-            offset = update.id.0 as i32 + 1;
-            if let UpdateKind::Message(m) = update.kind
-                && let Some(text) = m.text()
-            {
-                let chat = m.chat.id.0;
-                let worker = workers.entry(chat).or_insert_with(|| {
-                    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-                    let (bot, client, model) = (bot.clone(), client.clone(), model.clone());
-                    tokio::spawn(async move {
-                        while let Some(text) = rx.recv().await {
-                            let reply = ask_model(&client, &model, &text).await;
-                            let _ = bot.send_message(ChatId(chat), reply).await;
-                        }
-                    });
-                    tx
-                });
-                let _ = worker.send(text.to_string());
-            }
-        }
-    }
+    poll_texts(&bot, |chat, text| {
+        let worker = workers.entry(chat).or_insert_with(|| {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+            let (bot, client, model) = (bot.clone(), client.clone(), model.clone());
+            tokio::spawn(async move {
+                while let Some(text) = rx.recv().await {
+                    let reply = ask_model(&client, &model, &text).await;
+                    let _ = bot.send_message(ChatId(chat), reply).await;
+                }
+            });
+            tx
+        });
+        let _ = worker.send(text);
+        async {}
+    })
+    .await;
 }
 
 /// One streamed chat completion: the content deltas joined.
@@ -92,9 +82,11 @@ async fn ask_model(client: &reqwest::Client, model: &str, text: &str) -> String 
     content
 }
 
-/// A bare teloxide echo bot: long-poll, answer each text with itself.
-async fn echo_bot(url: String) {
-    let bot = teloxide::Bot::new("1:ECHO").set_api_url(reqwest::Url::parse(&url).unwrap());
+/// The long-poll both floors share: every text message, with its chat, to `on_text`.
+async fn poll_texts<F: std::future::Future<Output = ()>>(
+    bot: &teloxide::Bot,
+    mut on_text: impl FnMut(i64, String) -> F,
+) {
     let mut offset = 0;
     loop {
         let Ok(updates) = bot.get_updates().offset(offset).timeout(25).await else {
@@ -105,10 +97,22 @@ async fn echo_bot(url: String) {
             if let UpdateKind::Message(m) = update.kind
                 && let Some(text) = m.text()
             {
-                let _ = bot.send_message(ChatId(m.chat.id.0), text).await;
+                on_text(m.chat.id.0, text.to_string()).await;
             }
         }
     }
+}
+
+/// A bare teloxide echo bot: long-poll, answer each text with itself.
+async fn echo_bot(url: String) {
+    let bot = teloxide::Bot::new("1:ECHO").set_api_url(reqwest::Url::parse(&url).unwrap());
+    poll_texts(&bot, |chat, text| {
+        let bot = bot.clone();
+        async move {
+            let _ = bot.send_message(ChatId(chat), text).await;
+        }
+    })
+    .await;
 }
 
 struct Tollgate {
