@@ -177,7 +177,9 @@ fn remount_proc() -> Result<(), String> {
 }
 
 /// Landlock: read the system paths, the workspace and the roots; write only where the sandbox
-/// allows. Anything short of full enforcement fails: the command must not run half-confined.
+/// allows. A kernel that enforces none of it fails the command. One that enforces part (an
+/// older ABI without the newest rights, e.g. truncation before ABI 3 or the scopes before ABI
+/// 6) runs it with what the kernel has; the seccomp filter and the namespaces still apply.
 fn restrict(spec: &SandboxSpec) -> Result<(), String> {
     let abi = ABI::V5;
     let read = AccessFs::from_read(abi);
