@@ -377,6 +377,7 @@ async fn operator_command(
         writable_roots: agent_config.writable_roots.clone(),
         readable_roots: agent_config.readable_roots.clone(),
         tmpdir: PathBuf::new(),
+        setup_errors: PathBuf::new(),
         network: agent_config.network_access,
         shell: PathBuf::new(),
         trust_git_config: agent_config.trust_git_config,

@@ -38,6 +38,20 @@ pub fn main(args: &[String]) -> ! {
         },
         _ => fail("usage: tollgate sandbox-exec SPEC_JSON COMMAND"),
     };
+    // Setup failures go to a file only this helper can write (see `SandboxSpec::setup_errors`);
+    // the descriptor closes on exec, so the command never holds it.
+    if !spec.setup_errors.as_os_str().is_empty() {
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&spec.setup_errors)
+        {
+            Ok(file) => {
+                let _ = SETUP_ERRORS.set(file);
+            }
+            Err(e) => fail(&format!("opening {}: {e}", spec.setup_errors.display())),
+        }
+    }
     if spec.sandbox == SandboxPolicy::DangerFullAccess {
         fail("danger-full-access is not run through the sandbox helper");
     }
@@ -54,8 +68,15 @@ pub fn main(args: &[String]) -> ! {
     }
 }
 
+/// The setup-errors file, once the spec named it.
+static SETUP_ERRORS: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
+
 fn fail(message: &str) -> ! {
     eprintln!("{ERROR_PREFIX} {message}");
+    if let Some(mut file) = SETUP_ERRORS.get() {
+        use std::io::Write;
+        let _ = writeln!(file, "{ERROR_PREFIX} {message}");
+    }
     std::process::exit(SETUP_FAILED)
 }
 
@@ -113,10 +134,19 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
     if let Err(e) = restrict(spec) {
         fail(&e);
     }
-    // Only stdin, stdout and stderr go on: a descriptor the service left open by mistake (a
-    // connected socket, a store file) must not reach the command.
-    // SAFETY: close_range only closes this process's own descriptors from 3 up.
-    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0 {
+    // Only stdin, stdout and stderr go on: every descriptor from 3 up (one the service left
+    // open by mistake — a connected socket, a store file — and the setup-errors file, which
+    // must stay open until then) is closed by the exec.
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC only marks this process's own descriptors.
+    if unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } != 0
+    {
         fail(&format!("close_range: {}", std::io::Error::last_os_error()));
     }
     // Last: the filter would refuse nothing the steps above need, but it belongs to what runs.

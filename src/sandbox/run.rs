@@ -91,12 +91,16 @@ impl ShellRunner {
         let bash = self.bash.clone().ok_or(RunError::NoShell)?;
         std::fs::create_dir_all(&spec.workspace)
             .map_err(|e| RunError::Spawn(format!("creating {}: {e}", spec.workspace.display())))?;
+        // `<outer>/tmp` is the command's; `<outer>/setup-errors` is the helper's alone.
         let tmp = tempfile::Builder::new()
             .prefix("tollgate-")
             .tempdir()
             .map_err(|e| RunError::Spawn(format!("creating a private temp dir: {e}")))?;
         let mut spec = spec.clone();
-        spec.tmpdir = tmp.path().to_path_buf();
+        spec.tmpdir = tmp.path().join("tmp");
+        spec.setup_errors = tmp.path().join("setup-errors");
+        std::fs::create_dir(&spec.tmpdir)
+            .map_err(|e| RunError::Spawn(format!("creating a private temp dir: {e}")))?;
         spec.shell = bash.clone();
         let mut env = env.clone();
         env.insert("HOME".into(), spec.workspace.display().to_string());
@@ -155,9 +159,12 @@ impl ShellRunner {
             use std::os::unix::process::ExitStatusExt;
             s.code().or_else(|| s.signal().map(|sig| 128 + sig))
         });
+        // Only the helper can write the setup-errors file (the command runs under Landlock,
+        // which lets it write its temp dir, not the file beside it): a command that prints the
+        // helper's prefix and exits 125 is a command that failed, not a sandbox that did.
         if confined && exit_code == Some(SETUP_FAILED) {
-            let text = String::from_utf8_lossy(&stderr.bytes);
-            if let Some(line) = text.lines().find(|l| l.starts_with(ERROR_PREFIX)) {
+            let reported = std::fs::read_to_string(&spec.setup_errors).unwrap_or_default();
+            if let Some(line) = reported.lines().find(|l| l.starts_with(ERROR_PREFIX)) {
                 return Err(RunError::SandboxSetup(
                     line.trim_start_matches(ERROR_PREFIX).trim().to_string(),
                 ));

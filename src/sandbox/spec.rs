@@ -15,6 +15,10 @@ pub struct SandboxSpec {
     pub readable_roots: Vec<PathBuf>,
     /// The call's private temp dir: always writable.
     pub tmpdir: PathBuf,
+    /// Where the helper writes why setup failed: beside the temp dir, where the command cannot
+    /// write, so a command cannot pass its own exit for a sandbox failure (set by the runner).
+    #[serde(default)]
+    pub setup_errors: PathBuf,
     /// The bash the command runs under (set by the runner).
     #[serde(default)]
     pub shell: PathBuf,

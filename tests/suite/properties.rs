@@ -419,6 +419,7 @@ async fn commands_bash_ran(command: &str) -> BTreeSet<String> {
         writable_roots: vec![],
         readable_roots: vec![bin.clone()],
         tmpdir: PathBuf::new(),
+        setup_errors: PathBuf::new(),
         network: false,
         trust_git_config: false,
         shell: PathBuf::new(),

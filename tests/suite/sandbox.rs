@@ -35,6 +35,7 @@ pub fn spec(place: &Place, sandbox: SandboxPolicy, network: bool) -> SandboxSpec
         writable_roots: vec![],
         readable_roots: vec![],
         tmpdir: PathBuf::new(),
+        setup_errors: PathBuf::new(),
         network,
         shell: PathBuf::new(),
         trust_git_config: false,

@@ -34,6 +34,7 @@ async fn run_in_sandbox(command: &str) -> (tempfile::TempDir, PathBuf) {
         writable_roots: vec![],
         readable_roots: vec![],
         tmpdir: PathBuf::new(),
+        setup_errors: PathBuf::new(),
         network: false,
         trust_git_config: false,
         shell: PathBuf::new(),

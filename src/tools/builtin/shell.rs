@@ -72,6 +72,7 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
         writable_roots: ctx.roots.writable.clone(),
         readable_roots: ctx.roots.readable.clone(),
         tmpdir: PathBuf::new(),
+        setup_errors: PathBuf::new(),
         network: ctx.network_access || ctx.sandbox == SandboxPolicy::DangerFullAccess,
         shell: PathBuf::new(),
         trust_git_config: ctx.trust_git_config,

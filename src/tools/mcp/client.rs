@@ -396,6 +396,7 @@ impl Launcher {
                     .collect(),
                 readable_roots: readable,
                 tmpdir: tmp.path().to_path_buf(),
+                setup_errors: PathBuf::new(),
                 network: agent.network_access,
                 shell: crate::sandbox::bash_path().unwrap_or_default(),
                 trust_git_config: agent.trust_git_config,
