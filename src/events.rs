@@ -198,14 +198,7 @@ impl StoreEvents {
         store: &dyn crate::store::Store,
         before: u64,
     ) -> Result<usize, crate::store::StoreError> {
-        let mut pruned = 0;
-        for (index_key, key) in crate::store::aged::older_than(store, EVENTS_AGED_TREE, before)? {
-            if store.remove(EVENTS_TREE, &key)?.is_some() {
-                pruned += 1;
-            }
-            store.remove(EVENTS_AGED_TREE, &index_key)?;
-        }
-        Ok(pruned)
+        crate::store::aged::prune(store, EVENTS_AGED_TREE, EVENTS_TREE, before)
     }
 
     /// Every stored event, of one session or all, optionally since a time (RFC 3339, UTC).

@@ -130,7 +130,6 @@ pub struct PrunedSession {
     pub session: String,
     pub agent: String,
 }
-const META_TREE: &str = "store_meta";
 const RUNS_INDEXED_MARKER: &[u8] = b"runs-indexed-v1";
 
 impl RunStore {
@@ -142,16 +141,15 @@ impl RunStore {
     /// Indexes the open runs of a store written before the index existed (once; a marker
     /// records it). Run where the store is opened.
     pub fn index_existing(&self) -> Result<(), StoreError> {
-        if self.store.get(META_TREE, RUNS_INDEXED_MARKER)?.is_some() {
-            return Ok(());
-        }
-        for (key, bytes) in self.store.scan_prefix(RUNS_TREE, b"")? {
-            if decode::<RunRecord>(&bytes).is_ok_and(|run| run.is_open()) {
-                self.store.insert(OPEN_RUNS_TREE, &key, b"")?;
+        let store = self.store.as_ref();
+        crate::store::migrate::once(store, RUNS_INDEXED_MARKER, || {
+            for (key, bytes) in store.scan_prefix(RUNS_TREE, b"")? {
+                if decode::<RunRecord>(&bytes).is_ok_and(|run| run.is_open()) {
+                    store.insert(OPEN_RUNS_TREE, &key, b"")?;
+                }
             }
-        }
-        self.store.insert(META_TREE, RUNS_INDEXED_MARKER, b"1")?;
-        self.store.flush()
+            Ok(())
+        })
     }
 
     /// Saves a run, durably.
@@ -163,10 +161,14 @@ impl RunStore {
         self.store
             .insert(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
         let now = crate::clock::now_secs();
-        let mut activity = now.to_be_bytes().to_vec();
-        activity.extend_from_slice(run.agent.as_bytes());
-        self.store
-            .insert(SESSION_ACTIVITY_TREE, run.session.as_bytes(), &activity)?;
+        if !open {
+            // A session's activity is dated when a run ends (once a turn, not at every step):
+            // a session with an open run is never idle, whatever its date says.
+            let mut activity = now.to_be_bytes().to_vec();
+            activity.extend_from_slice(run.agent.as_bytes());
+            self.store
+                .insert(SESSION_ACTIVITY_TREE, run.session.as_bytes(), &activity)?;
+        }
         self.store.flush()?;
         if !open {
             // Durable with the next flush; until then a stale entry is only read and dropped.

@@ -15,14 +15,11 @@ use crate::store::{Store, StoreError};
 pub const WAITING_TREE: &str = "approvals_waiting";
 /// `session \0 run \0 call id` → token of the call's latest card.
 pub const BY_CALL_TREE: &str = "approvals_by_call";
-const META_TREE: &str = "store_meta";
 const INDEXED_MARKER: &[u8] = b"approvals-indexed-v1";
 
 #[must_use]
 pub fn waiting_key(expires: u64, token: &str) -> Vec<u8> {
-    let mut key = expires.to_be_bytes().to_vec();
-    key.extend_from_slice(token.as_bytes());
-    key
+    crate::store::aged::key(expires, token.as_bytes())
 }
 
 /// The expiry and token of a waiting-index key.
@@ -76,14 +73,12 @@ pub fn index_existing(
     tree: &str,
     decode: impl Fn(&[u8]) -> Option<PendingApproval>,
 ) -> Result<(), StoreError> {
-    if store.get(META_TREE, INDEXED_MARKER)?.is_some() {
-        return Ok(());
-    }
-    for (_, bytes) in store.scan_prefix(tree, b"")? {
-        if let Some(record) = decode(&bytes) {
-            add(store, &record)?;
+    crate::store::migrate::once(store, INDEXED_MARKER, || {
+        for (_, bytes) in store.scan_prefix(tree, b"")? {
+            if let Some(record) = decode(&bytes) {
+                add(store, &record)?;
+            }
         }
-    }
-    store.insert(META_TREE, INDEXED_MARKER, b"1")?;
-    store.flush()
+        Ok(())
+    })
 }

@@ -24,6 +24,20 @@ pub fn older_than(store: &dyn Store, tree: &str, before: u64) -> Result<Vec<(Vec
         .collect())
 }
 
+/// Deletes from `tree` the keys `index` dates before `before`, with their index entries;
+/// how many were there. (For records that need a look before they go — a settled approval, a
+/// finished run — their owners walk [`older_than`] themselves.)
+pub fn prune(store: &dyn Store, index: &str, tree: &str, before: u64) -> Result<usize> {
+    let mut pruned = 0;
+    for (index_key, key) in older_than(store, index, before)? {
+        if store.remove(tree, &key)?.is_some() {
+            pruned += 1;
+        }
+        store.remove(index, &index_key)?;
+    }
+    Ok(pruned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

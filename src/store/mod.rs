@@ -5,6 +5,7 @@ pub mod aged;
 mod allowlist;
 mod group_commit;
 mod memory;
+pub mod migrate;
 mod sled_store;
 
 pub use allowlist::{Allowlists, CommandEntry, ToolEntry};

@@ -64,21 +64,7 @@ fn push_escaped(out: &mut String, c: char) {
 #[must_use]
 pub fn show_exactly(text: &str, layout: Layout) -> String {
     let keeps = |c: char| layout == Layout::Lines && matches!(c, '\n' | '\t');
-    if !text
-        .chars()
-        .any(|c| (c.is_control() && !keeps(c)) || is_invisible(c))
-    {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if (c.is_control() && !keeps(c)) || is_invisible(c) {
-            push_escaped(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    escape_where(text, |c| (c.is_control() && !keeps(c)) || is_invisible(c))
 }
 
 /// Prose (a model's answer, a progress line): newlines and tabs stay, and so do the
@@ -87,8 +73,15 @@ pub fn show_exactly(text: &str, layout: Layout) -> String {
 /// rewrite the display are escaped.
 #[must_use]
 pub fn show_prose(text: &str) -> String {
-    let escaped = |c: char| (c.is_control() && !matches!(c, '\n' | '\t')) || rewrites_display(c);
-    if !text.chars().any(escaped) {
+    escape_where(text, |c| {
+        (c.is_control() && !matches!(c, '\n' | '\t')) || rewrites_display(c)
+    })
+}
+
+/// `text` with the characters `escaped` picks written as escapes (unchanged, without a copy
+/// of the work, when there are none).
+fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> String {
+    if !text.chars().any(&escaped) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 8);

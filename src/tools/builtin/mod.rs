@@ -49,14 +49,7 @@ pub fn prune_results(
     store: &dyn crate::store::Store,
     before: u64,
 ) -> Result<usize, crate::store::StoreError> {
-    let mut pruned = 0;
-    for (index_key, key) in crate::store::aged::older_than(store, RESULTS_AGED_TREE, before)? {
-        if store.remove(RESULTS_TREE, &key)?.is_some() {
-            pruned += 1;
-        }
-        store.remove(RESULTS_AGED_TREE, &index_key)?;
-    }
-    Ok(pruned)
+    crate::store::aged::prune(store, RESULTS_AGED_TREE, RESULTS_TREE, before)
 }
 
 /// The store key of a stored result: the session and the call id as separate parts (session
