@@ -156,7 +156,7 @@ impl AgentRunner {
                 }
                 // Only the model's failures are recorded as a phase.
                 RunPhase::Failed { error } => return Err(RunError::Model(error)),
-                RunPhase::AskingModel => self.ask_model(session, shared, &run).await?,
+                RunPhase::AskingModel => self.ask_model(session, shared, &run, &cancel).await?,
                 RunPhase::RunningTools => self.run_tools(session, shared, &cancel).await?,
             }
         }
@@ -167,6 +167,7 @@ impl AgentRunner {
         session: &SessionPolicy,
         shared: &Mutex<RunRecord>,
         run: &RunRecord,
+        cancel: &CancellationToken,
     ) -> Result<(), RunError> {
         if run.round >= self.max_rounds {
             let answer = format!(
@@ -198,7 +199,18 @@ impl AgentRunner {
             max_tokens: self.max_tokens,
         };
         let quiet = |_: &str| {};
-        let reply = match self.provider.complete(&request, &quiet).await {
+        // `/stop` does not wait for a slow model: the request is dropped (nothing of it was
+        // stored yet) and the run ends.
+        let completed = tokio::select! {
+            completed = self.provider.complete(&request, &quiet) => completed,
+            () = cancel.cancelled() => {
+                lock(shared).phase = RunPhase::Finished {
+                    answer: "Stopped.".into(),
+                };
+                return self.save(shared);
+            }
+        };
+        let reply = match completed {
             Ok(reply) => reply,
             Err(e) => {
                 lock(shared).phase = RunPhase::Failed {

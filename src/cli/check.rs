@@ -170,6 +170,26 @@ pub fn describe(
         if d.allowed_guilds.is_empty() && d.allowed_channels.is_empty() {
             warnings.push("discord: allowed_guilds and allowed_channels are empty: only direct messages are admitted".into());
         }
+        let _ = writeln!(out, "  {}", message_content_note(d.message_content));
+        if let Some(shards) = d.shards {
+            let _ = writeln!(
+                out,
+                "  shards {} to {} of {}",
+                shards.first, shards.last, shards.total
+            );
+            if shards.first != 0 {
+                warnings.push(format!(
+                    "discord: this process runs shards {} to {}, not shard 0: Discord delivers every DM on shard 0, so DM sessions and approvals_to = \"admins\" cards belong to the process that runs it",
+                    shards.first, shards.last
+                ));
+            }
+        }
+        if d.approvals_to == crate::config::ApprovalsTo::Admins && !d.admin_roles.is_empty() {
+            warnings.push(
+                "discord: approvals_to = \"admins\" sends cards to the DMs of the users in `admins` only: holders of admin_roles cannot be listed without the privileged members intent, so they answer cards in the channel"
+                    .into(),
+            );
+        }
     }
     if config.telegram.is_none() && config.discord.is_none() {
         warnings.push(
@@ -177,6 +197,15 @@ pub fn describe(
         );
     }
     (out, warnings)
+}
+
+/// What the Message Content setting means for who the bot hears.
+fn message_content_note(enabled: bool) -> &'static str {
+    if enabled {
+        "message_content = true: every message in a thread the bot opened continues it (enable the privileged Message Content intent in the developer portal, or Discord refuses the connection)"
+    } else {
+        "message_content = false: the bot reads DMs, messages that mention it and replies to it (no privileged intent); in its threads, users mention or reply to continue"
+    }
 }
 
 fn describe_agent(

@@ -1,4 +1,4 @@
-//! `tollgate serve`: starts every bridge whose token variable is set (Telegram so far) and runs
+//! `tollgate serve`: starts every bridge whose token variable is set (Telegram, Discord) and runs
 //! until SIGINT/SIGTERM. On a stop, calls that are running are recorded as interrupted (the
 //! process exit kills them and their sandboxes); calls waiting for approval stay pending and
 //! their buttons keep working after the next start.
@@ -16,6 +16,7 @@ use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use tollgate_discord::{DiscordBridge, DiscordOptions, Shards};
 use tollgate_surface::{Bridge, Platform};
 use tollgate_telegram::TelegramBridge;
 use tollgate_telegram::bot::TelegramBot;
@@ -48,10 +49,20 @@ fn startable(config: &Config, file: &str) -> Result<Vec<Startable>, Failure> {
         }
     }
     if let Some(discord) = &config.discord {
-        missing.push(format!(
-            "[discord] is configured in {file}, but this build has no Discord bridge yet (token variable {})",
-            discord.token_env
-        ));
+        BridgeSettings::for_platform(config, Platform::Discord)
+            .map_err(|e| Failure::usage(format!("{e} (in {file})")))?;
+        let token = std::env::var(&discord.token_env).unwrap_or_default();
+        if token.trim().is_empty() {
+            missing.push(format!(
+                "set {} to the Discord bot's token (discord.token_env in {file})",
+                discord.token_env
+            ));
+        } else {
+            ready.push(Startable {
+                platform: Platform::Discord,
+                token,
+            });
+        }
     }
     if !ready.is_empty() {
         for problem in &missing {
@@ -61,7 +72,7 @@ fn startable(config: &Config, file: &str) -> Result<Vec<Startable>, Failure> {
     }
     if missing.is_empty() {
         return Err(Failure::usage(format!(
-            "no bridge is configured: add a [telegram] section to {file} and set TELEGRAM_BOT_TOKEN to the bot's token"
+            "no bridge is configured: add a [telegram] or [discord] section to {file} and set its token variable (TELEGRAM_BOT_TOKEN, DISCORD_TOKEN)"
         )));
     }
     Err(Failure::usage(format!(
@@ -76,8 +87,8 @@ async fn connect(
     startable: &Startable,
     redactor: &Redactor,
 ) -> Result<Arc<dyn Bridge>, Failure> {
-    match (startable.platform, &config.telegram) {
-        (Platform::Telegram, Some(telegram)) => {
+    match (startable.platform, &config.telegram, &config.discord) {
+        (Platform::Telegram, Some(telegram), _) => {
             let bot = TelegramBot::connect(&startable.token, &telegram.api_url)
                 .await
                 .map_err(|e| {
@@ -89,7 +100,28 @@ async fn connect(
             eprintln!("tollgate serve: Telegram bot @{} connected", bot.username);
             Ok(Arc::new(TelegramBridge::new(bot)))
         }
-        (platform, _) => Err(Failure::runtime(format!(
+        (Platform::Discord, _, Some(discord)) => {
+            let options = DiscordOptions {
+                token: startable.token.clone(),
+                api_url: discord.api_url.clone(),
+                message_content: discord.message_content,
+                shards: discord.shards.map(|s| Shards {
+                    first: s.first,
+                    last: s.last,
+                    total: s.total,
+                }),
+                max_attachment_bytes: discord.max_attachment_mb.saturating_mul(1024 * 1024),
+            };
+            let bridge = DiscordBridge::connect(options).await.map_err(|e| {
+                Failure::runtime(redactor.redact(&format!(
+                    "connecting to the Discord API at {}: {e}",
+                    discord.api_url
+                )))
+            })?;
+            eprintln!("tollgate serve: Discord bot {} connected", bridge.name());
+            Ok(Arc::new(bridge))
+        }
+        (platform, _, _) => Err(Failure::runtime(format!(
             "no bridge for {} in this build",
             platform.as_str()
         ))),

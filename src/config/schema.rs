@@ -274,6 +274,26 @@ pub struct DiscordConfig {
     /// Seconds a session's worker stays in memory with nothing to do.
     #[serde(default = "defaults::idle_session_secs")]
     pub idle_session_secs: u64,
+    /// The operator enabled the privileged Message Content intent in the developer portal:
+    /// every message in a thread the bot opened continues it (without it, Discord delivers the
+    /// text of DMs, mentions and replies only).
+    #[serde(default)]
+    pub message_content: bool,
+    /// The shards this process runs (all of them when absent).
+    #[serde(default)]
+    pub shards: Option<ShardRange>,
+    /// The largest attachment fetched into a workspace, in MiB.
+    #[serde(default = "defaults::max_attachment_mb")]
+    pub max_attachment_mb: u64,
+}
+
+/// A contiguous range of Discord shards, `first` to `last` included, of `total`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ShardRange {
+    pub first: u32,
+    pub last: u32,
+    pub total: u32,
 }
 
 /// Per-agent and per-bridge defaults live in code: the compiled-in TOML holds scalars only,
@@ -345,6 +365,9 @@ pub mod defaults {
     }
     pub fn telegram_api_url() -> String {
         "https://api.telegram.org".into()
+    }
+    pub fn max_attachment_mb() -> u64 {
+        20
     }
     pub fn discord_token_env() -> String {
         "DISCORD_TOKEN".into()

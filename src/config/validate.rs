@@ -194,6 +194,17 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
                 "\"*\" is refused here: name the roles whose holders may approve",
             ));
         }
+        if let Some(shards) = discord.shards
+            && (shards.total == 0 || shards.first > shards.last || shards.last >= shards.total)
+        {
+            return Err(origins.error(
+                "discord.shards",
+                "needs first <= last < total (shards are numbered from 0)",
+            ));
+        }
+        if discord.max_attachment_mb == 0 {
+            return Err(origins.error("discord.max_attachment_mb", "must be at least 1 (MiB)"));
+        }
     }
     Ok(())
 }

@@ -134,13 +134,15 @@ pub fn chat_session_key(chat: &ChatRef, user: i64, per_user_in_groups: bool) -> 
 }
 
 /// In groups the bot answers only when mentioned or replied to (unless `require_mention` is
-/// off); in private chats, always.
+/// off), or in a conversation of its own it can read (a Discord thread it opened, with the
+/// Message Content intent); in private chats, always.
 #[must_use]
 pub fn should_answer(require_mention: bool, message: &Inbound) -> bool {
     message.chat.kind == ChatKind::Private
         || !require_mention
         || message.mentioned
         || message.reply_to_bot
+        || message.in_bot_thread
 }
 
 #[cfg(test)]
@@ -187,6 +189,8 @@ mod tests {
             text: "hi".into(),
             mentioned: false,
             reply_to_bot: false,
+            starts_thread: false,
+            in_bot_thread: false,
             files: vec![],
         }
     }

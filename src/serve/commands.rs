@@ -13,6 +13,14 @@ const fn command(name: &'static str, description: &'static str, admin_only: bool
         name,
         description,
         admin_only,
+        args: None,
+    }
+}
+
+const fn with_args(spec: CommandSpec, args: &'static str) -> CommandSpec {
+    CommandSpec {
+        args: Some(args),
+        ..spec
     }
 }
 
@@ -26,9 +34,18 @@ pub const COMMANDS: [CommandSpec; 7] = [
         false,
     ),
     command("status", "Agent, mode, sandbox and what is running", false),
-    command("mode", "Admins: set the approval mode of this chat", true),
-    command("sandbox", "Admins: set the sandbox of this chat", true),
-    command("allowlist", "Admins: list or revoke saved approvals", true),
+    with_args(
+        command("mode", "Admins: set the approval mode of this chat", true),
+        "read-only, low-risk, high-risk or always",
+    ),
+    with_args(
+        command("sandbox", "Admins: set the sandbox of this chat", true),
+        "read-only, workspace-write or danger-full-access",
+    ),
+    with_args(
+        command("allowlist", "Admins: list or revoke saved approvals", true),
+        "empty to list; `revoke tool NAME` or `revoke command KEY`",
+    ),
 ];
 
 /// `/name args` → (`name`, `args`). The bridge has already written a command addressed to this

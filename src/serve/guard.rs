@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tollgate_surface::text::{Layout, show_exactly, show_prose};
 use tollgate_surface::{
     Bridge, BridgeFuture, CardOutcome, CardRef, CardView, ChatRef, CommandSpec, EventSender,
-    FetchSink, Limits, Platform, PressHandle, RemoteFile,
+    FetchSink, Inbound, Limits, Platform, PressHandle, RemoteFile,
 };
 
 /// A bridge whose outgoing text is guarded.
@@ -124,6 +124,10 @@ impl Bridge for Guarded {
         cap: u64,
     ) -> BridgeFuture<'a, u64> {
         self.inner.fetch(file, sink, cap)
+    }
+
+    fn open_thread<'a>(&'a self, message: &'a Inbound) -> BridgeFuture<'a, ()> {
+        self.inner.open_thread(message)
     }
 
     fn register_commands<'a>(&'a self, commands: &'a [CommandSpec]) -> BridgeFuture<'a, ()> {

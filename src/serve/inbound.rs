@@ -66,6 +66,8 @@ pub async fn handle_incoming(service: &Arc<Service>, key: &str, incoming: Incomi
                 text: format!("/{} {}", command.name, command.args),
                 mentioned: true,
                 reply_to_bot: false,
+                starts_thread: false,
+                in_bot_thread: false,
                 files: Vec::new(),
             };
             handle_message(service, key, &message, Some(&command.handle)).await;
@@ -130,6 +132,16 @@ async fn handle_message(
             }
             return;
         }
+    }
+    if inbound.starts_thread
+        && let Err(e) = handle.bridge.open_thread(inbound).await
+    {
+        shared.log(&format!("opening the thread of session {key}: {e}"));
+        let mut channel = inbound.chat.clone();
+        channel.thread = None;
+        let text = "⚠ I could not open a thread for this conversation here (the bot may lack the permission to create threads).";
+        shared.notice(&channel, text).await;
+        return;
     }
     let text = inbound.text.trim();
     let is_command = parse_command(text).is_some();

@@ -1,5 +1,6 @@
 mod cli;
 mod corpus;
+mod discord;
 mod executor;
 mod fakes;
 mod gate_scenarios;

@@ -56,6 +56,9 @@ pub struct CommandSpec {
     pub description: &'static str,
     /// Only the bridge's admins may use it (the runtime checks; a platform may also hide it).
     pub admin_only: bool,
+    /// What its argument is, for platforms that ask for arguments in a form (Discord's slash
+    /// command options); `None` when it takes none.
+    pub args: Option<&'static str>,
 }
 
 /// A command a platform delivers apart from messages (a Discord slash command): answered
@@ -140,6 +143,11 @@ pub trait Bridge: Send + Sync + 'static {
         sink: &'a mut FetchSink,
         cap: u64,
     ) -> BridgeFuture<'a, u64>;
+
+    /// Opens the thread an admitted message starts ([`Inbound::starts_thread`]), telling its
+    /// readers how to continue there. A platform without such threads never sets the flag and
+    /// answers `Ok`.
+    fn open_thread<'a>(&'a self, message: &'a Inbound) -> BridgeFuture<'a, ()>;
 
     /// Registers the commands with the platform's menu.
     fn register_commands<'a>(&'a self, commands: &'a [CommandSpec]) -> BridgeFuture<'a, ()>;

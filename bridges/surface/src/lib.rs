@@ -9,6 +9,7 @@
 //!   hands in through a bounded channel the runtime owns
 //! - [`error`]: [`BridgeError`] with a kind the runtime acts on (never its text)
 //! - [`limits`]: what each platform allows, checked before sending
+//! - [`split`]: long answers cut on line boundaries with code fences balanced
 //! - [`text`]: control and invisible characters shown escaped (what a card shows is what runs)
 //!
 //! A bridge translates platform events in and renders the runtime's data out; it never decides
@@ -21,6 +22,7 @@ pub mod error;
 pub mod limits;
 pub mod message;
 pub mod press;
+pub mod split;
 pub mod text;
 
 pub use bridge::{

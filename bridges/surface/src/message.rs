@@ -99,4 +99,15 @@ pub struct Inbound {
     /// The message replies to one of the bot's.
     pub reply_to_bot: bool,
     pub files: Vec<RemoteFile>,
+    /// Discord: a mention in a channel starts a conversation in a thread of its own, which does
+    /// not exist yet — `chat` already names it (a thread's id is the id of the message it starts
+    /// from). The runtime opens it ([`crate::Bridge::open_thread`]) only once the message is
+    /// admitted: a stranger opens nothing.
+    #[serde(default)]
+    pub starts_thread: bool,
+    /// The message is in a conversation the bot started, where the platform lets the bot read
+    /// every message (Discord: a thread it opened, with the Message Content intent on): it
+    /// continues the conversation without a mention.
+    #[serde(default)]
+    pub in_bot_thread: bool,
 }

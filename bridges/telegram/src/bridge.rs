@@ -8,7 +8,7 @@ use std::time::Duration;
 use tollgate_surface::limits::{TELEGRAM_CALLBACK_DATA, TELEGRAM_DOWNLOAD_BYTES, TELEGRAM_MESSAGE};
 use tollgate_surface::{
     Bridge, BridgeFuture, CardOutcome, CardRef, CardView, ChatRef, CommandSpec, EventSender,
-    FetchSink, Limits, Platform, PressHandle, RemoteFile,
+    FetchSink, Inbound, Limits, Platform, PressHandle, RemoteFile,
 };
 
 /// How long one `getUpdates` long-poll waits.
@@ -176,6 +176,11 @@ impl Bridge for TelegramBridge {
         cap: u64,
     ) -> BridgeFuture<'a, u64> {
         Box::pin(self.bot.download(&file.id, sink, cap))
+    }
+
+    fn open_thread<'a>(&'a self, _message: &'a Inbound) -> BridgeFuture<'a, ()> {
+        // Telegram conversations stay where they started (a group, or its forum topic).
+        Box::pin(async { Ok(()) })
     }
 
     fn register_commands<'a>(&'a self, commands: &'a [CommandSpec]) -> BridgeFuture<'a, ()> {

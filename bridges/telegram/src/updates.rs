@@ -97,6 +97,9 @@ pub fn translate_message(message: &Message, bot_id: i64, bot_username: &str) -> 
         text: without_own_mention(&text, &own_mentions, bot_username),
         reply_to_bot,
         files,
+        // Telegram conversations stay where they started; nothing is read without a mention.
+        starts_thread: false,
+        in_bot_thread: false,
     })
 }
 

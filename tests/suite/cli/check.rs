@@ -2,6 +2,7 @@
 //! rejected naming the key and the file.
 
 use super::{repo, stderr, stdout, tollgate};
+use std::process::Command;
 
 #[test]
 fn help_on_every_command() {
@@ -54,4 +55,59 @@ fn check_rejects_bad_config_naming_key_and_file() {
     let missing = tollgate(&["check", "--config", "nope.toml"], dir.path());
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("no such config file"));
+}
+
+#[test]
+fn check_explains_discord_intents_shards_and_where_role_admins_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n[discord]\nallowed_guilds = [\"10\"]\nadmins = [1]\n";
+    let write = |extra: &str| {
+        std::fs::write(dir.path().join("t.toml"), format!("{base}{extra}")).unwrap();
+        tollgate(&["check", "--config", "t.toml"], dir.path())
+    };
+    let plain = stdout(&write(""));
+    assert!(
+        plain.contains("message_content = false") && plain.contains("mention or reply"),
+        "{plain}"
+    );
+    let full = write(
+        "message_content = true\nshards = { first = 2, last = 3, total = 4 }\napprovals_to = \"admins\"\nadmin_roles = [55]\n",
+    );
+    assert_eq!(full.status.code(), Some(0), "{}", stderr(&full));
+    let text = stdout(&full);
+    assert!(
+        text.contains("Message Content intent in the developer portal"),
+        "{text}"
+    );
+    assert!(
+        text.contains("shards 2 to 3 of 4") && text.contains("shard 0"),
+        "{text}"
+    );
+    assert!(text.contains("holders of admin_roles"), "{text}");
+    let bad = write("shards = { first = 3, last = 2, total = 4 }\n");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("discord.shards"), "{}", stderr(&bad));
+}
+
+#[test]
+fn serve_with_discord_and_no_token_exits_2_naming_both_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        "[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n[telegram]\nadmins = [1]\n[discord]\nadmins = [1]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["serve", "--config", "tollgate.toml"])
+        .current_dir(dir.path())
+        .env_remove("TELEGRAM_BOT_TOKEN")
+        .env_remove("DISCORD_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("TELEGRAM_BOT_TOKEN") && err.contains("DISCORD_TOKEN"),
+        "{err}"
+    );
 }

@@ -82,6 +82,8 @@ impl Recorder {
             text: text.to_string(),
             mentioned: false,
             reply_to_bot: false,
+            starts_thread: false,
+            in_bot_thread: false,
             files: Vec::new(),
         }));
     }
@@ -281,6 +283,10 @@ impl Bridge for TestBridge {
         _cap: u64,
     ) -> BridgeFuture<'a, u64> {
         Box::pin(async { Err(BridgeError::rejected("test bridge: no files here")) })
+    }
+
+    fn open_thread<'a>(&'a self, _message: &'a Inbound) -> BridgeFuture<'a, ()> {
+        Box::pin(async { Ok(()) })
     }
 
     fn register_commands<'a>(&'a self, commands: &'a [CommandSpec]) -> BridgeFuture<'a, ()> {

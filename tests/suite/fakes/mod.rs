@@ -1,4 +1,5 @@
 pub mod bridge;
+pub mod discord;
 pub mod http;
 pub mod llm;
 pub mod telegram;

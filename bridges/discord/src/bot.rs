@@ -1,0 +1,321 @@
+//! A connected bot and every REST call the bridge makes: messages (answers, notices, cards,
+//! progress) and their edits, files beside cards, typing, answers to interactions, threads,
+//! the slash commands and attachment downloads. Each message goes out with `allowed_mentions`
+//! empty, so nothing the bot posts pings anyone.
+
+use crate::channels::Channels;
+use crate::render::no_pings;
+use crate::rest::{Delivery, Rest};
+use crate::translate::Me;
+use serde_json::{Value, json};
+use serenity::builder::CreateAttachment;
+use serenity::http::{LightMethod, Multipart, MultipartUpload, Request, Route};
+use serenity::model::id::{ApplicationId, ChannelId, MessageId};
+use tollgate_surface::{BridgeError, BridgeErrorKind, ChatKind, ChatRef, PressHandle};
+
+/// Message flag: only the invoker sees it.
+pub const EPHEMERAL: u64 = 1 << 6;
+
+/// Characters of a thread's name.
+const THREAD_NAME: usize = 90;
+
+/// Minutes of quiet before Discord archives a thread the bot opened (a day; a message
+/// unarchives it).
+const THREAD_ARCHIVE_MINUTES: u32 = 1440;
+
+/// The bot: who it is and how it reaches Discord.
+pub struct Bot {
+    pub rest: Rest,
+    pub channels: Channels,
+    pub id: u64,
+    pub name: String,
+    pub application: u64,
+    pub message_content: bool,
+}
+
+fn channel_id(id: u64) -> ChannelId {
+    ChannelId::new(id.max(1))
+}
+
+fn positive(id: i64) -> Result<u64, BridgeError> {
+    u64::try_from(id)
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| BridgeError::rejected(format!("`{id}` is not a Discord id")))
+}
+
+fn message_id_of(answer: &Value) -> Result<i64, BridgeError> {
+    answer["id"]
+        .as_str()
+        .and_then(|id| id.parse().ok())
+        .ok_or_else(|| BridgeError::rejected("Discord: a sent message came back without an id"))
+}
+
+impl Bot {
+    /// Who the token belongs to, and its application (for slash commands and interactions).
+    pub async fn connect(
+        token: &str,
+        api_url: &str,
+        message_content: bool,
+    ) -> Result<Self, BridgeError> {
+        let rest = Rest::new(token, api_url)?;
+        let me: Value = rest
+            .json(LightMethod::Get, Route::UserMe, None, Delivery::MustArrive)
+            .await?;
+        let application: Value = rest
+            .json(
+                LightMethod::Get,
+                Route::Oauth2ApplicationCurrent,
+                None,
+                Delivery::MustArrive,
+            )
+            .await?;
+        let number = |v: &Value| v.as_str().and_then(|s| s.parse::<u64>().ok());
+        let (Some(id), Some(application)) = (number(&me["id"]), number(&application["id"])) else {
+            return Err(BridgeError::rejected(
+                "Discord: the bot's user or application came back without an id",
+            ));
+        };
+        Ok(Bot {
+            rest,
+            channels: Channels::default(),
+            id,
+            name: me["username"].as_str().unwrap_or("bot").to_string(),
+            application,
+            message_content,
+        })
+    }
+
+    #[must_use]
+    pub fn me(&self) -> Me {
+        Me {
+            id: self.id,
+            message_content: self.message_content,
+        }
+    }
+
+    /// The channel messages to `chat` go to: a thread, a channel, or the DM with a user.
+    pub async fn channel_of(&self, chat: &ChatRef) -> Result<u64, BridgeError> {
+        if chat.kind == ChatKind::Private && chat.guild.is_none() {
+            return self.channels.direct(&self.rest, positive(chat.id)?).await;
+        }
+        positive(chat.thread.unwrap_or(chat.id))
+    }
+
+    /// Posts a message (`body` without `allowed_mentions`, which is added); its id.
+    pub async fn post(
+        &self,
+        chat: &ChatRef,
+        mut body: Value,
+        delivery: Delivery,
+    ) -> Result<i64, BridgeError> {
+        let channel = self.channel_of(chat).await?;
+        body["allowed_mentions"] = no_pings();
+        let answer: Value = self
+            .rest
+            .json(
+                LightMethod::Post,
+                Route::ChannelMessages {
+                    channel_id: channel_id(channel),
+                },
+                Some(&body),
+                delivery,
+            )
+            .await?;
+        message_id_of(&answer)
+    }
+
+    /// Posts `text` as a file named `name`, with a line saying what it is.
+    pub async fn post_file(
+        &self,
+        chat: &ChatRef,
+        caption: &str,
+        name: &str,
+        text: &str,
+    ) -> Result<(), BridgeError> {
+        let channel = self.channel_of(chat).await?;
+        let payload = json!({ "content": caption, "allowed_mentions": no_pings() });
+        let upload = CreateAttachment::bytes(text.as_bytes().to_vec(), name.to_string());
+        let request = Request::new(
+            Route::ChannelMessages {
+                channel_id: channel_id(channel),
+            },
+            LightMethod::Post,
+        )
+        .multipart(Some(Multipart {
+            upload: MultipartUpload::Attachments(vec![upload]),
+            fields: vec![],
+            payload_json: Some(payload.to_string()),
+        }));
+        self.rest
+            .send(request, Delivery::MustArrive)
+            .await
+            .map(|_| ())
+    }
+
+    /// Replaces a message's content and components.
+    pub async fn edit(
+        &self,
+        chat: &ChatRef,
+        message: i64,
+        mut body: Value,
+        delivery: Delivery,
+    ) -> Result<(), BridgeError> {
+        let channel = self.channel_of(chat).await?;
+        body["allowed_mentions"] = no_pings();
+        self.rest
+            .call(
+                LightMethod::Patch,
+                Route::ChannelMessage {
+                    channel_id: channel_id(channel),
+                    message_id: MessageId::new(positive(message)?),
+                },
+                Some(&body),
+                delivery,
+            )
+            .await
+    }
+
+    /// "typing…" (droppable).
+    pub async fn typing(&self, chat: &ChatRef) -> Result<(), BridgeError> {
+        let channel = self.channel_of(chat).await?;
+        self.rest
+            .call(
+                LightMethod::Post,
+                Route::ChannelTyping {
+                    channel_id: channel_id(channel),
+                },
+                None,
+                Delivery::Droppable,
+            )
+            .await
+    }
+
+    /// Answers an interaction through its token: the deferred answer of a command, or a
+    /// follow-up to a press (privately to the presser when `private`).
+    pub async fn follow_up(
+        &self,
+        handle: &PressHandle,
+        text: &str,
+        private: bool,
+    ) -> Result<(), BridgeError> {
+        let (_, token) = handle
+            .0
+            .split_once(':')
+            .ok_or_else(|| BridgeError::rejected("not a Discord interaction handle"))?;
+        let mut body = json!({ "content": text, "allowed_mentions": no_pings() });
+        if private {
+            body["flags"] = json!(EPHEMERAL);
+        }
+        self.rest
+            .call(
+                LightMethod::Post,
+                Route::WebhookFollowupMessages {
+                    application_id: ApplicationId::new(self.application.max(1)),
+                    token,
+                },
+                Some(&body),
+                Delivery::MustArrive,
+            )
+            .await
+    }
+
+    /// Opens a thread from message `message` in channel `parent`, named after `text`.
+    pub async fn open_thread(
+        &self,
+        parent: i64,
+        message: i64,
+        text: &str,
+    ) -> Result<(), BridgeError> {
+        let (parent, message) = (positive(parent)?, positive(message)?);
+        let mut name: String = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(THREAD_NAME)
+            .collect();
+        if name.trim().is_empty() {
+            name = "conversation".into();
+        }
+        let body = json!({ "name": name, "auto_archive_duration": THREAD_ARCHIVE_MINUTES });
+        self.rest
+            .call(
+                LightMethod::Post,
+                Route::ChannelMessageThreads {
+                    channel_id: channel_id(parent),
+                    message_id: MessageId::new(message),
+                },
+                Some(&body),
+                Delivery::MustArrive,
+            )
+            .await?;
+        // The thread's id is the message's.
+        self.channels.opened(message, parent);
+        Ok(())
+    }
+
+    /// Registers the slash commands (replacing what was registered before).
+    pub async fn set_commands(&self, commands: &Value) -> Result<(), BridgeError> {
+        self.rest
+            .call(
+                LightMethod::Put,
+                Route::Commands {
+                    application_id: ApplicationId::new(self.application.max(1)),
+                },
+                Some(commands),
+                Delivery::MustArrive,
+            )
+            .await
+    }
+
+    /// Downloads an attachment from its CDN address (no token goes with it), refusing more
+    /// than `cap` bytes while streaming.
+    pub async fn download(
+        &self,
+        url: &str,
+        out: &mut tollgate_surface::FetchSink,
+        cap: u64,
+    ) -> Result<u64, BridgeError> {
+        use tokio::io::AsyncWriteExt;
+        let fail = BridgeError::rejected;
+        let transient = |e: reqwest::Error| {
+            BridgeError::new(
+                BridgeErrorKind::Transient,
+                format!("Discord: downloading an attachment: {}", e.without_url()),
+            )
+        };
+        let response = self
+            .rest
+            .client()
+            .get(url)
+            .send()
+            .await
+            .map_err(transient)?;
+        if !response.status().is_success() {
+            return Err(fail(format!(
+                "Discord: downloading an attachment: {}",
+                response.status()
+            )));
+        }
+        if response.content_length().is_some_and(|n| n > cap) {
+            return Err(fail(format!("the file is over the limit of {cap} bytes")));
+        }
+        let mut stream = response.bytes_stream();
+        let mut received: u64 = 0;
+        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
+            let chunk = chunk.map_err(transient)?;
+            received += chunk.len() as u64;
+            if received > cap {
+                return Err(fail(format!("the file is over the limit of {cap} bytes")));
+            }
+            out.write_all(&chunk)
+                .await
+                .map_err(|e| fail(format!("writing the file: {e}")))?;
+        }
+        out.flush()
+            .await
+            .map_err(|e| fail(format!("writing the file: {e}")))?;
+        Ok(received)
+    }
+}

@@ -1,0 +1,307 @@
+//! The Discord bridge: the [`Bridge`] the runtime calls. It runs serenity's gateway client
+//! (REST lookups through the configured base, its ratelimiter off: ours reads the headers),
+//! hands events in, and renders answers and cards as Discord messages. It decides nothing.
+
+use crate::bot::Bot;
+use crate::handler::Handler;
+use crate::render::{self, answer_messages, components};
+use crate::rest::Delivery;
+use serde_json::{Value, json};
+use serenity::all::GatewayIntents;
+use serenity::client::ClientBuilder;
+use serenity::http::HttpBuilder;
+use serenity::model::id::ApplicationId;
+use std::sync::Arc;
+use std::time::Duration;
+use tollgate_surface::limits::{DISCORD_CUSTOM_ID, DISCORD_MESSAGE};
+use tollgate_surface::{
+    Bridge, BridgeError, BridgeErrorKind, BridgeFuture, CardOutcome, CardRef, CardView, ChatRef,
+    CommandSpec, EventSender, FetchSink, Inbound, Limits, Platform, PressHandle, RemoteFile,
+};
+
+/// Discord shows "typing…" for ten seconds per call.
+const TYPING_LASTS: Duration = Duration::from_secs(10);
+
+/// Which shards this process runs: `first` to `last` included, of `total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shards {
+    pub first: u32,
+    pub last: u32,
+    pub total: u32,
+}
+
+/// How to reach Discord and what the operator allowed.
+#[derive(Clone, Debug)]
+pub struct DiscordOptions {
+    pub token: String,
+    /// `https://discord.com`, or a test fake.
+    pub api_url: String,
+    /// The privileged Message Content intent is enabled for this bot.
+    pub message_content: bool,
+    pub shards: Option<Shards>,
+    /// The largest attachment fetched.
+    pub max_attachment_bytes: u64,
+}
+
+/// A connected Discord bot as a bridge.
+pub struct DiscordBridge {
+    bot: Arc<Bot>,
+    options: DiscordOptions,
+}
+
+impl DiscordBridge {
+    /// Checks the token (the bot's user and application) at `options.api_url`.
+    pub async fn connect(options: DiscordOptions) -> Result<Self, BridgeError> {
+        let bot = Bot::connect(&options.token, &options.api_url, options.message_content).await?;
+        Ok(DiscordBridge {
+            bot: Arc::new(bot),
+            options,
+        })
+    }
+
+    /// The bot's user name (for the log).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.bot.name
+    }
+
+    /// The gateway intents in use: guilds (channels and threads), guild and direct messages,
+    /// and Message Content only when the operator enabled it.
+    #[must_use]
+    pub fn intents(&self) -> GatewayIntents {
+        let mut intents = GatewayIntents::GUILDS
+            | GatewayIntents::GUILD_MESSAGES
+            | GatewayIntents::DIRECT_MESSAGES;
+        if self.options.message_content {
+            intents |= GatewayIntents::MESSAGE_CONTENT;
+        }
+        intents
+    }
+
+    fn thread_intro(&self) -> String {
+        if self.options.message_content {
+            "I answer here: everything written in this thread goes to me.".into()
+        } else {
+            format!(
+                "I answer here. To continue, mention me (@{}) or reply to one of my messages — I cannot read the rest of this thread.",
+                self.bot.name
+            )
+        }
+    }
+}
+
+fn command_json(command: &CommandSpec) -> Value {
+    let mut spec = json!({
+        "name": command.name,
+        "description": command.description,
+        "type": 1,
+        "dm_permission": true,
+    });
+    if command.admin_only {
+        // Hidden from members by default: a hint server admins can change. The runtime checks
+        // tollgate's own admins on every use.
+        spec["default_member_permissions"] = json!("0");
+    }
+    if let Some(args) = command.args {
+        spec["options"] = json!([{
+            "type": 3,
+            "name": "args",
+            "description": args.chars().take(100).collect::<String>(),
+            "required": false,
+        }]);
+    }
+    spec
+}
+
+impl Bridge for DiscordBridge {
+    fn platform(&self) -> Platform {
+        Platform::Discord
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            message_chars: DISCORD_MESSAGE,
+            button_data: DISCORD_CUSTOM_ID,
+            download_bytes: self.options.max_attachment_bytes,
+            typing_lasts: TYPING_LASTS,
+        }
+    }
+
+    fn listen(&self, events: EventSender) -> BridgeFuture<'_, ()> {
+        Box::pin(async move {
+            // REST through the configured base: only with serenity's ratelimiter off does it
+            // honour the proxy (its gateway lookup would otherwise go to discord.com).
+            let http = HttpBuilder::new(&self.options.token)
+                .proxy(self.options.api_url.trim_end_matches('/'))
+                .ratelimiter_disabled(true)
+                .application_id(ApplicationId::new(self.bot.application.max(1)))
+                .build();
+            let handler = Handler {
+                bot: self.bot.clone(),
+                events,
+            };
+            let mut client = ClientBuilder::new_with_http(http, self.intents())
+                .event_handler(handler)
+                .await
+                .map_err(|e| {
+                    BridgeError::new(BridgeErrorKind::Transient, format!("Discord: {e}"))
+                })?;
+            let started = match self.options.shards {
+                Some(s) => client.start_shard_range(s.first..s.last, s.total).await,
+                None => client.start().await,
+            };
+            started.map_err(|e| {
+                BridgeError::new(BridgeErrorKind::Transient, format!("Discord gateway: {e}"))
+            })
+        })
+    }
+
+    fn send_answer<'a>(&'a self, chat: &'a ChatRef, markdown: &'a str) -> BridgeFuture<'a, ()> {
+        Box::pin(async move {
+            for part in answer_messages(markdown) {
+                self.bot
+                    .post(chat, json!({ "content": part }), Delivery::MustArrive)
+                    .await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn send_notice<'a>(&'a self, chat: &'a ChatRef, text: &'a str) -> BridgeFuture<'a, CardRef> {
+        Box::pin(async move {
+            let content: String = text.chars().take(DISCORD_MESSAGE).collect();
+            let message_id = self
+                .bot
+                .post(chat, json!({ "content": content }), Delivery::MustArrive)
+                .await?;
+            Ok(CardRef {
+                chat: chat.clone(),
+                message_id,
+            })
+        })
+    }
+
+    fn post_card<'a>(&'a self, chat: &'a ChatRef, card: &'a CardView) -> BridgeFuture<'a, CardRef> {
+        Box::pin(async move {
+            let rendered = render::card(card);
+            let body =
+                json!({ "content": rendered.content, "components": components(card.rows())? });
+            let message_id = self.bot.post(chat, body, Delivery::MustArrive).await?;
+            if let Some(full) = &rendered.full_details
+                && let Err(e) = self
+                    .bot
+                    .post_file(
+                        chat,
+                        "The whole text of the card above:",
+                        "approval-details.txt",
+                        full,
+                    )
+                    .await
+            {
+                eprintln!("tollgate serve: Discord: attaching a card's full details: {e}");
+            }
+            Ok(CardRef {
+                chat: chat.clone(),
+                message_id,
+            })
+        })
+    }
+
+    fn settle_card<'a>(
+        &'a self,
+        at: &'a CardRef,
+        card: &'a CardView,
+        outcome: &'a CardOutcome,
+    ) -> BridgeFuture<'a, ()> {
+        Box::pin(async move {
+            let body = json!({ "content": render::settled(card, outcome), "components": [] });
+            self.bot
+                .edit(&at.chat, at.message_id, body, Delivery::MustArrive)
+                .await
+        })
+    }
+
+    fn answer_press<'a>(
+        &'a self,
+        press: &'a PressHandle,
+        text: &'a str,
+        private: bool,
+    ) -> BridgeFuture<'a, ()> {
+        Box::pin(self.bot.follow_up(press, text, private))
+    }
+
+    fn typing<'a>(&'a self, chat: &'a ChatRef) -> BridgeFuture<'a, ()> {
+        Box::pin(self.bot.typing(chat))
+    }
+
+    fn progress<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        at: Option<&'a CardRef>,
+        text: &'a str,
+    ) -> BridgeFuture<'a, CardRef> {
+        Box::pin(async move {
+            let content: String = text.chars().take(DISCORD_MESSAGE).collect();
+            let body = json!({ "content": content });
+            match at {
+                Some(at) => {
+                    self.bot
+                        .edit(&at.chat, at.message_id, body, Delivery::Droppable)
+                        .await?;
+                    Ok(at.clone())
+                }
+                None => {
+                    let message_id = self.bot.post(chat, body, Delivery::Droppable).await?;
+                    Ok(CardRef {
+                        chat: chat.clone(),
+                        message_id,
+                    })
+                }
+            }
+        })
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        file: &'a RemoteFile,
+        sink: &'a mut FetchSink,
+        cap: u64,
+    ) -> BridgeFuture<'a, u64> {
+        Box::pin(async move {
+            if file.bytes > cap {
+                return Err(BridgeError::rejected(format!(
+                    "the file is {} bytes; the limit is {cap}",
+                    file.bytes
+                )));
+            }
+            self.bot.download(&file.id, sink, cap).await
+        })
+    }
+
+    fn open_thread<'a>(&'a self, message: &'a Inbound) -> BridgeFuture<'a, ()> {
+        Box::pin(async move {
+            let (Some(parent), Some(_)) = (message.chat.parent, message.chat.thread) else {
+                return Ok(());
+            };
+            self.bot
+                .open_thread(parent, message.message_id, &message.text)
+                .await?;
+            let intro = self.thread_intro();
+            self.bot
+                .post(
+                    &message.chat,
+                    json!({ "content": intro }),
+                    Delivery::MustArrive,
+                )
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn register_commands<'a>(&'a self, commands: &'a [CommandSpec]) -> BridgeFuture<'a, ()> {
+        Box::pin(async move {
+            let all: Vec<Value> = commands.iter().map(command_json).collect();
+            self.bot.set_commands(&Value::Array(all)).await
+        })
+    }
+}

@@ -1,0 +1,210 @@
+//! Gateway events in the surface's terms: a message (with the files it carries, not fetched),
+//! a button press, a slash command. Nothing here decides who may do what; it only says where a
+//! message was (a DM, a channel, a thread and its parent) and whether it addressed the bot.
+
+use crate::channels::ChannelInfo;
+use serenity::model::application::{
+    CommandDataOptionValue, CommandInteraction, ComponentInteraction, ComponentInteractionDataKind,
+};
+use serenity::model::channel::Message;
+use serenity::model::id::{GuildId, RoleId};
+use serenity::model::user::User;
+use tollgate_surface::{
+    CardRef, ChatKind, ChatRef, CommandInvocation, Inbound, Platform, Press, PressHandle,
+    RemoteFile, UserRef,
+};
+
+/// The bot as translation needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Me {
+    pub id: u64,
+    /// Every message in a thread the bot opened continues it (the operator enabled the
+    /// privileged Message Content intent).
+    pub message_content: bool,
+}
+
+fn id(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn user(author: &User) -> UserRef {
+    UserRef {
+        id: id(author.id.get()),
+        display: author
+            .global_name
+            .clone()
+            .unwrap_or_else(|| author.name.clone()),
+        is_bot: author.bot,
+    }
+}
+
+fn roles(roles: &[RoleId]) -> Vec<i64> {
+    roles.iter().map(|r| id(r.get())).collect()
+}
+
+/// Where something happened: a DM is named by its user (as on Telegram, where a private chat's
+/// id is its user's); a thread by its parent channel and itself.
+#[must_use]
+pub fn chat(guild: Option<GuildId>, channel: u64, sender: u64, info: ChannelInfo) -> ChatRef {
+    let Some(guild) = guild else {
+        return ChatRef::private(Platform::Discord, id(sender));
+    };
+    match info.parent {
+        Some(parent) => ChatRef {
+            platform: Platform::Discord,
+            id: id(parent),
+            kind: ChatKind::Group,
+            thread: Some(id(channel)),
+            guild: Some(id(guild.get())),
+            parent: Some(id(parent)),
+        },
+        None => ChatRef {
+            platform: Platform::Discord,
+            id: id(channel),
+            kind: ChatKind::Group,
+            thread: None,
+            guild: Some(id(guild.get())),
+            parent: None,
+        },
+    }
+}
+
+/// `content` without the bot's mentions (`<@id>`, `<@!id>`).
+fn without_own_mention(content: &str, bot: u64) -> String {
+    content
+        .replace(&format!("<@{bot}>"), "")
+        .replace(&format!("<@!{bot}>"), "")
+        .trim()
+        .to_string()
+}
+
+/// A message as the runtime sees it; `None` for the bot's own messages and for what carries
+/// neither text nor files. `info` says where it was posted (for a guild message).
+#[must_use]
+pub fn message(message: &Message, me: Me, info: ChannelInfo) -> Option<Inbound> {
+    if message.author.id.get() == me.id {
+        return None;
+    }
+    let files: Vec<RemoteFile> = message
+        .attachments
+        .iter()
+        .map(|a| RemoteFile {
+            // The CDN address: fetched without the bot's token.
+            id: a.url.clone(),
+            name: a.filename.clone(),
+            bytes: u64::from(a.size),
+        })
+        .collect();
+    let text = without_own_mention(&message.content, me.id);
+    if text.is_empty() && files.is_empty() {
+        return None;
+    }
+    // Discord lists whom a message mentions: an id, never a substring of the text.
+    let mentioned = message.mentions.iter().any(|u| u.id.get() == me.id);
+    let reply_to_bot = message
+        .referenced_message
+        .as_ref()
+        .is_some_and(|r| r.author.id.get() == me.id);
+    let mut chat = chat(
+        message.guild_id,
+        message.channel_id.get(),
+        message.author.id.get(),
+        info,
+    );
+    // A mention in a channel opens a thread from the message (its id is the message's).
+    let starts_thread = chat.guild.is_some()
+        && chat.thread.is_none()
+        && info.can_open_threads
+        && (mentioned || reply_to_bot);
+    if starts_thread {
+        chat.parent = Some(chat.id);
+        chat.thread = Some(id(message.id.get()));
+    }
+    Some(Inbound {
+        chat,
+        sender: user(&message.author),
+        roles: message
+            .member
+            .as_ref()
+            .map(|m| roles(&m.roles))
+            .unwrap_or_default(),
+        message_id: id(message.id.get()),
+        text,
+        mentioned,
+        reply_to_bot,
+        files,
+        starts_thread,
+        in_bot_thread: me.message_content && info.owned,
+    })
+}
+
+/// What a press or a command is answered through: the interaction's id and token.
+#[must_use]
+pub fn handle(interaction_id: u64, token: &str) -> PressHandle {
+    PressHandle(format!("{interaction_id}:{token}"))
+}
+
+/// A button press (or a choice from a select menu).
+#[must_use]
+pub fn press(interaction: &ComponentInteraction, info: ChannelInfo) -> Press {
+    let chat = chat(
+        interaction.guild_id,
+        interaction.channel_id.get(),
+        interaction.user.id.get(),
+        info,
+    );
+    let token = match &interaction.data.kind {
+        ComponentInteractionDataKind::StringSelect { values } => {
+            values.first().cloned().unwrap_or_default()
+        }
+        _ => interaction.data.custom_id.clone(),
+    };
+    Press {
+        token,
+        presser: user(&interaction.user),
+        message: Some(CardRef {
+            chat: chat.clone(),
+            message_id: id(interaction.message.id.get()),
+        }),
+        chat,
+        roles: interaction
+            .member
+            .as_ref()
+            .map(|m| roles(&m.roles))
+            .unwrap_or_default(),
+        handle: handle(interaction.id.get(), &interaction.token),
+    }
+}
+
+/// A slash command, its options written after its name as a text command would have them.
+#[must_use]
+pub fn command(interaction: &CommandInteraction, info: ChannelInfo) -> CommandInvocation {
+    let args: Vec<String> = interaction
+        .data
+        .options
+        .iter()
+        .filter_map(|o| match &o.value {
+            CommandDataOptionValue::String(s) => Some(s.clone()),
+            CommandDataOptionValue::Integer(n) => Some(n.to_string()),
+            CommandDataOptionValue::Boolean(b) => Some(b.to_string()),
+            _ => None,
+        })
+        .collect();
+    CommandInvocation {
+        chat: chat(
+            interaction.guild_id,
+            interaction.channel_id.get(),
+            interaction.user.id.get(),
+            info,
+        ),
+        sender: user(&interaction.user),
+        roles: interaction
+            .member
+            .as_ref()
+            .map(|m| roles(&m.roles))
+            .unwrap_or_default(),
+        name: interaction.data.name.clone(),
+        args: args.join(" "),
+        handle: handle(interaction.id.get(), &interaction.token),
+    }
+}

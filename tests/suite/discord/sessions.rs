@@ -1,0 +1,311 @@
+//! Where a Discord conversation lives and what it reads: threads the bot owns or not, the
+//! Message Content intent, cards sent to admins' DMs, attachments, typing.
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_message_content_an_owned_thread_continues_only_by_mention_or_reply() {
+    let served = Served::start(vec![text("Opened."), text("Mentioned.")], "", "").await;
+    let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "start", true);
+    served.wait_posted(thread, "Opened.").await;
+    // Unaddressed: not for the bot (Discord would not even show it the text).
+    served.say_in(
+        Place::guild(GUILD, thread),
+        USER,
+        &[],
+        "just chatting",
+        false,
+    );
+    served.say_in(Place::guild(GUILD, thread), USER, &[], "now you", true);
+    served.wait_posted(thread, "Mentioned.").await;
+    let requests = served.llm.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].body.to_string();
+    assert!(
+        second.contains("now you") && !second.contains("just chatting"),
+        "{second}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_message_content_every_message_in_an_owned_thread_continues_it() {
+    let served = Served::start(
+        vec![text("Opened."), text("Heard you.")],
+        "",
+        "message_content = true",
+    )
+    .await;
+    let identify = &served.discord.identifies()[0];
+    assert_eq!(
+        identify["intents"],
+        1 | (1 << 9) | (1 << 12) | (1 << 15),
+        "{identify}"
+    );
+    let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "start", true);
+    served.wait_posted(thread, "Opened.").await;
+    let intro = &served.discord.posted_to(thread)[0];
+    assert!(
+        intro.contains("everything written in this thread"),
+        "{intro}"
+    );
+    served.say_in(
+        Place::guild(GUILD, thread),
+        USER,
+        &[],
+        "no mention needed",
+        false,
+    );
+    served.wait_posted(thread, "Heard you.").await;
+    // In a thread the bot does not own, an unaddressed message is still not for it.
+    served
+        .discord
+        .add_channel(payloads::channel(801, 11, GUILD, Some(CHANNEL), Some(USER)));
+    served.say_in(
+        Place::guild(GUILD, 801),
+        USER,
+        &[],
+        "not for the bot",
+        false,
+    );
+    served.dm(USER, "ping");
+    served.llm.push(text("pong"));
+    served.wait_posted(dm_channel(USER), "pong").await;
+    assert!(served.discord.posted_to(801).is_empty());
+    assert_eq!(served.llm.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mention_in_a_thread_the_bot_does_not_own_makes_that_thread_the_session() {
+    let served = Served::start(vec![text("Answered in place.")], "", "").await;
+    // A thread someone else opened (or a forum post), under an allowed channel.
+    served
+        .discord
+        .add_channel(payloads::channel(800, 11, GUILD, Some(CHANNEL), Some(USER)));
+    served.say_in(Place::guild(GUILD, 800), USER, &[], "help here", true);
+    served.wait_posted(800, "Answered in place.").await;
+    assert!(
+        served
+            .discord
+            .calls_to("POST /channels/*/messages/*/threads")
+            .is_empty(),
+        "no thread inside a thread"
+    );
+    // The thread was looked up once (it names its parent: a thread counts as its parent
+    // channel for access), then remembered.
+    served.llm.push(text("Again in place."));
+    served.say_in(Place::guild(GUILD, 800), USER, &[], "more", true);
+    served.wait_posted(800, "Again in place.").await;
+    let lookups = served.discord.calls_to("GET /channels/*");
+    assert_eq!(lookups.len(), 1, "{lookups:?}");
+    assert_eq!(lookups[0].path, "/channels/800");
+    assert!(served.dir.path().join("ws/discord_800").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approvals_to_admins_go_to_each_admins_dm() {
+    let served = Served::start(
+        vec![write_call("w1", "a.txt", "from the DM card"), text("Done.")],
+        "",
+        "approvals_to = \"admins\"",
+    )
+    .await;
+    served.dm(USER, "write a.txt");
+    let (card_id, card) = served.card(dm_channel(ADMIN), 0).await;
+    let opened = served.discord.calls_to("POST /users/@me/channels");
+    assert_eq!(opened[0].body["recipient_id"], ADMIN.to_string());
+    served
+        .wait_posted(dm_channel(USER), "waiting for an admin")
+        .await;
+    served.press(
+        Place::dm(dm_channel(ADMIN)),
+        ADMIN,
+        &[],
+        card_id,
+        &button(&card, "Approve"),
+    );
+    served.wait_posted(dm_channel(USER), "Done.").await;
+    let written = served.dir.path().join(format!("ws/discord_{USER}/a.txt"));
+    assert_eq!(
+        std::fs::read_to_string(written).unwrap(),
+        "from the DM card"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attachments_are_fetched_into_the_workspace_under_the_cap() {
+    let served = Served::start(vec![text("Got it.")], "", "max_attachment_mb = 1").await;
+    let small = served.discord.add_file("notes.txt", b"file body".to_vec());
+    let big = served
+        .discord
+        .add_file("big.bin", vec![b'x'; 1024 * 1024 + 1]);
+    let id = next_id();
+    let mut message = payloads::message(
+        id,
+        Place::dm(dm_channel(USER)),
+        (USER, "Ann", &[]),
+        "read these",
+        &[],
+    );
+    message["attachments"] = json!([
+        payloads::attachment(1, "../../notes.txt", 9, &small),
+        // Its size as Discord reports it is under the cap; the bytes are not.
+        payloads::attachment(2, "big.bin", 10, &big),
+    ]);
+    served.discord.dispatch("MESSAGE_CREATE", message);
+    served.wait_posted(dm_channel(USER), "Got it.").await;
+    let saved = served
+        .dir
+        .path()
+        .join(format!("ws/discord_{USER}/attachments/notes.txt"));
+    assert_eq!(std::fs::read(saved).unwrap(), b"file body");
+    let told = served.llm.requests()[0].body["messages"].to_string();
+    assert!(told.contains("attachments/notes.txt"), "{told}");
+    assert!(
+        !served
+            .dir
+            .path()
+            .join(format!("ws/discord_{USER}/attachments/big.bin"))
+            .exists()
+    );
+    let notice = served.discord.posted_to(dm_channel(USER)).join("\n");
+    assert!(notice.contains("big.bin"), "{notice}");
+    // The download carried no token: the CDN is not the API.
+    let downloads: Vec<Call> = served
+        .discord
+        .calls()
+        .into_iter()
+        .filter(|c| c.path.starts_with("/attachments/"))
+        .collect();
+    assert_eq!(downloads.len(), 2);
+    assert!(downloads.iter().all(|c| c.authorization.is_none()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_shows_while_the_agent_works() {
+    let served = Served::start(
+        vec![Reply::Delayed(
+            Duration::from_millis(600),
+            Box::new(text("Slow answer.")),
+        )],
+        "",
+        "typing = true\nprogress_interval_secs = 3",
+    )
+    .await;
+    served.dm(USER, "take your time");
+    served.wait_posted(dm_channel(USER), "Slow answer.").await;
+    let typing = served.discord.calls_to("POST /channels/*/typing");
+    assert!(!typing.is_empty());
+    assert_eq!(
+        typing[0].path,
+        format!("/channels/{}/typing", dm_channel(USER))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_nobody_answers_times_out_and_is_edited() {
+    let served = Served::start(
+        vec![
+            write_call("w1", "late.txt", "never"),
+            text("Nobody answered, fine."),
+        ],
+        "approval_timeout_secs = 1",
+        "",
+    )
+    .await;
+    served.dm(USER, "write late.txt");
+    let (card_id, _) = served.card(dm_channel(USER), 0).await;
+    let edit = served.edit_of(dm_channel(USER), card_id).await;
+    assert!(
+        edit["content"]
+            .as_str()
+            .unwrap()
+            .contains("Nobody answered in time"),
+        "{edit}"
+    );
+    assert_eq!(edit["components"], json!([]));
+    served
+        .wait_posted(dm_channel(USER), "Nobody answered, fine.")
+        .await;
+    assert!(
+        !served
+            .dir
+            .path()
+            .join(format!("ws/discord_{USER}/late.txt"))
+            .exists()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_stop_cancels_a_run_and_a_pending_card_survives_a_restart() {
+    // The first run waits for a slow model; /stop ends it without waiting for the model.
+    let mut served = Served::start(
+        vec![
+            Reply::Delayed(Duration::from_secs(60), Box::new(text("too late"))),
+            write_call("w1", "kept.txt", "after the restart"),
+            text("Written after the restart."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "slow one", true);
+    let here = Place::guild(GUILD, thread);
+    served
+        .discord
+        .wait_for(WAIT, "the model asked", |_| {
+            (!served.llm.requests().is_empty()).then_some(())
+        })
+        .await;
+    let stop = served.slash(here, USER, &[], "stop", None);
+    let stopped = served.follow_up(stop).await;
+    assert!(
+        stopped.body["content"]
+            .as_str()
+            .unwrap()
+            .contains("Stopped"),
+        "{:?}",
+        stopped.body
+    );
+
+    served.say_in(here, USER, &[], "write kept.txt", true);
+    let (card_id, card) = served.card(thread, 0).await;
+    let approve = button(&card, "Approve");
+    // The card's record is written just after it is posted: wait for it (an admin's press of
+    // a choice the card does not offer is refused as "no longer valid" once it is, "Answer on
+    // the card itself" before), then kill -9.
+    let probe = format!(
+        "{}:always-command",
+        approve.strip_suffix(":approve").unwrap()
+    );
+    let start = std::time::Instant::now();
+    loop {
+        let id = served.press(here, ADMIN, &[], card_id, &probe);
+        let answer = served.follow_up(id).await;
+        let text = answer.body["content"].as_str().unwrap_or("").to_string();
+        if text.contains("no longer valid") {
+            break;
+        }
+        assert!(text.contains("Answer on the card itself"), "{text}");
+        assert!(start.elapsed() < WAIT, "card {card_id} was never recorded");
+    }
+    served.kill();
+    served.spawn(&[]);
+    served.discord.ready(2).await;
+    served.press(here, ADMIN, &[], card_id, &approve);
+    served
+        .wait_posted(thread, "Written after the restart.")
+        .await;
+    let written = served
+        .dir
+        .path()
+        .join(format!("ws/discord_{thread}/kept.txt"));
+    assert_eq!(
+        std::fs::read_to_string(written).unwrap(),
+        "after the restart"
+    );
+    assert_eq!(
+        served.discord.cards().len(),
+        1,
+        "the card was not sent twice"
+    );
+}
