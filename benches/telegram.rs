@@ -13,6 +13,9 @@
 #[allow(dead_code)]
 mod fakes;
 
+mod common;
+
+use common::{ask_model, ms, percentile};
 use fakes::llm::{FakeLlm, text};
 use fakes::telegram::{FakeTelegram, user_message};
 use std::process::{Child, Command, Stdio};
@@ -52,34 +55,6 @@ async fn minimal_llm_bot(url: String, model: String) {
         async {}
     })
     .await;
-}
-
-/// One streamed chat completion: the content deltas joined.
-async fn ask_model(client: &reqwest::Client, model: &str, text: &str) -> String {
-    let body = serde_json::json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": text}]});
-    let Ok(mut response) = client
-        .post(format!("{model}/chat/completions"))
-        .json(&body)
-        .send()
-        .await
-    else {
-        return "the model is unreachable".into();
-    };
-    let (mut content, mut pending) = (String::new(), Vec::new());
-    while let Ok(Some(chunk)) = response.chunk().await {
-        pending.extend_from_slice(&chunk);
-        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = pending.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            if let Some(data) = line.trim().strip_prefix("data:")
-                && let Ok(event) = serde_json::from_str::<serde_json::Value>(data.trim())
-                && let Some(piece) = event["choices"][0]["delta"]["content"].as_str()
-            {
-                content.push_str(piece);
-            }
-        }
-    }
-    content
 }
 
 /// The long-poll both floors share: every text message, with its chat, to `on_text`.
@@ -267,14 +242,6 @@ async fn first_messages(fake: &FakeTelegram, first_chat: i64, n: i64) -> f64 {
         )
         .await;
     n as f64 / (last - start).as_secs_f64()
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 /// The floors and tollgate, one after another in this run: latency one at a time, a burst of

@@ -86,8 +86,14 @@ async fn handle_message(
         return;
     };
     let settings = &handle.settings;
+    // A message that starts a thread is answered in its channel until the thread is open.
+    let channel = inbound.starts_thread.then(|| ChatRef {
+        thread: None,
+        parent: None,
+        ..inbound.chat.clone()
+    });
     let reply = ReplyTo {
-        chat: &inbound.chat,
+        chat: channel.as_ref().unwrap_or(&inbound.chat),
         command,
     };
     let platform = inbound.chat.platform.as_str();
@@ -137,12 +143,13 @@ async fn handle_message(
         && let Err(e) = handle.bridge.open_thread(inbound).await
     {
         shared.log(&format!("opening the thread of session {key}: {e}"));
-        let mut channel = inbound.chat.clone();
-        channel.thread = None;
         let text = "⚠ I could not open a thread for this conversation here (the bot may lack the permission to create threads).";
-        shared.notice(&channel, text).await;
-        return;
+        return reply.say(service, text).await;
     }
+    let reply = ReplyTo {
+        chat: &inbound.chat,
+        command,
+    };
     let text = inbound.text.trim();
     let is_command = parse_command(text).is_some();
     // An open question of this session, from its requester, is answered by text — but a

@@ -11,6 +11,9 @@ use serde_json::{Value, json};
 use serenity::builder::CreateAttachment;
 use serenity::http::{LightMethod, Multipart, MultipartUpload, Request, Route};
 use serenity::model::id::{ApplicationId, ChannelId, MessageId};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tollgate_surface::limits::DISCORD_MESSAGE;
 use tollgate_surface::{BridgeError, BridgeErrorKind, ChatKind, ChatRef, PressHandle};
 
 /// Message flag: only the invoker sees it.
@@ -18,6 +21,9 @@ pub const EPHEMERAL: u64 = 1 << 6;
 
 /// Characters of a thread's name.
 const THREAD_NAME: usize = 90;
+
+/// Discord's JSON error code for "A thread has already been created for this message".
+const THREAD_ALREADY_CREATED: i64 = 160_004;
 
 /// Minutes of quiet before Discord archives a thread the bot opened (a day; a message
 /// unarchives it).
@@ -42,6 +48,21 @@ fn positive(id: i64) -> Result<u64, BridgeError> {
         .ok()
         .filter(|id| *id > 0)
         .ok_or_else(|| BridgeError::rejected(format!("`{id}` is not a Discord id")))
+}
+
+/// A nonce for a message create: with `enforce_nonce`, Discord creates one message however often
+/// the request is retried (a retry after a timeout must not post an answer twice). Unique
+/// across restarts: the start time in milliseconds, then a counter.
+fn nonce() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static STARTED: OnceLock<u128> = OnceLock::new();
+    let started = STARTED.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis())
+    });
+    // At most 25 characters: 11 hex digits of milliseconds and up to 13 of the counter.
+    format!("{started:x}.{:x}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 fn message_id_of(answer: &Value) -> Result<i64, BridgeError> {
@@ -111,6 +132,8 @@ impl Bot {
     ) -> Result<i64, BridgeError> {
         let channel = self.channel_of(chat).await?;
         body["allowed_mentions"] = no_pings();
+        body["nonce"] = json!(nonce());
+        body["enforce_nonce"] = json!(true);
         let answer: Value = self
             .rest
             .json(
@@ -125,16 +148,19 @@ impl Bot {
         message_id_of(&answer)
     }
 
-    /// Posts `text` as a file named `name`, with a line saying what it is.
-    pub async fn post_file(
+    /// Posts a message (`body`, as [`Bot::post`] takes it) with `text` attached as a file
+    /// named `name`, in one request: the message and its file arrive together or not at all.
+    pub async fn post_with_file(
         &self,
         chat: &ChatRef,
-        caption: &str,
+        mut body: Value,
         name: &str,
         text: &str,
-    ) -> Result<(), BridgeError> {
+    ) -> Result<i64, BridgeError> {
         let channel = self.channel_of(chat).await?;
-        let payload = json!({ "content": caption, "allowed_mentions": no_pings() });
+        body["allowed_mentions"] = no_pings();
+        body["nonce"] = json!(nonce());
+        body["enforce_nonce"] = json!(true);
         let upload = CreateAttachment::bytes(text.as_bytes().to_vec(), name.to_string());
         let request = Request::new(
             Route::ChannelMessages {
@@ -145,12 +171,13 @@ impl Bot {
         .multipart(Some(Multipart {
             upload: MultipartUpload::Attachments(vec![upload]),
             fields: vec![],
-            payload_json: Some(payload.to_string()),
+            payload_json: Some(body.to_string()),
         }));
-        self.rest
-            .send(request, Delivery::MustArrive)
-            .await
-            .map(|_| ())
+        let bytes = self.rest.send(request, Delivery::MustArrive).await?;
+        let answer: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            BridgeError::rejected(format!("Discord: an answer that is not a message: {e}"))
+        })?;
+        message_id_of(&answer)
     }
 
     /// Replaces a message's content and components.
@@ -203,7 +230,9 @@ impl Bot {
             .0
             .split_once(':')
             .ok_or_else(|| BridgeError::rejected("not a Discord interaction handle"))?;
-        let mut body = json!({ "content": text, "allowed_mentions": no_pings() });
+        // An answer longer than a message would be refused, leaving "thinking…" forever.
+        let content: String = text.chars().take(DISCORD_MESSAGE).collect();
+        let mut body = json!({ "content": content, "allowed_mentions": no_pings() });
         if private {
             body["flags"] = json!(EPHEMERAL);
         }
@@ -239,7 +268,8 @@ impl Bot {
             name = "conversation".into();
         }
         let body = json!({ "name": name, "auto_archive_duration": THREAD_ARCHIVE_MINUTES });
-        self.rest
+        let opened = self
+            .rest
             .call(
                 LightMethod::Post,
                 Route::ChannelMessageThreads {
@@ -249,7 +279,15 @@ impl Bot {
                 Some(&body),
                 Delivery::MustArrive,
             )
-            .await?;
+            .await;
+        match opened {
+            Ok(()) => {}
+            // Opened before (a retry, or a restart between opening and answering): use it.
+            Err(e)
+                if e.message
+                    .contains(&format!("(code {THREAD_ALREADY_CREATED})")) => {}
+            Err(e) => return Err(e),
+        }
         // The thread's id is the message's.
         self.channels.opened(message, parent);
         Ok(())

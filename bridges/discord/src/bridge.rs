@@ -31,7 +31,7 @@ pub struct Shards {
 }
 
 /// How to reach Discord and what the operator allowed.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct DiscordOptions {
     pub token: String,
     /// `https://discord.com`, or a test fake.
@@ -41,6 +41,18 @@ pub struct DiscordOptions {
     pub shards: Option<Shards>,
     /// The largest attachment fetched.
     pub max_attachment_bytes: u64,
+}
+
+impl std::fmt::Debug for DiscordOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token.
+        f.debug_struct("DiscordOptions")
+            .field("api_url", &self.api_url)
+            .field("message_content", &self.message_content)
+            .field("shards", &self.shards)
+            .field("max_attachment_bytes", &self.max_attachment_bytes)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A connected Discord bot as a bridge.
@@ -95,7 +107,10 @@ fn command_json(command: &CommandSpec) -> Value {
         "name": command.name,
         "description": command.description,
         "type": 1,
-        "dm_permission": true,
+        // Installed in guilds, used there and in the bot's DMs: never in other people's
+        // private channels, where the bot could not answer in place.
+        "integration_types": [0],
+        "contexts": [0, 1],
     });
     if command.admin_only {
         // Hidden from members by default: a hint server admins can change. The runtime checks
@@ -147,6 +162,8 @@ impl Bridge for DiscordBridge {
                     BridgeError::new(BridgeErrorKind::Transient, format!("Discord: {e}"))
                 })?;
             let started = match self.options.shards {
+                // serenity counts the range's end in (it boots `end - start + 1` shards), so
+                // `first..last` runs first to last included, as the config says.
                 Some(s) => client.start_shard_range(s.first..s.last, s.total).await,
                 None => client.start().await,
             };
@@ -186,20 +203,16 @@ impl Bridge for DiscordBridge {
             let rendered = render::card(card);
             let body =
                 json!({ "content": rendered.content, "components": components(card.rows())? });
-            let message_id = self.bot.post(chat, body, Delivery::MustArrive).await?;
-            if let Some(full) = &rendered.full_details
-                && let Err(e) = self
-                    .bot
-                    .post_file(
-                        chat,
-                        "The whole text of the card above:",
-                        "approval-details.txt",
-                        full,
-                    )
-                    .await
-            {
-                eprintln!("tollgate serve: Discord: attaching a card's full details: {e}");
-            }
+            // Cut details travel with their whole text in the same message: nobody sees a
+            // card they could approve without the file that shows what it does.
+            let message_id = match &rendered.full_details {
+                Some(full) => {
+                    self.bot
+                        .post_with_file(chat, body, "approval-details.txt", full)
+                        .await?
+                }
+                None => self.bot.post(chat, body, Delivery::MustArrive).await?,
+            };
             Ok(CardRef {
                 chat: chat.clone(),
                 message_id,
@@ -286,15 +299,16 @@ impl Bridge for DiscordBridge {
             self.bot
                 .open_thread(parent, message.message_id, &message.text)
                 .await?;
-            let intro = self.thread_intro();
-            self.bot
-                .post(
-                    &message.chat,
-                    json!({ "content": intro }),
-                    Delivery::MustArrive,
-                )
+            // The thread is open: a lost introduction loses nothing the user asked for.
+            let intro = json!({ "content": self.thread_intro() });
+            if let Err(e) = self
+                .bot
+                .post(&message.chat, intro, Delivery::MustArrive)
                 .await
-                .map(|_| ())
+            {
+                eprintln!("tollgate serve: Discord: introducing a thread: {e}");
+            }
+            Ok(())
         })
     }
 

@@ -8,7 +8,9 @@ use crate::channels::ChannelInfo;
 use crate::rest::Delivery;
 use crate::translate;
 use serde_json::json;
-use serenity::all::{Context, EventHandler, GuildChannel, Interaction, Message};
+use serenity::all::{
+    Context, EventHandler, GuildChannel, Interaction, InteractionContext, Message,
+};
 use serenity::http::{LightMethod, Route};
 use serenity::model::guild::Guild;
 use serenity::model::id::{InteractionId, UserId};
@@ -53,7 +55,7 @@ impl Handler {
         if let Err(e) = self
             .bot
             .rest
-            .call(LightMethod::Post, route, Some(&body), Delivery::MustArrive)
+            .call(LightMethod::Post, route, Some(&body), Delivery::Acknowledge)
             .await
         {
             eprintln!("tollgate serve: Discord: acknowledging an interaction: {e}");
@@ -61,8 +63,9 @@ impl Handler {
     }
 
     async fn hand_in(&self, event: BridgeEvent) {
-        // A full channel makes the gateway wait: nothing is dropped. A closed one means the
-        // runtime is stopping.
+        // serenity runs each event on a task of its own, so a full channel makes that task
+        // wait (nothing is dropped) but not the gateway, and two events close together may be
+        // handed in out of order. A closed channel means the runtime is stopping.
         let _ = self.events.send(event).await;
     }
 }
@@ -116,12 +119,18 @@ impl EventHandler for Handler {
                 let body =
                     json!({ "type": DEFERRED_CHANNEL_MESSAGE, "data": { "flags": EPHEMERAL } });
                 self.acknowledge(command.id, &command.token, body).await;
-                if command.guild_id.is_none() {
+                let guild = command.guild_id.is_some();
+                // A command in someone else's private channel has no guild either: it is not
+                // the user's DM with the bot, and nothing is answered there but privately.
+                let private_channel = command.context == Some(InteractionContext::PrivateChannel);
+                if private_channel {
+                    return;
+                }
+                if !guild {
                     self.bot
                         .channels
                         .learn_direct(command.user.id.get(), command.channel_id.get());
                 }
-                let guild = command.guild_id.is_some();
                 if let Some(info) = self.info(guild, command.channel_id.get()).await {
                     self.hand_in(BridgeEvent::Command(translate::command(&command, info)))
                         .await;

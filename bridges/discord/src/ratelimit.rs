@@ -9,6 +9,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// The longest a bucket is remembered as empty.
+const LONGEST_BLOCK: Duration = Duration::from_secs(3600);
+
 /// Buckets remembered at most; expired ones are dropped first (a bot in many channels must not
 /// grow a map without end).
 const BUCKETS_KEPT: usize = 4096;
@@ -39,9 +42,12 @@ impl RateLimits {
         global.max(route)
     }
 
-    /// `bucket` (or every route, when `global`) may not send for `after`.
+    /// `bucket` (or every route, when `global`) may not send for `after` (at most an hour: a
+    /// wild header must not overflow the clock).
     pub fn block(&self, bucket: RatelimitingBucket, global: bool, after: Duration, now: Instant) {
-        let until = now + after;
+        let until = now
+            .checked_add(after.min(LONGEST_BLOCK))
+            .unwrap_or(now + LONGEST_BLOCK);
         let mut state = self.lock();
         if global {
             state.global_until = Some(state.global_until.map_or(until, |t| t.max(until)));
@@ -90,5 +96,8 @@ mod tests {
         assert_eq!(limits.wait_for(bucket(2), now), Duration::from_secs(5));
         let later = now + Duration::from_secs(6);
         assert_eq!(limits.wait_for(bucket(1), later), Duration::ZERO);
+        // A wild `retry_after` neither panics nor blocks for more than an hour.
+        limits.block(bucket(3), false, Duration::MAX, now);
+        assert_eq!(limits.wait_for(bucket(3), now), Duration::from_secs(3600));
     }
 }

@@ -17,19 +17,25 @@ const MAX_RATE_LIMIT_WAITS: u32 = 5;
 /// Tries after a network failure or a Discord 5xx before giving up.
 const MAX_TRANSIENT_RETRIES: u32 = 3;
 
-/// The longest single wait a 429 may impose before we give up instead (a misbehaving server
-/// must not park a session for an hour).
+/// The longest wait a rate limit may impose before a send gives up instead (a misbehaving
+/// server, or a ban, must not park every session for an hour).
 const LONGEST_WAIT: Duration = Duration::from_secs(60);
+
+/// How long an acknowledgement may keep trying: Discord drops an interaction not acknowledged
+/// within three seconds.
+const ACKNOWLEDGE_WITHIN: Duration = Duration::from_millis(2500);
 
 /// Discord's JSON error code for "Cannot send messages to this user".
 const CANNOT_MESSAGE_USER: i64 = 50007;
 
-/// Whether a request must arrive (answers, cards, their edits, press answers) or may be dropped
-/// (typing, progress).
+/// Whether a request must arrive (answers, cards, their edits, press answers), may be dropped
+/// (typing, progress), or acknowledges an interaction (Discord allows three seconds, and
+/// interaction endpoints are outside the global limit: never wait for it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Delivery {
     MustArrive,
     Droppable,
+    Acknowledge,
 }
 
 /// A REST client for one bot.
@@ -109,26 +115,36 @@ impl Rest {
         delivery: Delivery,
     ) -> Result<Vec<u8>, BridgeError> {
         let bucket = request.route_ref().ratelimiting_bucket();
+        let started = Instant::now();
         let (mut waits, mut retries) = (0, 0);
         loop {
-            let wait = self.limits.wait_for(bucket, Instant::now());
-            if !wait.is_zero() {
-                if delivery == Delivery::Droppable {
-                    return Err(rate_limited(wait));
+            if delivery != Delivery::Acknowledge {
+                let wait = self.limits.wait_for(bucket, Instant::now());
+                if !wait.is_zero() {
+                    if delivery == Delivery::Droppable || wait > LONGEST_WAIT {
+                        return Err(rate_limited(wait));
+                    }
+                    tokio::time::sleep(wait).await;
                 }
-                tokio::time::sleep(wait).await;
             }
             match self.once(request.clone()).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(Failure::RateLimited { after, global }) => {
                     self.limits.block(bucket, global, after, Instant::now());
-                    if delivery == Delivery::Droppable
-                        || waits >= MAX_RATE_LIMIT_WAITS
-                        || after > LONGEST_WAIT
-                    {
+                    let in_time = match delivery {
+                        Delivery::MustArrive => {
+                            waits < MAX_RATE_LIMIT_WAITS && after <= LONGEST_WAIT
+                        }
+                        Delivery::Droppable => false,
+                        Delivery::Acknowledge => started.elapsed() + after < ACKNOWLEDGE_WITHIN,
+                    };
+                    if !in_time {
                         return Err(rate_limited(after));
                     }
                     waits += 1;
+                    if delivery == Delivery::Acknowledge {
+                        tokio::time::sleep(after).await;
+                    }
                 }
                 Err(Failure::Other(e))
                     if e.kind == BridgeErrorKind::Transient
@@ -137,6 +153,14 @@ impl Rest {
                 {
                     retries += 1;
                     tokio::time::sleep(Duration::from_secs(u64::from(retries))).await;
+                }
+                Err(Failure::Other(e))
+                    if e.kind == BridgeErrorKind::Transient
+                        && delivery == Delivery::Acknowledge
+                        && retries == 0
+                        && started.elapsed() < ACKNOWLEDGE_WITHIN / 2 =>
+                {
+                    retries += 1;
                 }
                 Err(Failure::Other(e)) => return Err(e),
             }

@@ -208,3 +208,116 @@ pub fn command(interaction: &CommandInteraction, info: ChannelInfo) -> CommandIn
         handle: handle(interaction.id.get(), &interaction.token),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::{Value, json};
+
+    const BOT: u64 = 4000;
+
+    fn user(id: u64) -> Value {
+        json!({"id": id.to_string(), "username": format!("u{id}"), "discriminator": "0", "global_name": null, "avatar": null, "bot": false})
+    }
+
+    fn discord_message(
+        channel: u64,
+        guild: Option<u64>,
+        author: u64,
+        content: &str,
+        mentions: &[u64],
+    ) -> Message {
+        let mut m = json!({
+            "id": "900", "channel_id": channel.to_string(), "author": user(author), "content": content,
+            "timestamp": "2026-12-01T00:00:00.000000+00:00", "edited_timestamp": null, "tts": false,
+            "mention_everyone": false, "mentions": mentions.iter().map(|m| user(*m)).collect::<Vec<_>>(),
+            "mention_roles": [], "attachments": [], "embeds": [], "pinned": false, "type": 0,
+        });
+        if let Some(g) = guild {
+            m["guild_id"] = json!(g.to_string());
+            m["member"] = json!({"roles": ["55"], "joined_at": "2026-12-01T00:00:00.000000+00:00", "deaf": false, "mute": false, "flags": 0});
+        }
+        serde_json::from_value(m).unwrap()
+    }
+
+    fn me(message_content: bool) -> Me {
+        Me {
+            id: BOT,
+            message_content,
+        }
+    }
+
+    const TEXT_CHANNEL: ChannelInfo = ChannelInfo {
+        parent: None,
+        owned: false,
+        can_open_threads: true,
+    };
+
+    #[test]
+    fn a_dm_is_named_by_its_user_and_carries_no_roles() {
+        let got = message(
+            &discord_message(31, None, 7, "hello", &[]),
+            me(false),
+            ChannelInfo::default(),
+        )
+        .unwrap();
+        assert_eq!(got.chat, ChatRef::private(Platform::Discord, 7));
+        assert!(got.roles.is_empty() && !got.starts_thread && !got.mentioned);
+        // The bot's own messages are not events.
+        assert!(
+            message(
+                &discord_message(31, None, BOT, "mine", &[]),
+                me(false),
+                ChannelInfo::default()
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn a_mention_in_a_channel_starts_a_thread_named_by_the_message() {
+        let m = discord_message(600, Some(10), 7, "<@4000> plan it <@!4000>", &[BOT]);
+        let got = message(&m, me(false), TEXT_CHANNEL).unwrap();
+        assert!(got.mentioned && got.starts_thread);
+        assert_eq!(got.text, "plan it");
+        assert_eq!(
+            (got.chat.id, got.chat.thread, got.chat.parent),
+            (600, Some(900), Some(600))
+        );
+        assert_eq!(got.roles, vec![55]);
+        // Another user whose id starts with the bot's is neither a mention nor stripped.
+        let other = discord_message(600, Some(10), 7, "<@40001> look", &[40001]);
+        let got = message(&other, me(false), TEXT_CHANNEL).unwrap();
+        assert!(!got.mentioned && !got.starts_thread);
+        assert_eq!(got.text, "<@40001> look");
+        // The text "<@4000>" without Discord listing the mention is not one either.
+        let typed = discord_message(600, Some(10), 7, "<@4000> typed", &[]);
+        assert!(!message(&typed, me(false), TEXT_CHANNEL).unwrap().mentioned);
+    }
+
+    #[test]
+    fn a_thread_counts_as_its_parent_and_reads_everything_only_when_owned_with_content() {
+        let owned = ChannelInfo {
+            parent: Some(600),
+            owned: true,
+            can_open_threads: false,
+        };
+        let m = discord_message(700, Some(10), 7, "go on", &[]);
+        let got = message(&m, me(true), owned).unwrap();
+        assert_eq!(
+            (got.chat.id, got.chat.thread, got.chat.parent),
+            (600, Some(700), Some(600))
+        );
+        assert!(got.in_bot_thread && !got.starts_thread);
+        assert!(!message(&m, me(false), owned).unwrap().in_bot_thread);
+        let foreign = ChannelInfo {
+            owned: false,
+            ..owned
+        };
+        assert!(!message(&m, me(true), foreign).unwrap().in_bot_thread);
+        // A mention inside a thread never opens another.
+        let mention = discord_message(700, Some(10), 7, "<@4000> here", &[BOT]);
+        assert!(!message(&mention, me(false), foreign).unwrap().starts_thread);
+    }
+}

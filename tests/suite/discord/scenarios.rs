@@ -4,7 +4,9 @@
 
 use super::*;
 use crate::suite::fakes::discord::Fault;
+use crate::suite::fakes::llm::Condition;
 use crate::suite::fakes::telegram::{FakeTelegram, user_message};
+use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dm_is_answered_through_the_fake_and_the_token_only_travels_in_the_header() {
@@ -75,6 +77,11 @@ async fn strangers_and_foreign_guilds_are_ignored_silently_and_audited() {
         })
         .await;
     assert!(audit.contains("guild and channel not allowed"), "{audit}");
+    // A stranger's slash command gets a private, bare refusal; nothing public.
+    let slash = served.slash(Place::guild(GUILD, CHANNEL), STRANGER, &[], "status", None);
+    let refused = served.follow_up(slash).await;
+    assert_eq!(refused.body["content"], "Not available here.");
+    assert_eq!(refused.body["flags"], 64);
     assert!(audit.contains(&format!("discord:{STRANGER}")), "{audit}");
     // Then an allowed DM is answered: everything before it was handled, and nothing answered
     // the strangers or opened a thread for them.
@@ -138,28 +145,37 @@ async fn a_mention_opens_a_thread_that_is_the_session() {
         second.contains("summarize the plan") && second.contains("and the risks?"),
         "{second}"
     );
-    // The thread's parent was looked up once (GET /channels/{thread} would be a second).
-    assert_eq!(
-        served
-            .discord
-            .calls_to("POST /channels/*/messages/*/threads")
-            .len(),
-        1
-    );
+    // Only the channel was looked up: the bot knows the thread it opened (its parent too).
+    let lookups = served.discord.calls_to("GET /channels/*");
+    assert_eq!(lookups.len(), 1, "{lookups:?}");
+    assert_eq!(lookups[0].path, format!("/channels/{CHANNEL}"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn only_admins_answer_cards_and_the_first_press_wins() {
+    let long = format!("approved text{}", " and padded".repeat(300));
     let served = Served::start(
-        vec![
-            text("Opening."),
-            write_call("w1", "out.txt", "approved text"),
-            text("Written."),
-        ],
+        vec![text("Opening."), write_call("w1", "out.txt", &long)],
         "",
         "",
     )
     .await;
+    // "Acknowledged in time": the model's answer after the approving press is held until
+    // Discord has that press's acknowledgement (the refused press's is the first). A bridge
+    // that acknowledged only after the runtime's work would never see the answer.
+    let state = served.discord.state.clone();
+    let both_acknowledged = Condition(Arc::new(move || {
+        let state = state.lock().unwrap();
+        let acks = state
+            .calls
+            .iter()
+            .filter(|c| c.path.ends_with("/callback"))
+            .count();
+        acks >= 2
+    }));
+    served
+        .llm
+        .push(Reply::Until(both_acknowledged, Box::new(text("Written."))));
     let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "hello", true);
     served.wait_posted(thread, "Opening.").await;
     served.say_in(
@@ -176,6 +192,31 @@ async fn only_admins_answer_cards_and_the_first_press_wins() {
         "{content}"
     );
     assert!(content.chars().count() <= 2000);
+    // Details cut to fit; the whole text beside the card as a file (multipart, files[0]).
+    assert!(content.contains("attached file"), "{content}");
+    let file = served
+        .discord
+        .wait_for(WAIT, "the details file", |d| {
+            d.calls_to("POST /channels/*/messages")
+                .into_iter()
+                .find(|c| c.body.get("_raw").is_some())
+        })
+        .await;
+    let raw = file.body["_raw"].as_str().unwrap();
+    assert!(
+        raw.contains("name=\"files[0]\"; filename=\"approval-details.txt\""),
+        "{}",
+        &raw[..raw.len().min(600)]
+    );
+    // The card and its file are one message: the file part holds the whole text.
+    assert!(
+        file.body["components"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    );
+    let (_, file_part) = raw.split_once("filename=\"approval-details.txt\"").unwrap();
+    let file_text = file_part.split("\r\n--").next().unwrap();
+    assert_eq!(file_text.matches(" and padded").count(), 300);
     let approve = button(&card, "Approve");
     let deny = button(&card, "Deny");
     assert!(approve.len() <= 100);
@@ -207,7 +248,7 @@ async fn only_admins_answer_cards_and_the_first_press_wins() {
     // A holder of the admin role, in the guild where the card is: approved, run once.
     served.press(here, ROLE_ADMIN, &[ADMIN_ROLE], card_id, &approve);
     served.wait_posted(thread, "Written.").await;
-    assert_eq!(std::fs::read_to_string(&written).unwrap(), "approved text");
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), long);
     let edit = served.edit_of(thread, card_id).await;
     assert!(
         edit["content"]
@@ -260,15 +301,28 @@ async fn slash_commands_are_deferred_then_answered_and_admin_ones_checked_here()
     );
     assert_eq!(commands.body[4]["options"][0]["name"], "args");
 
+    // A global 429 on the acknowledgement: retried within Discord's three seconds.
+    served.discord.fail_next(
+        "POST /interactions/*/*/callback",
+        Fault::rate_limited(0.5, true),
+    );
     let status = served.slash(Place::dm(dm_channel(USER)), USER, &[], "status", None);
     let answer = served.follow_up(status).await;
-    let callback = served
+    let callbacks: Vec<Call> = served
         .discord
         .calls()
         .into_iter()
-        .find(|c| c.path == format!("/interactions/{status}/itoken-{status}/callback"))
-        .unwrap();
+        .filter(|c| c.path == format!("/interactions/{status}/itoken-{status}/callback"))
+        .collect();
+    assert_eq!(callbacks.len(), 2, "refused once, then acknowledged");
+    let (refused, callback) = (&callbacks[0], &callbacks[1]);
     assert_eq!(callback.body["type"], 5);
+    assert_eq!(callback.body["data"]["flags"], 64);
+    let waited = callback.at.duration_since(refused.at);
+    assert!(
+        waited >= Duration::from_millis(500) && waited < Duration::from_millis(2500),
+        "{waited:?}"
+    );
     assert!(callback.at <= answer.at, "deferred before it was answered");
     assert!(
         answer.body["content"].as_str().unwrap().contains("Agent"),
@@ -362,12 +416,61 @@ async fn a_429_storm_delivers_the_answer_exactly_once() {
             .count(),
         1
     );
-    // The global 429's wait was honoured: the try after it came at least 0.3 s later.
+    // Each 429's wait was honoured: the route's 0.2 s, then the global 0.3 s.
+    let after_route = tries[1].at.duration_since(tries[0].at);
     let after_global = tries[2].at.duration_since(tries[1].at);
+    assert!(after_route >= Duration::from_millis(200), "{after_route:?}");
     assert!(
         after_global >= Duration::from_millis(300),
         "{after_global:?}"
     );
+    // Every try was the same message: Discord creates it once whatever reached it.
+    let nonces: Vec<&Value> = tries.iter().map(|c| &c.body["nonce"]).collect();
+    assert!(
+        nonces.iter().all(|n| *n == nonces[0] && n.is_string()),
+        "{nonces:?}"
+    );
+    assert!(tries.iter().all(|c| c.body["enforce_nonce"] == true));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_bucket_makes_the_next_send_wait_and_a_ban_length_limit_parks_nobody() {
+    let mut long = String::new();
+    for i in 0..120 {
+        long.push_str(&format!("line {i} of a long answer\n"));
+    }
+    long.push_str("The end.");
+    let served = Served::start(vec![text(&long)], "", "").await;
+    // The first part's answer says the channel's bucket is empty for 0.4 s.
+    let route = "POST /channels/*/messages";
+    served.discord.fail_next(route, Fault::bucket_empty(0.4));
+    served.dm(USER, "long please");
+    served.wait_posted(dm_channel(USER), "The end.").await;
+    let parts = served.discord.calls_to(route);
+    assert!(parts.len() >= 2);
+    let gap = parts[1].at.duration_since(parts[0].at);
+    assert!(gap >= Duration::from_millis(400), "{gap:?}");
+
+    // An hour-long 429 on one chat: its answer is given up (not waited for), and another
+    // chat is answered meanwhile.
+    served
+        .discord
+        .fail_next(route, Fault::rate_limited(3600.0, false));
+    served.llm.push(text("never shown"));
+    served.dm(USER, "again");
+    served
+        .discord
+        .wait_for(WAIT, "the refused answer", |d| {
+            d.calls_to(route)
+                .into_iter()
+                .find(|c| c.body["_refused"] == 429)
+        })
+        .await;
+    served.llm.push(text("other chat answered"));
+    served.dm(ADMIN, "hello");
+    served
+        .wait_posted(dm_channel(ADMIN), "other chat answered")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -400,6 +503,32 @@ async fn a_dropped_gateway_resumes_and_an_invalid_session_identifies_again_answe
         );
     }
     assert_eq!(served.llm.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn heartbeats_are_kept_and_a_shard_range_identifies_each_shard() {
+    let mut served = Served::new(
+        vec![],
+        "",
+        "shards = { first = 0, last = 1, total = 2 }",
+        "",
+    )
+    .await;
+    served.discord.set_heartbeat(150);
+    served.spawn(&[]);
+    served.discord.ready(2).await;
+    let mut shards: Vec<Value> = served
+        .discord
+        .identifies()
+        .iter()
+        .map(|i| i["shard"].clone())
+        .collect();
+    shards.sort_by_key(|s| s[0].as_u64());
+    assert_eq!(shards, [json!([0, 2]), json!([1, 2])]);
+    served
+        .discord
+        .wait_for(WAIT, "heartbeats", |d| (d.heartbeats() >= 4).then_some(()))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

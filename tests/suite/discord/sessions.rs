@@ -67,6 +67,16 @@ async fn with_message_content_every_message_in_an_owned_thread_continues_it() {
         "not for the bot",
         false,
     );
+    // Its channel looked up, it is handed in; the DM after it is handled after it.
+    served
+        .discord
+        .wait_for(WAIT, "the thread looked up", |d| {
+            d.calls_to("GET /channels/*")
+                .iter()
+                .any(|c| c.path == "/channels/801")
+                .then_some(())
+        })
+        .await;
     served.dm(USER, "ping");
     served.llm.push(text("pong"));
     served.wait_posted(dm_channel(USER), "pong").await;

@@ -21,6 +21,16 @@ impl Request {
     }
 }
 
+/// A listener on a free loopback port with a deep accept queue. tokio's `bind` asks for 128: a
+/// client in the same process that fires hundreds of requests at once (a benchmark's floor
+/// bot) while its own tasks keep the runtime busy overflows that, and each dropped SYN costs a
+/// 1 s retransmit that would be measured as the client's.
+pub fn listener() -> tokio::net::TcpListener {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    socket.listen(4096).unwrap()
+}
+
 /// Reads one request; `None` when the client went away first.
 pub async fn read_request(socket: &mut TcpStream) -> Option<Request> {
     let mut buffer = Vec::new();

@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::TcpListener;
 
 /// One scripted answer.
 #[derive(Clone, Debug)]
@@ -21,8 +20,20 @@ pub enum Reply {
     },
     Garbage(String),
     Delayed(Duration, Box<Reply>),
+    /// Held until the condition holds (checked every 10 ms, for at most 20 s), then answered.
+    Until(Condition, Box<Reply>),
     /// Server-sent events written as given (`event:`/`data:` pairs), for other wire formats.
     RawEvents(Vec<Value>),
+}
+
+/// What a held reply waits for (another fake's record, say).
+#[derive(Clone)]
+pub struct Condition(pub Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Condition")
+    }
 }
 
 /// A recorded request.
@@ -86,7 +97,7 @@ pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
 
 impl FakeLlm {
     pub async fn start(script: Vec<Reply>) -> FakeLlm {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = super::http::listener();
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -208,10 +219,25 @@ async fn serve(
 
 async fn reply_with(socket: &mut tokio::net::TcpStream, reply: Reply) {
     let mut reply = reply;
-    while let Reply::Delayed(wait, inner) = reply {
-        tokio::time::sleep(wait).await;
-        reply = *inner;
+    loop {
+        reply = match reply {
+            Reply::Delayed(wait, inner) => {
+                tokio::time::sleep(wait).await;
+                *inner
+            }
+            Reply::Until(condition, inner) => {
+                let start = std::time::Instant::now();
+                while !(condition.0)() && start.elapsed() < Duration::from_secs(20) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                *inner
+            }
+            other => break reply_now(socket, other).await,
+        };
     }
+}
+
+async fn reply_now(socket: &mut tokio::net::TcpStream, reply: Reply) {
     let (status, extra, content_type, body) = match reply {
         Reply::Stream(events) => {
             let mut body = String::new();
@@ -244,7 +270,7 @@ async fn reply_with(socket: &mut tokio::net::TcpStream, reply: Reply) {
             }
             (200, String::new(), "text/event-stream", body)
         }
-        Reply::Delayed(..) => unreachable!(),
+        Reply::Delayed(..) | Reply::Until(..) => unreachable!("answered by reply_with"),
     };
     super::http::respond(socket, status, content_type, &extra, &body).await;
 }

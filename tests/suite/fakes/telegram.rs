@@ -6,12 +6,11 @@
 //! button presses), and injects faults (Bot API errors such as 429 with `retry_after`, slow
 //! answers).
 
-use super::http::{read_request, respond};
+use super::http::{listener, read_request, respond};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 #[derive(Default)]
@@ -42,7 +41,7 @@ impl Drop for FakeTelegram {
 
 impl FakeTelegram {
     pub async fn start() -> FakeTelegram {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = listener();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(State {
             next_update: 1,

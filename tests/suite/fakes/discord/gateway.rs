@@ -27,6 +27,10 @@ pub struct GatewayState {
     pub ready: usize,
     drop_connection: bool,
     invalidate: bool,
+    /// The heartbeat interval HELLO asks for, in milliseconds (0: Discord's usual 41,250).
+    pub heartbeat_ms: u64,
+    /// Heartbeats received (each answered with an ACK).
+    pub heartbeats: usize,
 }
 
 impl GatewayState {
@@ -64,6 +68,15 @@ impl FakeDiscord {
         self.changed.notify_waiters();
     }
 
+    /// HELLO asks for a heartbeat every `ms` milliseconds (set before the bot connects).
+    pub fn set_heartbeat(&self, ms: u64) {
+        self.state.lock().unwrap().gateway.heartbeat_ms = ms;
+    }
+
+    pub fn heartbeats(&self) -> usize {
+        self.state.lock().unwrap().gateway.heartbeats
+    }
+
     pub fn identifies(&self) -> Vec<Value> {
         self.state.lock().unwrap().gateway.identifies.clone()
     }
@@ -97,12 +110,18 @@ async fn connection(
     changed: Arc<Notify>,
 ) {
     let (mut out, mut incoming) = ws.split();
-    let hello = json!({"op": 10, "d": {"heartbeat_interval": 41250}, "s": null, "t": null});
+    let interval = match state.lock().unwrap().gateway.heartbeat_ms {
+        0 => 41_250,
+        ms => ms,
+    };
+    let hello = json!({"op": 10, "d": {"heartbeat_interval": interval}, "s": null, "t": null});
     if out.send(frame(hello)).await.is_err() {
         return;
     }
     // The index in the log of the next dispatch to send; none before IDENTIFY or RESUME.
     let mut next: Option<usize> = None;
+    // The intents this connection identified with.
+    let mut intents: u64 = 0;
     loop {
         let notified = changed.notified();
         let mut pending = Vec::new();
@@ -119,6 +138,7 @@ async fn connection(
             }
             if let Some(from) = next {
                 for (seq, kind, data) in &s.gateway.log[from..] {
+                    let data = as_delivered(kind, data, intents);
                     pending.push(json!({"op": 0, "s": seq, "t": kind, "d": data}));
                 }
                 next = Some(s.gateway.log.len());
@@ -134,6 +154,9 @@ async fn connection(
                 let Some(Ok(received)) = received else { return };
                 let Message::Text(text) = received else { continue };
                 let Ok(payload) = serde_json::from_str::<Value>(&text) else { continue };
+                if payload["op"] == 2 {
+                    intents = payload["d"]["intents"].as_u64().unwrap_or(0);
+                }
                 let reply = on_payload(&state, &payload, &mut next);
                 changed.notify_waiters();
                 if let Some(reply) = reply && out.send(frame(reply)).await.is_err() {
@@ -147,12 +170,42 @@ async fn connection(
     }
 }
 
+/// The Message Content intent.
+const MESSAGE_CONTENT: u64 = 1 << 15;
+
+/// A dispatch as Discord delivers it to a connection with `intents`: without Message Content,
+/// a guild message that neither mentions the bot nor replies to it comes with its content,
+/// attachments, embeds and components blanked.
+fn as_delivered(kind: &str, data: &Value, intents: u64) -> Value {
+    let bot = json!(payloads::BOT.to_string());
+    let addressed = data["mentions"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|u| u["id"] == bot))
+        || data["referenced_message"]["author"]["id"] == bot;
+    if kind != "MESSAGE_CREATE"
+        || intents & MESSAGE_CONTENT != 0
+        || data.get("guild_id").is_none()
+        || addressed
+    {
+        return data.clone();
+    }
+    let mut blank = data.clone();
+    blank["content"] = json!("");
+    for key in ["attachments", "embeds", "components"] {
+        blank[key] = json!([]);
+    }
+    blank
+}
+
 /// The answer to one payload from the bot, moving `next` for IDENTIFY and RESUME.
 fn on_payload(state: &Mutex<State>, payload: &Value, next: &mut Option<usize>) -> Option<Value> {
     let mut s = state.lock().unwrap();
     let gateway = &mut s.gateway;
     match payload["op"].as_u64() {
-        Some(1) => Some(json!({"op": 11, "d": null, "s": null, "t": null})),
+        Some(1) => {
+            gateway.heartbeats += 1;
+            Some(json!({"op": 11, "d": null, "s": null, "t": null}))
+        }
         Some(2) => {
             gateway.identifies.push(payload["d"].clone());
             gateway.session += 1;

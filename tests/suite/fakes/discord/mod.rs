@@ -8,13 +8,12 @@
 pub mod gateway;
 pub mod payloads;
 
-use super::http::{Request, read_request, respond};
+use super::http::{Request, listener, read_request, respond};
 use payloads::{APPLICATION, BOT};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 /// One REST call as the fake received it.
@@ -47,6 +46,18 @@ impl Fault {
             headers: format!(
                 "x-ratelimit-scope: {scope}\r\nretry-after: {}\r\n",
                 retry_after.ceil()
+            ),
+        }
+    }
+
+    /// The real answer, with headers saying the route's bucket is empty for `reset_after`
+    /// seconds.
+    pub fn bucket_empty(reset_after: f64) -> Fault {
+        Fault {
+            status: 0,
+            body: Value::Null,
+            headers: format!(
+                "x-ratelimit-limit: 5\r\nx-ratelimit-remaining: 0\r\nx-ratelimit-reset-after: {reset_after}\r\nx-ratelimit-bucket: fake\r\n"
             ),
         }
     }
@@ -105,8 +116,8 @@ pub fn pattern(method: &str, path: &str) -> String {
 
 impl FakeDiscord {
     pub async fn start() -> FakeDiscord {
-        let rest = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let ws = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let rest = listener();
+        let ws = listener();
         let url = format!("http://{}", rest.local_addr().unwrap());
         let ws_url = format!("ws://{}", ws.local_addr().unwrap());
         let state = Arc::new(Mutex::new(State {
@@ -286,11 +297,16 @@ fn handle(
     let route = pattern(&method, &path);
     let mut state = state.lock().unwrap();
     let fault = state.faults.get_mut(&route).and_then(VecDeque::pop_front);
-    if let Some(fault) = &fault {
-        body["_refused"] = json!(fault.status);
-    }
     let answer = match fault {
-        Some(fault) => (fault.status, fault.headers, fault.body.to_string()),
+        // Status 0: the real answer, with the fault's headers.
+        Some(fault) if fault.status == 0 => {
+            let (status, headers, text) = answer(&mut state, base, &method, &path, &mut body);
+            (status, format!("{headers}{}", fault.headers), text)
+        }
+        Some(fault) => {
+            body["_refused"] = json!(fault.status);
+            (fault.status, fault.headers, fault.body.to_string())
+        }
         None => answer(&mut state, base, &method, &path, &mut body),
     };
     state.calls.push(Call {

@@ -1,0 +1,40 @@
+//! What the end-to-end benchmarks share: the minimal LLM bot's one model call, and the
+//! figures' arithmetic.
+
+use std::time::Duration;
+
+/// One streamed chat completion: the content deltas joined.
+pub async fn ask_model(client: &reqwest::Client, model: &str, text: &str) -> String {
+    let body = serde_json::json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": text}]});
+    let Ok(mut response) = client
+        .post(format!("{model}/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+    else {
+        return "the model is unreachable".into();
+    };
+    let (mut content, mut pending) = (String::new(), Vec::new());
+    while let Ok(Some(chunk)) = response.chunk().await {
+        pending.extend_from_slice(&chunk);
+        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            if let Some(data) = line.trim().strip_prefix("data:")
+                && let Ok(event) = serde_json::from_str::<serde_json::Value>(data.trim())
+                && let Some(piece) = event["choices"][0]["delta"]["content"].as_str()
+            {
+                content.push_str(piece);
+            }
+        }
+    }
+    content
+}
+
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
