@@ -171,6 +171,12 @@ pub fn describe(
             warnings.push("discord: allowed_guilds and allowed_channels are empty: only direct messages are admitted".into());
         }
         let _ = writeln!(out, "  {}", message_content_note(d.message_content));
+        if !d.require_mention && !d.message_content {
+            warnings.push(
+                "discord: require_mention = false without message_content = true: Discord delivers unaddressed guild messages without their text, so they are not answered; enable the Message Content intent and set message_content = true"
+                    .into(),
+            );
+        }
         if let Some(shards) = d.shards {
             let _ = writeln!(
                 out,

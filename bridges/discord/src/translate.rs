@@ -297,6 +297,45 @@ mod tests {
     }
 
     #[test]
+    fn a_press_carries_the_chosen_value_roles_and_its_handle() {
+        let base = |data: Value| -> ComponentInteraction {
+            serde_json::from_value(json!({
+                "id": "77", "application_id": "1", "type": 3, "channel_id": "700", "guild_id": "10",
+                "token": "tok", "version": 1, "locale": "en-US", "entitlements": [],
+                "attachment_size_limit": 1024, "authorizing_integration_owners": {},
+                "member": {"user": user(8), "roles": ["55"], "joined_at": "2026-12-01T00:00:00.000000+00:00", "deaf": false, "mute": false, "flags": 0},
+                "data": data,
+                "message": {
+                    "id": "123", "channel_id": "700", "author": user(BOT), "content": "card",
+                    "timestamp": "2026-12-01T00:00:00.000000+00:00", "edited_timestamp": null,
+                    "tts": false, "mention_everyone": false, "mentions": [], "mention_roles": [],
+                    "attachments": [], "embeds": [], "pinned": false, "type": 0,
+                },
+            }))
+            .unwrap()
+        };
+        let thread = ChannelInfo {
+            parent: Some(600),
+            owned: true,
+            can_open_threads: false,
+        };
+        let button = press(
+            &base(json!({"custom_id": "t1x:approve", "component_type": 2})),
+            thread,
+        );
+        assert_eq!(button.token, "t1x:approve");
+        assert_eq!(button.presser.id, 8);
+        assert_eq!(button.roles, vec![55]);
+        assert_eq!(button.handle, PressHandle("77:tok".into()));
+        assert_eq!(button.message.as_ref().unwrap().message_id, 123);
+        assert_eq!(button.chat.thread, Some(700));
+        // A choice from a select menu is the chosen option's value, not the menu's id.
+        let select =
+            base(json!({"custom_id": "select", "component_type": 3, "values": ["t1x:opt3"]}));
+        assert_eq!(press(&select, thread).token, "t1x:opt3");
+    }
+
+    #[test]
     fn a_thread_counts_as_its_parent_and_reads_everything_only_when_owned_with_content() {
         let owned = ChannelInfo {
             parent: Some(600),

@@ -65,7 +65,8 @@ fn check_explains_discord_intents_shards_and_where_role_admins_answer() {
         std::fs::write(dir.path().join("t.toml"), format!("{base}{extra}")).unwrap();
         tollgate(&["check", "--config", "t.toml"], dir.path())
     };
-    let plain = stdout(&write(""));
+    let plain = stdout(&write("require_mention = false\n"));
+    assert!(plain.contains("without their text"), "{plain}");
     assert!(
         plain.contains("message_content = false") && plain.contains("mention or reply"),
         "{plain}"

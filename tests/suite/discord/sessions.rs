@@ -191,14 +191,14 @@ async fn attachments_are_fetched_into_the_workspace_under_the_cap() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn typing_shows_while_the_agent_works() {
+async fn typing_and_a_progress_message_edited_at_most_every_interval() {
     let served = Served::start(
-        vec![Reply::Delayed(
-            Duration::from_millis(600),
-            Box::new(text("Slow answer.")),
-        )],
+        vec![
+            tool_calls(&[("r1", "read_file", r#"{"path":"missing.txt"}"#)]),
+            Reply::Delayed(Duration::from_millis(3_500), Box::new(text("Slow answer."))),
+        ],
         "",
-        "typing = true\nprogress_interval_secs = 3",
+        "typing = true\nprogress_interval_secs = 1",
     )
     .await;
     served.dm(USER, "take your time");
@@ -209,6 +209,70 @@ async fn typing_shows_while_the_agent_works() {
         typing[0].path,
         format!("/channels/{}/typing", dm_channel(USER))
     );
+    let progress = served.wait_posted(dm_channel(USER), "Working…").await;
+    assert!(progress.contains("read_file"), "{progress}");
+    // Edits, if any (one that would change nothing is skipped), come no closer than 1 s.
+    let edits = served.discord.calls_to("PATCH /channels/*/messages/*");
+    for pair in edits.windows(2) {
+        assert!(
+            pair[1].at - pair[0].at >= Duration::from_millis(900),
+            "edits closer than the interval"
+        );
+        assert_ne!(
+            pair[0].body["content"], pair[1].body["content"],
+            "an identical edit"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_require_mention_the_channel_is_answered_in_place_and_bots_never() {
+    let served = Served::start(
+        vec![text("Answered in the channel."), text("Second.")],
+        "",
+        // Without Message Content, Discord would deliver unaddressed messages empty.
+        "require_mention = false\nmessage_content = true",
+    )
+    .await;
+    served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "anyone?", false);
+    served
+        .wait_posted(CHANNEL, "Answered in the channel.")
+        .await;
+    assert!(
+        served
+            .discord
+            .calls_to("POST /channels/*/messages/*/threads")
+            .is_empty()
+    );
+    // Another bot's message in the same channel: ignored (and not audited).
+    let mut from_bot = payloads::message(
+        next_id(),
+        Place::guild(GUILD, CHANNEL),
+        (77, "OtherBot", &[]),
+        "beep",
+        &[],
+    );
+    from_bot["author"]["bot"] = json!(true);
+    served.discord.dispatch("MESSAGE_CREATE", from_bot);
+    served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "again", false);
+    served.wait_posted(CHANNEL, "Second.").await;
+    let asked = served.llm.requests();
+    assert_eq!(asked.len(), 2);
+    assert!(!asked[1].body.to_string().contains("beep"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_text_command_after_a_mention_works_in_a_thread() {
+    let served = Served::start(vec![text("Opened.")], "", "").await;
+    let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "start", true);
+    served.wait_posted(thread, "Opened.").await;
+    served.say_in(Place::guild(GUILD, thread), USER, &[], "/status", true);
+    let status = served.wait_posted(thread, "Mode `").await;
+    assert!(status.contains("sandbox"), "{status}");
+    served.say_in(Place::guild(GUILD, thread), USER, &[], "/mode always", true);
+    served
+        .wait_posted(thread, "Only this bot's admins can use /mode")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
