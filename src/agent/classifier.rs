@@ -113,7 +113,7 @@ impl ModelClassifier {
                 ChatMessage::new(Role::System, SYSTEM_PROMPT),
                 ChatMessage::new(Role::User, user),
             ],
-            tools: Vec::new(),
+            tools: crate::tools::ToolDefinitions::none(),
             max_tokens: Some(8),
         };
         (request, context.is_some())

@@ -192,10 +192,7 @@ impl AgentRunner {
         let request = LlmRequest {
             model: self.model.clone(),
             messages,
-            tools: {
-                let (registry, toolset) = self.executor.tools();
-                registry.definitions(&toolset)
-            },
+            tools: self.executor.tool_definitions(),
             max_tokens: self.max_tokens,
         };
         let quiet = |_: &str| {};

@@ -106,6 +106,8 @@ pub struct AgentParts {
     pub support: SandboxSupport,
     pub redactor: crate::policy::redact::Redactor,
     pub mcp: Option<Arc<crate::tools::mcp::client::McpServers>>,
+    /// The tool definitions offered to the model, made once for all the agent's sessions.
+    pub definitions: Arc<crate::tools::DefinitionsCache>,
 }
 
 impl AgentParts {
@@ -129,6 +131,7 @@ impl AgentParts {
                     helper_binary(),
                 ))
             }),
+            definitions: Arc::default(),
         })
     }
 }
@@ -237,7 +240,8 @@ pub fn assemble_with(
         .with_max_concurrent(agent_config.max_concurrent_tools)
         .with_redactor(redactor.clone())
         .with_hosts(subagents, conversation)
-        .with_mcp_servers(parts.mcp.clone()),
+        .with_mcp_servers(parts.mcp.clone())
+        .with_definitions(parts.definitions.clone()),
     );
     let runner = AgentRunner {
         runs,
@@ -408,7 +412,7 @@ impl crate::executor::ContextHost for Conversation {
                     ChatMessage::new(Role::System, instruction),
                     ChatMessage::new(Role::User, earlier.join("\n")),
                 ],
-                tools: Vec::new(),
+                tools: crate::tools::ToolDefinitions::none(),
                 max_tokens: None,
             };
             let quiet = |_: &str| {};

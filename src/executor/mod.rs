@@ -22,8 +22,8 @@ use crate::sandbox::ShellRunner;
 use crate::store::Store;
 pub use crate::tools::hosts::{ContextHost, HostError, HostFuture, QuestionAsker, SubagentSpawner};
 use crate::tools::{
-    ApprovedCall, ExecContext, Proposal, ProposeContext, Provenance, RuntimeReason, ToolOutput,
-    ToolRegistry, Toolset,
+    ApprovedCall, DefinitionsCache, ExecContext, Proposal, ProposeContext, Provenance,
+    RuntimeReason, ToolDefinitions, ToolOutput, ToolRegistry, Toolset,
 };
 use approval::{Answer, ApprovalRequest, Approver};
 pub use call::{CallOutcome, MAX_ARGUMENTS, ToolCallRequest, ToolCallResult};
@@ -64,6 +64,8 @@ pub struct Executor {
     pub mcp: Option<Arc<crate::tools::mcp::client::McpServers>>,
     /// The registry and toolset with the MCP servers' tools, once they were listed.
     pub with_mcp: std::sync::RwLock<Option<(Arc<ToolRegistry>, Toolset)>>,
+    /// The definitions offered to the model, made once per agent (shared by its sessions).
+    pub definitions: Arc<DefinitionsCache>,
 }
 
 impl Executor {
@@ -100,6 +102,7 @@ impl Executor {
             redactor: crate::policy::redact::Redactor::default(),
             mcp: None,
             with_mcp: std::sync::RwLock::new(None),
+            definitions: Arc::default(),
         }
     }
 
@@ -159,6 +162,20 @@ impl Executor {
     ) -> Self {
         self.mcp = mcp;
         self
+    }
+
+    /// The agent's cache of tool definitions (one per agent, shared by its sessions).
+    #[must_use]
+    pub fn with_definitions(mut self, definitions: Arc<DefinitionsCache>) -> Self {
+        self.definitions = definitions;
+        self
+    }
+
+    /// What the model is offered now, made once for this registry and toolset.
+    #[must_use]
+    pub fn tool_definitions(&self) -> Arc<ToolDefinitions> {
+        let (registry, toolset) = self.tools();
+        self.definitions.get(&registry, &toolset)
     }
 
     /// The tools offered now: the built-ins, plus the MCP servers' once they were listed.

@@ -4,6 +4,7 @@
 pub mod approved;
 pub mod args;
 pub mod builtin;
+pub mod definitions;
 pub mod exec;
 pub mod fs;
 pub mod hosts;
@@ -13,6 +14,7 @@ pub mod registry;
 pub mod tool;
 
 pub use approved::{ApprovedCall, Provenance, RuntimeReason, ToolOutput};
+pub use definitions::{DefinitionsCache, ToolDefinitions};
 pub use exec::ExecContext;
 pub use proposal::Proposal;
 pub use registry::{ToolDefinition, ToolRegistry, Toolset};

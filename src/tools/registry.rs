@@ -92,4 +92,16 @@ impl Toolset {
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(String::as_str)
     }
+
+    /// Exactly these tools.
+    #[must_use]
+    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        Toolset(Arc::new(names.into_iter().map(str::to_string).collect()))
+    }
+
+    /// The very same set (a clone of this one), without comparing names.
+    #[must_use]
+    pub fn same(&self, other: &Toolset) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }

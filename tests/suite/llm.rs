@@ -10,7 +10,7 @@ use tollgate::agent::classifier::{ModelClassifier, Surface};
 use tollgate::agent::llm::{ChatMessage, LlmProvider, LlmRequest, OpenAiProvider, Role};
 use tollgate::executor::Classifier;
 use tollgate::policy::tier::Tier;
-use tollgate::tools::ToolDefinition;
+use tollgate::tools::{ToolDefinition, ToolDefinitions};
 
 fn provider(fake: &FakeLlm, attempts: u32) -> OpenAiProvider {
     OpenAiProvider::new(
@@ -29,11 +29,11 @@ fn ask(text: &str) -> LlmRequest {
             ChatMessage::new(Role::System, "be brief"),
             ChatMessage::new(Role::User, text),
         ],
-        tools: vec![ToolDefinition {
+        tools: std::sync::Arc::new(ToolDefinitions::new(vec![ToolDefinition {
             name: "read_file".into(),
             description: "read".into(),
             parameters: json!({"type": "object"}),
-        }],
+        }])),
         max_tokens: None,
     }
 }

@@ -7,6 +7,7 @@ use super::{
     ChatMessage, LlmError, LlmFuture, LlmProvider, LlmReply, LlmRequest, OnDelta, Role, ToolCall,
     Usage,
 };
+use crate::tools::definitions::body_with_tools;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -43,7 +44,8 @@ impl AnthropicProvider {
         })
     }
 
-    fn body(&self, request: &LlmRequest) -> Value {
+    /// The request's JSON as text; the tools' part is made once per agent.
+    fn body(&self, request: &LlmRequest) -> String {
         let system: Vec<&str> = request
             .messages
             .iter()
@@ -59,14 +61,8 @@ impl AnthropicProvider {
         if !system.is_empty() {
             body["system"] = json!(system.join("\n\n"));
         }
-        if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-                .collect();
-        }
-        body
+        let tools = (!request.tools.is_empty()).then(|| request.tools.anthropic_json());
+        body_with_tools(&body, tools)
     }
 
     async fn call(
@@ -82,7 +78,8 @@ impl AnthropicProvider {
                 .client
                 .post(&url)
                 .header("anthropic-version", API_VERSION)
-                .json(&body);
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
             match &self.api_key {
                 Some(key) => post.header("x-api-key", key),
                 None => post,

@@ -10,11 +10,12 @@ mod sse;
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
 
-use crate::tools::ToolDefinition;
+use crate::tools::ToolDefinitions;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 /// Who said a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,7 +75,8 @@ impl ChatMessage {
 pub struct LlmRequest {
     pub model: String,
     pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolDefinition>,
+    /// Shared, with their JSON made once ([`ToolDefinitions`]).
+    pub tools: Arc<ToolDefinitions>,
     pub max_tokens: Option<u32>,
 }
 

@@ -7,6 +7,7 @@ use super::{
     ChatMessage, LlmError, LlmFuture, LlmProvider, LlmReply, LlmRequest, OnDelta, Role, ToolCall,
     Usage,
 };
+use crate::tools::definitions::body_with_tools;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -36,7 +37,8 @@ impl OpenAiProvider {
         })
     }
 
-    fn body(request: &LlmRequest) -> Value {
+    /// The request's JSON as text; the tools' part is made once per agent.
+    fn body(request: &LlmRequest) -> String {
         let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
         let mut body = json!({
             "model": request.model,
@@ -44,17 +46,11 @@ impl OpenAiProvider {
             "stream": true,
             "stream_options": {"include_usage": true},
         });
-        if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-                .collect();
-        }
         if let Some(max) = request.max_tokens {
             body["max_tokens"] = json!(max);
         }
-        body
+        let tools = (!request.tools.is_empty()).then(|| request.tools.openai_json());
+        body_with_tools(&body, tools)
     }
 
     async fn attempt_all(
@@ -66,7 +62,11 @@ impl OpenAiProvider {
         let body = Self::body(request);
         let started = Instant::now();
         let response = send_with_retries(&self.base_url, self.attempts, || {
-            let post = self.client.post(&url).json(&body);
+            let post = self
+                .client
+                .post(&url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
             match &self.api_key {
                 Some(key) => post.bearer_auth(key),
                 None => post,
