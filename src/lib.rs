@@ -4,6 +4,7 @@ pub mod agent;
 pub mod approvals;
 pub mod cli;
 pub mod clock;
+pub mod companions;
 pub mod config;
 pub mod events;
 pub mod executor;

@@ -108,6 +108,8 @@ pub struct AgentParts {
     pub mcp: Option<Arc<crate::tools::mcp::client::McpServers>>,
     /// The tool definitions offered to the model, made once for all the agent's sessions.
     pub definitions: Arc<crate::tools::DefinitionsCache>,
+    /// One HTTP client for the agent's companion models.
+    pub companion_client: reqwest::Client,
 }
 
 impl AgentParts {
@@ -132,6 +134,10 @@ impl AgentParts {
                 ))
             }),
             definitions: Arc::default(),
+            companion_client: crate::agent::llm::retry::http_client(Duration::from_secs(
+                crate::config::defaults::request_timeout_secs(),
+            ))
+            .map_err(|e| SetupError::Provider(e.message))?,
         })
     }
 }
@@ -241,7 +247,13 @@ pub fn assemble_with(
         .with_redactor(redactor.clone())
         .with_hosts(subagents, conversation)
         .with_mcp_servers(parts.mcp.clone())
-        .with_definitions(parts.definitions.clone()),
+        .with_definitions(parts.definitions.clone())
+        .with_companions(Arc::new(crate::companions::AgentCompanions::new(
+            config.clone(),
+            agent,
+            parts.companion_client.clone(),
+            events.clone(),
+        ))),
     );
     let runner = AgentRunner {
         runs,

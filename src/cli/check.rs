@@ -214,6 +214,41 @@ fn message_content_note(enabled: bool) -> &'static str {
     }
 }
 
+/// The agent's companion models: what is bound (consent to send that kind of file there), what
+/// a picker may offer, and what cannot work.
+fn describe_companions(
+    out: &mut String,
+    warnings: &mut Vec<String>,
+    name: &str,
+    agent: &AgentConfig,
+) {
+    for (role, companion) in &agent.companions {
+        let _ = writeln!(
+            out,
+            "  companion {role} = {companion} (bound: files of this kind are sent there)"
+        );
+        if role.starts_with("generate:") {
+            warnings.push(format!(
+                "agents.{name}.companions: {role} is reserved: no tool generates media yet"
+            ));
+        }
+    }
+    for (role, choices) in &agent.companion_choices {
+        let _ = writeln!(out, "  companion choices {role}: {}", choices.join(", "));
+    }
+    let has_tool = agent.tools.iter().any(|t| t == "analyze_media");
+    if has_tool && agent.companions.keys().all(|r| !r.starts_with("analyze:")) {
+        warnings.push(format!(
+            "agents.{name}: analyze_media is offered but no analyze:* companion is bound: every call will fail until one is bound in [agents.{name}.companions]"
+        ));
+    }
+    if agent.transcribe_voice && !agent.companions.contains_key("analyze:audio") {
+        warnings.push(format!(
+            "agents.{name}: transcribe_voice = true needs an analyze:audio companion in [agents.{name}.companions]; voice notes arrive untranscribed until one is bound"
+        ));
+    }
+}
+
 fn describe_agent(
     out: &mut String,
     warnings: &mut Vec<String>,
@@ -250,6 +285,7 @@ fn describe_agent(
         }
     }
     let _ = writeln!(out, "  tools {}", agent.tools.join(", "));
+    describe_companions(out, warnings, name, agent);
     if !agent.denied_tools.is_empty() {
         let _ = writeln!(out, "  denied_tools {}", agent.denied_tools.join(", "));
     }

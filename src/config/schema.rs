@@ -150,6 +150,19 @@ pub struct AgentConfig {
     /// Anthropic requires a cap on the reply's length.
     #[serde(default = "defaults::max_tokens")]
     pub max_tokens: u32,
+    /// Companion models by role (`"analyze:image" = "provider/model"`): binding one is the
+    /// consent to send that kind of file to that model.
+    #[serde(default)]
+    pub companions: BTreeMap<String, String>,
+    /// What a picker may offer for a role that is not bound.
+    #[serde(default)]
+    pub companion_choices: BTreeMap<String, Vec<String>>,
+    /// The largest media file `analyze_media` sends, in MiB.
+    #[serde(default = "defaults::media_max_mb")]
+    pub media_max_mb: u64,
+    /// Voice notes are transcribed before the turn (needs `analyze:audio` bound).
+    #[serde(default)]
+    pub transcribe_voice: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -367,6 +380,9 @@ pub mod defaults {
         "https://api.telegram.org".into()
     }
     pub fn max_attachment_mb() -> u64 {
+        20
+    }
+    pub fn media_max_mb() -> u64 {
         20
     }
     pub fn discord_token_env() -> String {

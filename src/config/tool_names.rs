@@ -30,4 +30,5 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "summarize_context",
     "spawn_subagent",
     "ask_user_question",
+    "analyze_media",
 ];

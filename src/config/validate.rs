@@ -64,6 +64,37 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
                 ));
             }
         }
+        let companion = |field: &str, text: &str| -> Result<(), ConfigError> {
+            let parsed: crate::companions::Companion =
+                text.parse().map_err(|e: String| origins.error(field, e))?;
+            if !config.providers.contains_key(&parsed.provider) {
+                return Err(origins.error(
+                    field,
+                    format!(
+                        "`{text}` names the provider `{}`, which is not configured (add [providers.{}])",
+                        parsed.provider, parsed.provider
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        for (role, bound) in &agent.companions {
+            let field = format!("{key}.companions.\"{role}\"");
+            role.parse::<crate::companions::Role>()
+                .map_err(|e| origins.error(&field, e))?;
+            companion(&field, bound)?;
+        }
+        for (role, choices) in &agent.companion_choices {
+            let field = format!("{key}.companion_choices.\"{role}\"");
+            role.parse::<crate::companions::Role>()
+                .map_err(|e| origins.error(&field, e))?;
+            for choice in choices {
+                companion(&field, choice)?;
+            }
+        }
+        if agent.media_max_mb == 0 {
+            return Err(origins.error(&format!("{key}.media_max_mb"), "must be at least 1 (MiB)"));
+        }
         for server in agent.mcp.keys() {
             if server.is_empty()
                 || !server

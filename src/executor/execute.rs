@@ -79,6 +79,7 @@ impl Executor {
             }),
             context: self.context.clone(),
             approver: Some(self.approver.clone() as Arc<dyn QuestionAsker>),
+            companions: self.companions.clone(),
         };
         let own_timeout = approved
             .execute_args()

@@ -58,6 +58,8 @@ pub struct Executor {
     pub subagents: Option<Arc<dyn SubagentHost>>,
     /// The conversation, for `summarize_context` and `context_info`.
     pub context: Option<Arc<dyn ContextHost>>,
+    /// The agent's companion models (`analyze_media`).
+    pub companions: Option<Arc<dyn crate::tools::hosts::CompanionHost>>,
     /// Secrets taken out of every tool result before the model sees it.
     pub redactor: crate::policy::redact::Redactor,
     /// The agent's MCP servers, started when a session first needs their tools.
@@ -102,6 +104,7 @@ impl Executor {
             redactor: crate::policy::redact::Redactor::default(),
             mcp: None,
             with_mcp: std::sync::RwLock::new(None),
+            companions: None,
             definitions: Arc::default(),
         }
     }
@@ -151,6 +154,16 @@ impl Executor {
     ) -> Self {
         self.subagents = Some(subagents);
         self.context = Some(context);
+        self
+    }
+
+    /// The agent's companion models.
+    #[must_use]
+    pub fn with_companions(
+        mut self,
+        companions: Arc<dyn crate::tools::hosts::CompanionHost>,
+    ) -> Self {
+        self.companions = Some(companions);
         self
     }
 

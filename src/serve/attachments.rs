@@ -77,26 +77,26 @@ fn creation_failure(e: &std::io::Error) -> String {
 
 /// Downloads the files into `<workspace>/attachments/`; returns the lines that tell the agent
 /// (and, for refused files, the user) what happened.
-pub async fn receive(
-    handle: &BridgeHandle,
-    workspace: &Path,
-    files: &[RemoteFile],
-) -> (Vec<String>, Vec<String>) {
-    let mut for_agent = Vec::new();
-    let mut refused = Vec::new();
+pub async fn receive(handle: &BridgeHandle, workspace: &Path, files: &[RemoteFile]) -> Received {
+    let mut received = Received::default();
+    let (for_agent, refused, saved) = (
+        &mut received.for_agent,
+        &mut received.refused,
+        &mut received.saved,
+    );
     if files.is_empty() {
-        return (for_agent, refused);
+        return received;
     }
     let beneath = match std::fs::create_dir_all(workspace).and_then(|()| Beneath::open(workspace)) {
         Ok(beneath) => beneath,
         Err(e) => {
             refused.push(format!("the attachments could not be saved ({})", e.kind()));
-            return (for_agent, refused);
+            return received;
         }
     };
     if let Err(e) = beneath.create_dir_all(Path::new(DIR)) {
         refused.push(format!("the attachments could not be saved ({})", e.kind()));
-        return (for_agent, refused);
+        return received;
     }
     let cap = MAX_ATTACHMENT_BYTES.min(handle.bridge.limits().download_bytes);
     for file in files {
@@ -126,10 +126,13 @@ pub async fn receive(
         };
         drop(sink);
         match outcome {
-            Ok(bytes) => for_agent.push(format!(
-                "[attached file: {} ({bytes} bytes)]",
-                relative.display()
-            )),
+            Ok(bytes) => {
+                for_agent.push(format!(
+                    "[attached file: {} ({bytes} bytes)]",
+                    relative.display()
+                ));
+                saved.push(relative);
+            }
             Err(why) => {
                 // Nothing half-written stays behind (the file is the one created above).
                 let _ = beneath.remove(&relative, false);
@@ -137,7 +140,18 @@ pub async fn receive(
             }
         }
     }
-    (for_agent, refused)
+    received
+}
+
+/// What became of a message's files.
+#[derive(Debug, Default)]
+pub struct Received {
+    /// One line per saved file, for the agent.
+    pub for_agent: Vec<String>,
+    /// Why a file was not saved, for the chat.
+    pub refused: Vec<String>,
+    /// Where each saved file is, relative to the session's workspace.
+    pub saved: Vec<std::path::PathBuf>,
 }
 
 #[cfg(test)]

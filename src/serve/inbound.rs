@@ -190,7 +190,10 @@ async fn handle_message(
         (Vec::new(), Vec::new())
     } else {
         let workspace = service.workspace(&worker.agent, key);
-        receive(handle, &workspace, &inbound.files).await
+        let received = receive(handle, &workspace, &inbound.files).await;
+        let mut lines = received.for_agent;
+        lines.extend(transcripts(service, &worker, key, &workspace, &received.saved).await);
+        (lines, received.refused)
     };
     if !refused.is_empty() {
         reply.say(service, &refused.join("\n")).await;
@@ -223,6 +226,55 @@ async fn handle_message(
         );
         reply.say(service, &text).await;
     }
+}
+
+/// With `transcribe_voice` on the agent and `analyze:audio` bound, each saved audio file's
+/// transcript, so a spoken request works like a typed one. A transcription that fails says so
+/// (the file stays attached).
+async fn transcripts(
+    service: &Service,
+    worker: &SessionWorker,
+    key: &str,
+    workspace: &std::path::Path,
+    saved: &[std::path::PathBuf],
+) -> Vec<String> {
+    let config = &service.shared.config;
+    let wanted = config
+        .agents
+        .get(&worker.agent)
+        .is_some_and(|a| a.transcribe_voice && a.companions.contains_key("analyze:audio"));
+    let Some(companions) = worker.assembled.runner.executor.companions.clone() else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for relative in saved.iter().filter(|_| wanted) {
+        let path = workspace.join(relative);
+        let cap = companions.max_bytes();
+        let read = tokio::task::spawn_blocking(move || {
+            use std::io::Read;
+            let mut bytes = Vec::new();
+            std::fs::File::open(&path)
+                .and_then(|f| f.take(cap.saturating_add(1)).read_to_end(&mut bytes))
+                .map(|_| bytes)
+        })
+        .await;
+        let Ok(Ok(bytes)) = read else { continue };
+        let is_audio = crate::companions::detect(&bytes)
+            .is_some_and(|k| k.modality == crate::companions::role::Modality::Audio);
+        if !is_audio || bytes.len() as u64 > cap {
+            continue;
+        }
+        let name = relative.display().to_string();
+        let file = crate::tools::hosts::MediaFile {
+            name: name.clone(),
+            bytes,
+        };
+        match companions.analyze(key, file, "").await {
+            Ok(text) => lines.push(text),
+            Err(e) => lines.push(format!("[voice note {name} could not be transcribed: {e}]")),
+        }
+    }
+    lines
 }
 
 /// The session's worker, or a notice to the chat that it could not start.

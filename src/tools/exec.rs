@@ -38,4 +38,6 @@ pub struct ExecContext {
     pub approver: Option<std::sync::Arc<dyn super::hosts::QuestionAsker>>,
     /// The conversation (`summarize_context`, `context_info`).
     pub context: Option<std::sync::Arc<dyn super::hosts::ContextHost>>,
+    /// The agent's companion models (`analyze_media`).
+    pub companions: Option<std::sync::Arc<dyn super::hosts::CompanionHost>>,
 }

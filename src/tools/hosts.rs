@@ -56,3 +56,26 @@ pub trait ContextHost: Send + Sync {
     /// How much of the conversation there is.
     fn describe(&self, session: &str) -> String;
 }
+
+/// A media file read from the workspace, for a companion model.
+#[derive(Clone, Debug)]
+pub struct MediaFile {
+    /// As named in the workspace (for the log and a transcription endpoint's file name).
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The agent's companion models (`analyze_media`).
+pub trait CompanionHost: Send + Sync {
+    /// The largest file the agent sends (`media_max_mb`): the tool reads no more than this.
+    fn max_bytes(&self) -> u64;
+
+    /// Sends `file` to the companion bound for its kind, with `question`; the answer, or why
+    /// nothing was sent (nothing bound: the message names the fix).
+    fn analyze<'a>(
+        &'a self,
+        session: &'a str,
+        file: MediaFile,
+        question: &'a str,
+    ) -> HostFuture<'a>;
+}

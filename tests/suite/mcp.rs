@@ -81,6 +81,7 @@ fn dummy_exec() -> ExecContext {
         subagents: None,
         context: None,
         approver: None,
+        companions: None,
     }
 }
 

@@ -1,4 +1,5 @@
 mod cli;
+mod companions;
 mod corpus;
 mod discord;
 mod executor;

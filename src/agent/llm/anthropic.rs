@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// The API version this client speaks.
-const API_VERSION: &str = "2023-06-01";
+/// The Messages API version every request names.
+pub const API_VERSION: &str = "2023-06-01";
 
 /// Anthropic's Messages API (or a server speaking it).
 pub struct AnthropicProvider {

@@ -2,9 +2,9 @@
 //! Each provider turns these into its own wire format, streams the reply, retries what is worth
 //! retrying, and reports usage.
 
-mod anthropic;
+pub mod anthropic;
 mod openai;
-mod retry;
+pub mod retry;
 mod sse;
 
 pub use anthropic::AnthropicProvider;

@@ -242,7 +242,7 @@ fn path_arg(
         .map_err(|e| ToolError::InvalidArguments(format!("`{key}` ({raw:?}): {e}")))
 }
 
-fn reads(
+pub(super) fn reads(
     args: &Map<String, Value>,
     ctx: &ProposeContext,
     key: &str,

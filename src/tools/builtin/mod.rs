@@ -2,6 +2,7 @@
 //! Their execution arrives with the tools issue; the gate and `explain` decide for them now.
 
 mod files;
+mod media;
 mod plain;
 mod shell;
 mod state;
@@ -123,6 +124,7 @@ impl Tool for Builtin {
                     .unwrap_or_else(|e| ToolOutput::error(format!("the tool failed: {e}")))
                 }
                 "execute_command" => shell::execute(call, ctx).await,
+                "analyze_media" => media::execute(call, ctx).await,
                 "web_fetch" | "http_request" => web::execute(self.name, call, ctx).await,
                 "ask_user_question" => {
                     let args = call.execute_args();
@@ -256,6 +258,7 @@ pub fn all() -> Vec<Builtin> {
     tools.extend(shell::tools());
     tools.extend(web::tools());
     tools.extend(plain::tools());
+    tools.extend(media::tools());
     tools
 }
 

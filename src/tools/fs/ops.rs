@@ -164,6 +164,35 @@ fn write_bytes(t: &Target, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("writing {}: {e}", t.shown.display()))
 }
 
+/// The approved `path` of `call` for `analyze_media`: its name as the workspace shows it and at
+/// most `cap` bytes (more is refused before it is all read). Blocking.
+pub fn read_media(
+    call: &ApprovedCall,
+    ctx: &ExecContext,
+    cap: u64,
+) -> Result<(String, Vec<u8>), String> {
+    let t = target(call, ctx, "path", false)?;
+    let file = match t.beneath.read_file(&t.rel) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("{} does not exist", t.shown.display()));
+        }
+        Err(e) => return Err(format!("opening {}: {e}", t.shown.display())),
+    };
+    let mut bytes = Vec::new();
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading {}: {e}", t.shown.display()))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!(
+            "{} is larger than this agent sends to a companion ({} MiB, media_max_mb)",
+            t.shown.display(),
+            cap / (1024 * 1024)
+        ));
+    }
+    Ok((t.shown.display().to_string(), bytes))
+}
+
 /// Runs a file tool's execute half. Blocking: call it off the async threads.
 #[must_use]
 pub fn execute_file_tool(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> ToolOutput {

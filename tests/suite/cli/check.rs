@@ -112,3 +112,63 @@ fn serve_with_discord_and_no_token_exits_2_naming_both_variables() {
         "{err}"
     );
 }
+
+#[test]
+fn companions_are_checked_against_roles_and_providers() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"analyze_media\"]\n";
+    let write = |extra: &str| {
+        std::fs::write(dir.path().join("t.toml"), format!("{base}{extra}")).unwrap();
+        tollgate(&["check", "--config", "t.toml"], dir.path())
+    };
+    let good = write(
+        "transcribe_voice = true\n[agents.a.companions]\n\"analyze:image\" = \"p/vision-1\"\n[agents.a.companion_choices]\n\"analyze:audio\" = [\"p/whisper-1\"]\n",
+    );
+    assert_eq!(good.status.code(), Some(0), "{}", stderr(&good));
+    let text = stdout(&good);
+    assert!(
+        text.contains("companion analyze:image = p/vision-1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("companion choices analyze:audio: p/whisper-1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("transcribe_voice = true needs an analyze:audio companion"),
+        "{text}"
+    );
+    let unbound = stdout(&write(""));
+    assert!(
+        unbound.contains("no analyze:* companion is bound"),
+        "{unbound}"
+    );
+    for (extra, key, says) in [
+        (
+            "[agents.a.companions]\n\"analyse:image\" = \"p/v\"\n",
+            "agents.a.companions.\"analyse:image\"",
+            "not a companion role",
+        ),
+        (
+            "[agents.a.companions]\n\"analyze:image\" = \"q/v\"\n",
+            "agents.a.companions.\"analyze:image\"",
+            "provider `q`",
+        ),
+        (
+            "[agents.a.companions]\n\"analyze:image\" = \"vision\"\n",
+            "agents.a.companions.\"analyze:image\"",
+            "provider/model",
+        ),
+        (
+            "[agents.a.companion_choices]\n\"analyze:audio\" = [\"p/w\", \"x/w\"]\n",
+            "agents.a.companion_choices.\"analyze:audio\"",
+            "provider `x`",
+        ),
+        ("media_max_mb = 0\n", "agents.a.media_max_mb", "at least 1"),
+    ] {
+        let out = write(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra}");
+        let err = stderr(&out);
+        assert!(err.contains(key) && err.contains(says), "{extra}: {err}");
+    }
+}

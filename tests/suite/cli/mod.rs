@@ -11,7 +11,7 @@ mod run;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn tollgate(args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn tollgate(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tollgate"))
         .args(args)
         .current_dir(cwd)
@@ -24,11 +24,11 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 

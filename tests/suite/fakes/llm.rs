@@ -44,6 +44,8 @@ pub struct Recorded {
     /// The request head, lowercased (for other headers).
     pub head: String,
     pub body: Value,
+    /// The body as text (a multipart upload is not JSON).
+    pub raw: String,
 }
 
 /// A reply computed from the request's body.
@@ -192,6 +194,7 @@ async fn serve(
         authorization,
         head: head.to_lowercase(),
         body,
+        raw: String::from_utf8_lossy(&request.body).into_owned(),
     });
     if let Some(verdict) = fixed_verdict {
         return reply_with(&mut socket, text(&verdict)).await;

@@ -258,5 +258,6 @@ mod concurrency;
 mod crash;
 mod durability;
 mod hardening;
+mod media;
 mod presses;
 mod runtime;

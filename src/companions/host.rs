@@ -1,0 +1,121 @@
+//! An agent's companions as `analyze_media` reaches them: the file's kind from its bytes, the
+//! model bound for that kind, the call, and its usage recorded with purpose `companion`. A kind
+//! with nothing bound sends nothing: the tool fails with the fix named.
+
+use super::call::{Media, analyze};
+use super::media::detect;
+use super::role::{Companion, Modality, Role};
+use crate::config::Config;
+use crate::events::{Event, EventKind, EventSink};
+use crate::tools::hosts::{CompanionHost, HostError, HostFuture, MediaFile};
+use serde_json::json;
+use std::sync::Arc;
+
+/// One agent's companions.
+pub struct AgentCompanions {
+    config: Arc<Config>,
+    agent: String,
+    client: reqwest::Client,
+    events: Arc<dyn EventSink>,
+}
+
+impl AgentCompanions {
+    pub fn new(
+        config: Arc<Config>,
+        agent: &str,
+        client: reqwest::Client,
+        events: Arc<dyn EventSink>,
+    ) -> Self {
+        AgentCompanions {
+            config,
+            agent: agent.to_string(),
+            client,
+            events,
+        }
+    }
+
+    /// The companion bound for `role`, or what to write to bind one.
+    fn bound(&self, role: Role) -> Result<Companion, String> {
+        let agent = self.config.agents.get(&self.agent);
+        let written = agent.and_then(|a| a.companions.get(&role.to_string()));
+        match written {
+            Some(text) => text.parse(),
+            None => {
+                let offered = agent
+                    .and_then(|a| a.companion_choices.get(&role.to_string()))
+                    .filter(|choices| !choices.is_empty())
+                    .map(|choices| format!(" (choices listed for it: {})", choices.join(", ")))
+                    .unwrap_or_default();
+                Err(format!(
+                    "no model is bound for {role}: bind one in [agents.{}.companions], e.g. \"{role}\" = \"provider/model\"{offered}",
+                    self.agent
+                ))
+            }
+        }
+    }
+}
+
+impl CompanionHost for AgentCompanions {
+    fn max_bytes(&self) -> u64 {
+        let mb = self
+            .config
+            .agents
+            .get(&self.agent)
+            .map_or(crate::config::defaults::media_max_mb(), |a| a.media_max_mb);
+        mb.saturating_mul(1024 * 1024)
+    }
+
+    fn analyze<'a>(
+        &'a self,
+        session: &'a str,
+        file: MediaFile,
+        question: &'a str,
+    ) -> HostFuture<'a> {
+        Box::pin(async move {
+            let Some(kind) = detect(&file.bytes) else {
+                return Err(HostError(format!(
+                    "`{}` is not an image or audio file tollgate recognizes (PNG, JPEG, GIF, WebP; OGG, MP3, WAV, FLAC, M4A) — its type is read from its content, not its name",
+                    file.name
+                )));
+            };
+            if kind.modality == Modality::Video {
+                return Err(HostError("no provider supports video yet: describe what you need from the video, or ask for a frame as an image".into()));
+            }
+            let role = Role::analyze(kind.modality);
+            let companion = self.bound(role).map_err(HostError)?;
+            let provider = self
+                .config
+                .providers
+                .get(&companion.provider)
+                .ok_or_else(|| {
+                    HostError(format!(
+                        "the companion {companion} names a provider that is not configured"
+                    ))
+                })?;
+            let media = Media {
+                bytes: &file.bytes,
+                kind,
+                name: &file.name,
+            };
+            let answer = analyze(
+                &self.client,
+                &companion.provider,
+                provider,
+                &companion.model,
+                &media,
+                question,
+            )
+            .await
+            .map_err(HostError)?;
+            self.events.record(Event {
+                kind: EventKind::LlmUsage,
+                session: session.to_string(),
+                run: None,
+                call_id: String::new(),
+                tool: "analyze_media".into(),
+                fields: json!({"purpose": "companion", "role": role.to_string(), "model": companion.to_string(), "usage": answer.usage}),
+            });
+            Ok(answer.text)
+        })
+    }
+}
