@@ -9,6 +9,7 @@ mod call;
 mod decide;
 mod execute;
 mod hosts;
+pub mod reserved;
 pub mod session;
 use crate::config::{AgentConfig, Config};
 use crate::events::{Event, EventKind, EventSink};
@@ -325,7 +326,7 @@ impl Executor {
             );
             return result(ToolOutput::error(message), CallOutcome::Refused);
         }
-        let args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
+        let mut args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
             "{}"
         } else {
             &call.arguments
@@ -342,12 +343,12 @@ impl Executor {
                 return result(ToolOutput::error(message), CallOutcome::Refused);
             }
         };
-        self.event(
-            session,
-            &call,
-            EventKind::ToolProposed,
-            json!({"arguments": args}),
-        );
+        // The model cannot answer a picker for the human: the key is taken out, and noted.
+        let mut proposed = json!({"arguments": args});
+        if reserved::strip_reserved(&mut args) {
+            proposed["reserved_key_removed"] = json!(reserved::SELECTED_OPTION);
+        }
+        self.event(session, &call, EventKind::ToolProposed, proposed);
         let mut changes = session.subscribe();
         let (proposal, decision) = match self.decide_fully(session, &call, &args).await {
             Err(e) => return result(ToolOutput::error(e.to_string()), CallOutcome::Refused),

@@ -221,10 +221,15 @@ async fn nothing_is_sent_without_a_binding_and_the_fix_is_named() {
     big.resize(1024 * 1024 + 1, b'x');
     let large = setup.media("large.png", &big);
     for (i, path) in [&photo, &script, &video, &large].iter().enumerate() {
+        // The first call also tries to pick a model itself: the key is taken out (and noted).
+        let mut args = json!({"path": path, "question": "what?"});
+        if i == 0 {
+            args["_selectedOptionId"] = json!("p/vision-1");
+        }
         fake.push(tool_calls(&[(
             &format!("m{i}"),
             "analyze_media",
-            &json!({"path": path, "question": "what?"}).to_string(),
+            &args.to_string(),
         )]));
     }
     fake.push(text("Could not look."));
@@ -239,6 +244,11 @@ async fn nothing_is_sent_without_a_binding_and_the_fix_is_named() {
             && unbound.contains("[agents.a.companions]")
             && unbound.contains("p/vision-1, p/vision-2"),
         "{unbound}"
+    );
+    let audit = setup.audit().await;
+    assert!(
+        audit.contains("\"reserved_key_removed\":\"_selectedOptionId\""),
+        "{audit}"
     );
     assert!(tool_result(&fake, 2).contains("not an image or audio file"));
     assert!(tool_result(&fake, 3).contains("no provider supports video yet"));
