@@ -76,6 +76,7 @@ readable_roots = ["/usr/share"]
         prefix_binaries: agent.prefix_binaries.clone(),
         roots: roots.clone(),
         sandbox: ctx.dials.sandbox,
+        companions: Default::default(),
     };
 
     let command = compound_command();

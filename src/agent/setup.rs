@@ -216,6 +216,7 @@ pub fn assemble_with(
         Some(lists),
     ));
     let store_for_subagents = store.clone();
+    let store_for_companions = store.clone();
     let redactor = parts.redactor.clone();
     let toolset = parts.toolset.clone();
     let subagents = Arc::new(Subagents {
@@ -253,6 +254,7 @@ pub fn assemble_with(
             agent,
             parts.companion_client.clone(),
             events.clone(),
+            Some(store_for_companions),
         ))),
     );
     let runner = AgentRunner {

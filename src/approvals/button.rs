@@ -86,7 +86,7 @@ impl ButtonData {
     #[must_use]
     pub fn encode(&self) -> String {
         match self {
-            ButtonData::Card { token, choice } => token.button(choice.as_str()),
+            ButtonData::Card { token, choice } => token.button(&choice.to_data()),
             ButtonData::Bulk { token, choice } => token.button(choice.as_str()),
             ButtonData::Question { key, index } => format!("{key}:{index}"),
         }

@@ -2,7 +2,7 @@
 //! asks, for what, why, what would happen, and the buttons the decision offers. A surface only
 //! renders it.
 
-use super::pending::ApprovalChoice;
+use super::pending::{ApprovalChoice, MAX_OPTIONS};
 use crate::executor::approval::ApprovalRequest;
 use crate::policy::redact::Redactor;
 use crate::policy::resolve::AlwaysOffer;
@@ -36,6 +36,25 @@ pub fn build_card(
         label,
         token: token(choice),
     };
+    // A picker: nothing to approve until someone picked — one row per option (and its
+    // binding), then Cancel.
+    if let Some(options) = request.proposal.options.as_ref().filter(|o| !o.is_empty()) {
+        let mut choices = vec![ApprovalChoice::Deny];
+        let mut rows = Vec::new();
+        for (i, option) in options.iter().take(MAX_OPTIONS).enumerate() {
+            let i = u8::try_from(i).unwrap_or(u8::MAX);
+            choices.extend([ApprovalChoice::Pick(i), ApprovalChoice::Bind(i)]);
+            rows.push(vec![
+                button(
+                    cut(&redactor.redact(option), BUTTON_LABEL_CHARS),
+                    ApprovalChoice::Pick(i),
+                ),
+                button("Bind for this agent".into(), ApprovalChoice::Bind(i)),
+            ]);
+        }
+        rows.push(vec![button("✖ Cancel".into(), ApprovalChoice::Deny)]);
+        return (picker_card(request, requester, redactor, rows), choices);
+    }
     let mut choices = vec![ApprovalChoice::Approve, ApprovalChoice::Deny];
     let mut rows = vec![vec![
         button("✅ Approve".into(), ApprovalChoice::Approve),
@@ -82,4 +101,27 @@ pub fn build_card(
         rows,
     };
     (card, choices)
+}
+
+/// A picker's card: what the call does, and what picking (or binding) means.
+fn picker_card(
+    request: &ApprovalRequest,
+    requester: &str,
+    redactor: &Redactor,
+    rows: Vec<Vec<Button>>,
+) -> ApprovalCard {
+    let mut details = request.proposal.message.clone();
+    if let Some(preview) = &request.proposal.preview {
+        details.push('\n');
+        details.push_str(preview);
+    }
+    ApprovalCard {
+        agent: request.agent.clone(),
+        requester: requester.to_string(),
+        tool: request.proposal.tool.clone(),
+        tier: request.decision.tier.to_string(),
+        reason: redactor.redact(&request.decision.reason),
+        details: redactor.redact(&details),
+        rows,
+    }
 }

@@ -18,27 +18,51 @@ pub enum ApprovalChoice {
     Deny,
     AlwaysTool,
     AlwaysCommand,
+    /// A picker's option, by its place in the proposal's options.
+    Pick(u8),
+    /// A picker's option, also bound for the agent (a companion binding, not an "always").
+    Bind(u8),
 }
 
+/// Options a picker card offers at most (each is a row of two buttons).
+pub const MAX_OPTIONS: usize = 20;
+
 impl ApprovalChoice {
+    /// The choice as button data writes it after the token (`approve`, `pick-2`).
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub fn to_data(self) -> String {
         match self {
-            ApprovalChoice::Approve => "approve",
-            ApprovalChoice::Deny => "deny",
-            ApprovalChoice::AlwaysTool => "always-tool",
-            ApprovalChoice::AlwaysCommand => "always-command",
+            ApprovalChoice::Approve => "approve".into(),
+            ApprovalChoice::Deny => "deny".into(),
+            ApprovalChoice::AlwaysTool => "always-tool".into(),
+            ApprovalChoice::AlwaysCommand => "always-command".into(),
+            ApprovalChoice::Pick(i) => format!("pick-{i}"),
+            ApprovalChoice::Bind(i) => format!("bind-{i}"),
         }
     }
 
     #[must_use]
     pub fn parse(text: &str) -> Option<Self> {
+        let index = |digits: &str| {
+            digits
+                .parse::<u8>()
+                .ok()
+                .filter(|i| digits.len() <= 2 && usize::from(*i) < MAX_OPTIONS)
+        };
         Some(match text {
             "approve" => ApprovalChoice::Approve,
             "deny" => ApprovalChoice::Deny,
             "always-tool" => ApprovalChoice::AlwaysTool,
             "always-command" => ApprovalChoice::AlwaysCommand,
-            _ => return None,
+            _ => {
+                if let Some(i) = text.strip_prefix("pick-").and_then(index) {
+                    ApprovalChoice::Pick(i)
+                } else if let Some(i) = text.strip_prefix("bind-").and_then(index) {
+                    ApprovalChoice::Bind(i)
+                } else {
+                    return None;
+                }
+            }
         })
     }
 }
@@ -85,6 +109,9 @@ pub struct PendingApproval {
     /// Where the card was posted (empty: not sent yet).
     #[serde(default)]
     pub posted_to: Vec<CardRef>,
+    /// A picker's options (ids), in the order its buttons name them.
+    #[serde(default)]
+    pub options: Vec<String>,
 }
 
 /// What a press did.
@@ -378,6 +405,7 @@ mod tests {
             chat: None,
             card: None,
             posted_to: Vec::new(),
+            options: Vec::new(),
         }
     }
 

@@ -27,13 +27,17 @@ pub enum AllowlistCommand {
         #[arg(long)]
         command: String,
     },
-    /// Revoke a command key of an agent, or a tool approval of a session.
+    /// Revoke a command key of an agent, a companion bound on a picker card, or a tool
+    /// approval of a session.
     Revoke {
         #[arg(long)]
         agent: Option<String>,
         /// The key as listed: `git status` or `=rm old.log`.
         #[arg(long)]
         key: Option<String>,
+        /// A companion role bound on a card (`analyze:image`), with --agent.
+        #[arg(long)]
+        companion: Option<String>,
         #[arg(long)]
         session: Option<String>,
         #[arg(long)]
@@ -61,6 +65,19 @@ pub fn run(
                 );
                 return Ok(ExitCode::SUCCESS);
             };
+            for name in config.agents.keys() {
+                if agent_name.as_ref().is_some_and(|a| a != name) {
+                    continue;
+                }
+                let bound =
+                    crate::companions::bindings::of(store.as_ref(), name).map_err(runtime)?;
+                for (role, companion) in bound {
+                    io_say!(
+                        io,
+                        "agent {name}\tcompanion {role}\tbound to {companion} on a card"
+                    );
+                }
+            }
             let lists = Allowlists::new(store);
             for entry in lists
                 .command_entries(agent_name.as_deref())
@@ -127,12 +144,25 @@ pub fn run(
         AllowlistCommand::Revoke {
             agent: agent_name,
             key,
+            companion,
             session,
             tool,
         } => {
             let store = io
                 .existing_store(&config)?
                 .ok_or_else(|| Failure::usage("nothing is saved yet (no store)"))?;
+            if let (Some(a), Some(role), None, None, None) =
+                (agent_name, companion, key, session, tool)
+            {
+                let removed = crate::companions::bindings::revoke(store.as_ref(), a, role)
+                    .map_err(runtime)?;
+                return if removed {
+                    io_say!(io, "revoked");
+                    Ok(ExitCode::SUCCESS)
+                } else {
+                    Err(Failure::runtime("no such entry"))
+                };
+            }
             let lists = Allowlists::new(store);
             let removed = match (agent_name, key, session, tool) {
                 (Some(a), Some(k), None, None) => {
@@ -142,7 +172,7 @@ pub fn run(
                 (None, None, Some(s), Some(t)) => lists.revoke_tool(s, t).map_err(runtime)?,
                 _ => {
                     return Err(Failure::usage(
-                        "give --agent with --key, or --session with --tool",
+                        "give --agent with --key or --companion, or --session with --tool",
                     ));
                 }
             };

@@ -51,13 +51,16 @@ impl Approver for ConsoleApprover {
             // The keys the operator types stand in for the chats' button data.
             let (card, _) = build_card(&request, &self.operator, &self.redactor, |choice| {
                 match choice {
-                    ApprovalChoice::Approve => "a",
-                    ApprovalChoice::Deny => "d",
-                    ApprovalChoice::AlwaysTool => "t",
-                    ApprovalChoice::AlwaysCommand => "c",
+                    ApprovalChoice::Approve => "a".into(),
+                    ApprovalChoice::Deny => "d".into(),
+                    ApprovalChoice::AlwaysTool => "t".into(),
+                    ApprovalChoice::AlwaysCommand => "c".into(),
+                    // A picker's options are numbered from 1; `b<n>` also binds it.
+                    ApprovalChoice::Pick(i) => (u16::from(i) + 1).to_string(),
+                    ApprovalChoice::Bind(i) => format!("b{}", u16::from(i) + 1),
                 }
-                .to_string()
             });
+            let options = request.proposal.options.clone().unwrap_or_default();
             // Shown as every chat shows it: secrets out, controls escaped (an ESC sequence in a
             // command must not repaint the terminal the operator approves from).
             let card = card.map_text(&|text, layout| {
@@ -71,6 +74,19 @@ impl Approver for ConsoleApprover {
                     };
                 };
                 let by = self.operator.clone();
+                if let Some((index, bind)) = parse_pick(&line, options.len()) {
+                    return Answer::Picked {
+                        by,
+                        option: options[index].clone(),
+                        bind,
+                    };
+                }
+                if !options.is_empty() && parse_answer(&line) == Some(ConsoleAnswer::Approve) {
+                    say(
+                        "pick an option by its number (b<number> also binds it), or d to cancel\n? ",
+                    );
+                    continue;
+                }
                 match parse_answer(&line) {
                     Some(ConsoleAnswer::Approve) => return Answer::Approve { by },
                     Some(ConsoleAnswer::Deny) => return Answer::Deny { by },
@@ -93,6 +109,18 @@ impl Approver for ConsoleApprover {
     fn withdraw(&self, call_id: &str, outcome: &str) {
         say(&format!("(call {call_id}: {outcome} without an answer)\n"));
     }
+}
+
+/// A picker's answer typed at the console: `2` picks the second option, `b2` also binds it;
+/// the option's index and whether to bind.
+fn parse_pick(line: &str, options: usize) -> Option<(usize, bool)> {
+    let line = line.trim().to_ascii_lowercase();
+    let (digits, bind) = match line.strip_prefix('b') {
+        Some(rest) => (rest, true),
+        None => (line.as_str(), false),
+    };
+    let n: usize = digits.parse().ok()?;
+    (1..=options).contains(&n).then_some((n - 1, bind))
 }
 
 impl crate::executor::QuestionAsker for ConsoleApprover {

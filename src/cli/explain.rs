@@ -127,6 +127,8 @@ pub fn run(
         prefix_binaries: agent_config.prefix_binaries.clone(),
         roots: roots.clone(),
         sandbox: ctx.dials.sandbox,
+        // What the config binds (bindings made on cards are in the service's store).
+        companions: crate::tools::tool::CompanionView::for_agent(agent_config, Default::default()),
     };
     let output = match evaluate(&ctx, &toolset, &registry, &propose, &args.tool, &call_args) {
         Evaluation::Refused(refusal) => json!({

@@ -7,6 +7,7 @@ use super::media::detect;
 use super::role::{Companion, Modality, Role};
 use crate::config::Config;
 use crate::events::{Event, EventKind, EventSink};
+use crate::store::Store;
 use crate::tools::hosts::{CompanionHost, HostError, HostFuture, MediaFile};
 use serde_json::json;
 use std::sync::Arc;
@@ -17,6 +18,8 @@ pub struct AgentCompanions {
     agent: String,
     client: reqwest::Client,
     events: Arc<dyn EventSink>,
+    /// Where bindings made on picker cards are kept.
+    store: Option<Arc<dyn Store>>,
 }
 
 impl AgentCompanions {
@@ -25,19 +28,47 @@ impl AgentCompanions {
         agent: &str,
         client: reqwest::Client,
         events: Arc<dyn EventSink>,
+        store: Option<Arc<dyn Store>>,
     ) -> Self {
         AgentCompanions {
             config,
             agent: agent.to_string(),
             client,
             events,
+            store,
         }
+    }
+
+    /// A companion picked on a card: only one of the agent's choices for `role` (or what is
+    /// bound for it, where a binding was made meanwhile).
+    fn chosen(&self, role: Role, chosen: &str) -> Result<Companion, String> {
+        let key = role.to_string();
+        let agent = self.config.agents.get(&self.agent);
+        let offered = agent
+            .and_then(|a| a.companion_choices.get(&key))
+            .is_some_and(|choices| choices.iter().any(|c| c == chosen));
+        if !offered {
+            return Err(format!(
+                "`{chosen}` is not one of agent {}'s choices for {role}; nothing was sent",
+                self.agent
+            ));
+        }
+        chosen.parse()
     }
 
     /// The companion bound for `role`, or what to write to bind one.
     fn bound(&self, role: Role) -> Result<Companion, String> {
         let agent = self.config.agents.get(&self.agent);
-        let written = agent.and_then(|a| a.companions.get(&role.to_string()));
+        // The config's binding first, then one made on a picker card.
+        let stored = || {
+            let store = self.store.as_ref()?;
+            super::bindings::of(store.as_ref(), &self.agent)
+                .ok()?
+                .remove(&role.to_string())
+        };
+        let written = agent
+            .and_then(|a| a.companions.get(&role.to_string()).cloned())
+            .or_else(stored);
         match written {
             Some(text) => text.parse(),
             None => {
@@ -70,6 +101,7 @@ impl CompanionHost for AgentCompanions {
         session: &'a str,
         file: MediaFile,
         question: &'a str,
+        chosen: Option<&'a str>,
     ) -> HostFuture<'a> {
         Box::pin(async move {
             let Some(kind) = detect(&file.bytes) else {
@@ -82,7 +114,10 @@ impl CompanionHost for AgentCompanions {
                 return Err(HostError("no provider supports video yet: describe what you need from the video, or ask for a frame as an image".into()));
             }
             let role = Role::analyze(kind.modality);
-            let companion = self.bound(role).map_err(HostError)?;
+            let companion = match chosen {
+                Some(chosen) => self.chosen(role, chosen).map_err(HostError)?,
+                None => self.bound(role).map_err(HostError)?,
+            };
             let provider = self
                 .config
                 .providers

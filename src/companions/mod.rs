@@ -7,8 +7,10 @@
 //! - [`media`]: what a file is, from its first bytes (never its name)
 //! - [`call`]: the requests — OpenAI-compatible `image_url` data URLs, Anthropic image blocks,
 //!   `/audio/transcriptions`
+//! - [`bindings`]: bindings made on a picker card, stored per agent and role
 //! - [`host`]: the agent's companions as the `analyze_media` tool reaches them
 
+pub mod bindings;
 pub mod call;
 pub mod host;
 pub mod media;

@@ -34,6 +34,12 @@ pub enum Answer {
     AlwaysCommand {
         by: String,
     },
+    /// A picker's option was chosen (`option` is its id); `bind` also binds it for the agent.
+    Picked {
+        by: String,
+        option: String,
+        bind: bool,
+    },
     /// Nobody answered in time.
     TimedOut,
     /// Nobody can answer here; the reason names what would fix it.
@@ -62,6 +68,23 @@ impl QuestionAsker for NobodyApproves {}
 
 impl Approver for NobodyApproves {
     fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_> {
+        // A picker: nobody here can pick, and nothing is picked for them.
+        if let Some(options) = request.proposal.options.as_ref().filter(|o| !o.is_empty()) {
+            let role = request
+                .proposal
+                .execute_args
+                .get("role")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("this kind of media");
+            let reason = format!(
+                "`{}` needs someone to pick a model ({}), and nobody can pick in this run; bind a model for {role} in [agents.{}.companions] (one of: {})",
+                request.proposal.tool,
+                request.decision.reason,
+                request.agent,
+                options.join(", ")
+            );
+            return Box::pin(async move { Answer::Unanswerable { reason } });
+        }
         let fix = match &request.decision.approval_key {
             Some(key) => format!(
                 "allowlist `{key}` for agent {} (`tollgate allowlist add --agent {} --command …`)",

@@ -32,11 +32,17 @@ impl Executor {
             command_allowlist: &snapshot.command_allowlist,
             support: self.support,
         };
+        let stored = self
+            .store
+            .as_ref()
+            .and_then(|s| crate::companions::bindings::of(s.as_ref(), &session.agent).ok())
+            .unwrap_or_default();
         let propose = ProposeContext {
             workspace,
             prefix_binaries: agent.prefix_binaries.clone(),
             roots: roots.clone(),
             sandbox: snapshot.dials.sandbox,
+            companions: crate::tools::tool::CompanionView::for_agent(agent, stored),
         };
         let (registry, toolset) = self.tools();
         Ok(evaluate(
@@ -90,6 +96,35 @@ impl Executor {
         )
     }
 
+    /// A picker's answer: the option goes into the execute arguments (where only the runtime
+    /// writes it), and "Bind for this agent" stores it for the proposal's role.
+    fn apply_pick(
+        &self,
+        session: &SessionPolicy,
+        proposal: &mut Proposal,
+        option: &str,
+        bind: bool,
+    ) -> Result<(), String> {
+        if !proposal
+            .options
+            .as_ref()
+            .is_some_and(|o| o.iter().any(|x| x == option))
+        {
+            return Err(format!(
+                "`{option}` is not one of this call's options; nothing ran"
+            ));
+        }
+        if let Some(args) = proposal.execute_args.as_object_mut() {
+            args.insert(reserved::SELECTED_OPTION.into(), Value::from(option));
+        }
+        let role = proposal.execute_args.get("role").and_then(Value::as_str);
+        if bind && let (Some(role), Some(store)) = (role, &self.store) {
+            crate::companions::bindings::bind(store.as_ref(), &session.agent, role, option)
+                .map_err(|e| format!("the binding could not be saved ({e}); nothing ran"))?;
+        }
+        Ok(())
+    }
+
     /// Waits for a person's answer, deciding again whenever the session changes.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn wait_for_answer(
@@ -97,7 +132,7 @@ impl Executor {
         session: &SessionPolicy,
         call: &ToolCallRequest,
         args: &Value,
-        proposal: Proposal,
+        mut proposal: Proposal,
         decision: GateDecision,
         changes: &mut tokio::sync::watch::Receiver<session::Snapshot>,
         cancel: CancellationToken,
@@ -129,7 +164,7 @@ impl Executor {
                 answer = &mut answer => {
                     let now = crate::clock::now_rfc3339();
                     let by = match &answer {
-                        Answer::Approve { by } | Answer::AlwaysTool { by } | Answer::AlwaysCommand { by } | Answer::Deny { by } => by.clone(),
+                        Answer::Approve { by } | Answer::AlwaysTool { by } | Answer::AlwaysCommand { by } | Answer::Deny { by } | Answer::Picked { by, .. } => by.clone(),
                         _ => String::new(),
                     };
                     match answer {
@@ -144,6 +179,11 @@ impl Executor {
                                 && let Err(e) = session.allow_command(key, &by, &now)
                             {
                                 return Err(finish(ToolOutput::error(format!("the approval could not be saved ({e}); nothing ran")), CallOutcome::Refused));
+                            }
+                        }
+                        Answer::Picked { option, bind, .. } => {
+                            if let Err(refused) = self.apply_pick(session, &mut proposal, &option, bind) {
+                                return Err(finish(ToolOutput::error(refused), CallOutcome::Refused));
                             }
                         }
                         Answer::Deny { by } => {

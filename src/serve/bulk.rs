@@ -62,6 +62,8 @@ pub fn waiting_in(shared: &Shared, chat: &ChatRef) -> Vec<PendingApproval> {
         .unwrap_or_default()
         .into_iter()
         .filter(|r| r.posted_to.iter().any(|c| c.chat == *chat))
+        // A picker has nothing to approve until someone picks: no "all N" row answers it.
+        .filter(|r| r.options.is_empty())
         .collect();
     waiting.sort_by(|a, b| (a.posted, &a.token).cmp(&(b.posted, &b.token)));
     waiting

@@ -62,11 +62,22 @@ pub fn answer_of(record: &PendingApproval) -> Option<Answer> {
         PendingState::TimedOut => Some(Answer::TimedOut),
         PendingState::Answered { choice, by } => {
             let by = by.clone();
+            let picked = |i: u8, bind: bool| match record.options.get(usize::from(i)) {
+                Some(option) => Answer::Picked {
+                    by: by.clone(),
+                    option: option.clone(),
+                    bind,
+                },
+                // A choice the record does not offer decides nothing.
+                None => Answer::Deny { by: by.clone() },
+            };
             Some(match choice {
                 ApprovalChoice::Approve => Answer::Approve { by },
                 ApprovalChoice::Deny => Answer::Deny { by },
                 ApprovalChoice::AlwaysTool => Answer::AlwaysTool { by },
                 ApprovalChoice::AlwaysCommand => Answer::AlwaysCommand { by },
+                ApprovalChoice::Pick(i) => picked(*i, false),
+                ApprovalChoice::Bind(i) => picked(*i, true),
             })
         }
     }
@@ -221,7 +232,7 @@ impl CardApprover {
         let requester = lock(&self.requester).1.clone();
         // Stored redacted: every later rendering (edits, a resend after a restart) shows this.
         let (card, choices) = build_card(request, &requester, &self.shared.redactor, |choice| {
-            token.button(choice.as_str())
+            token.button(&choice.to_data())
         });
         let timeout = self
             .shared
@@ -244,6 +255,7 @@ impl CardApprover {
             chat: Some(self.chat.clone()),
             card: Some(card),
             posted_to: Vec::new(),
+            options: request.proposal.options.clone().unwrap_or_default(),
         };
         // Write ahead: the card goes out only once this record is on disk.
         self.shared

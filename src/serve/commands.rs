@@ -166,10 +166,18 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
             let commands = lists
                 .command_entries(Some(&worker.agent))
                 .unwrap_or_default();
-            if tools.is_empty() && commands.is_empty() {
+            let bound = crate::companions::bindings::of(shared.store.as_ref(), &worker.agent)
+                .unwrap_or_default();
+            if tools.is_empty() && commands.is_empty() && bound.is_empty() {
                 return "Nothing is allowed always here.".into();
             }
             let mut text = String::new();
+            for (role, companion) in &bound {
+                text.push_str(&format!(
+                    "companion {role} → `{companion}` (agent {}, bound on a card)\n",
+                    worker.agent
+                ));
+            }
             for t in tools {
                 text.push_str(&format!(
                     "tool `{}` (this chat) — by {} at {}\n",
@@ -183,7 +191,7 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
                 ));
             }
             text.push_str(
-                "Revoke with /allowlist revoke tool NAME, or /allowlist revoke command KEY",
+                "Revoke with /allowlist revoke tool NAME, /allowlist revoke command KEY, or /allowlist revoke companion ROLE",
             );
             text
         }
@@ -192,13 +200,18 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
             let rest: Vec<&str> = words.collect();
             let target = rest.join(" ");
             let revoked = match kind {
+                Some("companion") if !target.is_empty() => crate::companions::bindings::revoke(
+                    shared.store.as_ref(),
+                    &worker.agent,
+                    &target,
+                ),
                 Some("tool") if !target.is_empty() => policy.revoke_tool(&target),
                 Some("command") => match target.parse::<ApprovalKey>() {
                     Ok(key) => policy.revoke_command(&key),
                     Err(e) => return format!("`{target}` is not a command key: {e}"),
                 },
                 _ => {
-                    return "Usage: /allowlist revoke tool NAME | /allowlist revoke command KEY"
+                    return "Usage: /allowlist revoke tool NAME | command KEY | companion ROLE"
                         .into();
                 }
             };

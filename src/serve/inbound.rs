@@ -269,7 +269,7 @@ async fn transcripts(
             name: name.clone(),
             bytes,
         };
-        match companions.analyze(key, file, "").await {
+        match companions.analyze(key, file, "", None).await {
             Ok(text) => lines.push(text),
             Err(e) => lines.push(format!("[voice note {name} could not be transcribed: {e}]")),
         }

@@ -17,9 +17,20 @@ use std::sync::Arc;
 use tollgate_surface::{CardOutcome, CardRef, Platform, Press};
 
 fn outcome_of(record: &PendingApproval) -> Option<CardOutcome> {
+    let picked = |i: &u8, by: &str, bound: &str| {
+        let option = record
+            .options
+            .get(usize::from(*i))
+            .map_or("?", String::as_str);
+        CardOutcome::Approved {
+            by: format!("{by}, who picked {option}{bound}"),
+        }
+    };
     match &record.state {
         PendingState::Answered { choice, by } => Some(match choice {
             ApprovalChoice::Deny => CardOutcome::Denied { by: by.clone() },
+            ApprovalChoice::Pick(i) => picked(i, by, ""),
+            ApprovalChoice::Bind(i) => picked(i, by, " (now bound for the agent)"),
             _ => CardOutcome::Approved { by: by.clone() },
         }),
         _ => None,
@@ -348,11 +359,12 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
         let Some(card_token) = ApprovalToken::parse(card) else {
             continue;
         };
-        if let Ok(PressOutcome::Answered(record)) =
-            shared
-                .approvals
-                .press(&card_token.button(single.as_str()), &pressed.by, true, now)
-        {
+        if let Ok(PressOutcome::Answered(record)) = shared.approvals.press(
+            &card_token.button(&single.to_data()),
+            &pressed.by,
+            true,
+            now,
+        ) {
             if let Some(answer) = answer_of(&record) {
                 shared.deliver(&record.token, answer);
             }

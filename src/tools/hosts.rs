@@ -70,12 +70,14 @@ pub trait CompanionHost: Send + Sync {
     /// The largest file the agent sends (`media_max_mb`): the tool reads no more than this.
     fn max_bytes(&self) -> u64;
 
-    /// Sends `file` to the companion bound for its kind, with `question`; the answer, or why
-    /// nothing was sent (nothing bound: the message names the fix).
+    /// Sends `file` to the companion bound for its kind (or to `chosen`, picked on a card from
+    /// the agent's choices), with `question`; the answer, or why nothing was sent (nothing
+    /// bound: the message names the fix).
     fn analyze<'a>(
         &'a self,
         session: &'a str,
         file: MediaFile,
         question: &'a str,
+        chosen: Option<&'a str>,
     ) -> HostFuture<'a>;
 }

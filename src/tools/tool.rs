@@ -21,6 +21,32 @@ pub struct ProposeContext {
     /// itself could read (a diff must never show a file the agent may not see).
     pub roots: Roots,
     pub sandbox: SandboxPolicy,
+    /// The agent's companion models (`analyze_media` offers a picker where none is bound).
+    pub companions: CompanionView,
+}
+
+/// What an agent's companions are, for a proposal: role → companion bound (the config's, then
+/// those bound on a picker card), and the choices a picker may offer per role.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompanionView {
+    pub bound: std::collections::BTreeMap<String, String>,
+    pub choices: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl CompanionView {
+    /// `agent`'s companions: its config's bindings over `stored` ones, and its choices.
+    #[must_use]
+    pub fn for_agent(
+        agent: &crate::config::AgentConfig,
+        stored: std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        let mut bound = stored;
+        bound.extend(agent.companions.clone());
+        CompanionView {
+            bound,
+            choices: agent.companion_choices.clone(),
+        }
+    }
 }
 
 impl ProposeContext {

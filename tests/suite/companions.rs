@@ -217,9 +217,10 @@ async fn nothing_is_sent_without_a_binding_and_the_fix_is_named() {
     let photo = setup.media("photo.png", PNG);
     let script = setup.media("photo.jpg", b"#!/bin/sh\nrm -rf ~\n");
     let video = setup.media("clip.mp4", b"\0\0\0\x20ftypisom-pretend-video");
-    let mut big = PNG.to_vec();
+    // Audio has no choices listed: no picker, and the size is checked before anything else.
+    let mut big = OGG.to_vec();
     big.resize(1024 * 1024 + 1, b'x');
-    let large = setup.media("large.png", &big);
+    let large = setup.media("large.ogg", &big);
     for (i, path) in [&photo, &script, &video, &large].iter().enumerate() {
         // The first call also tries to pick a model itself: the key is taken out (and noted).
         let mut args = json!({"path": path, "question": "what?"});
@@ -238,10 +239,11 @@ async fn nothing_is_sent_without_a_binding_and_the_fix_is_named() {
     // Every request went to the agent's model: no companion was called.
     assert_eq!(fake.requests().len(), 5);
     assert!(fake.requests().iter().all(|r| r.body["model"] == "m"));
+    // Choices are listed: a picker, and nobody can pick in a run — the fix is named.
     let unbound = tool_result(&fake, 1);
     assert!(
-        unbound.contains("no model is bound for analyze:image")
-            && unbound.contains("[agents.a.companions]")
+        unbound.contains("nobody can pick in this run")
+            && unbound.contains("bind a model for analyze:image in [agents.a.companions]")
             && unbound.contains("p/vision-1, p/vision-2"),
         "{unbound}"
     );
@@ -253,4 +255,44 @@ async fn nothing_is_sent_without_a_binding_and_the_fix_is_named() {
     assert!(tool_result(&fake, 2).contains("not an image or audio file"));
     assert!(tool_result(&fake, 3).contains("no provider supports video yet"));
     assert!(tool_result(&fake, 4).contains("media_max_mb"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_console_picks_by_number() {
+    use super::cli::Live;
+    let fake = FakeLlm::start(vec![]).await;
+    let setup = Setup::new(
+        &fake.url,
+        "",
+        "[agents.a.companion_choices]\n\"analyze:image\" = [\"p/vision-1\", \"p/vision-2\"]\n",
+    );
+    let photo = setup.media("photo.png", PNG);
+    fake.push(analyze(&photo, "What is it?"));
+    fake.push(Reply::Json(
+        json!({"choices": [{"message": {"content": "A cat."}}]}),
+    ));
+    fake.push(text("It is a cat."));
+    let path = setup.dir.path().to_path_buf();
+    let transcript = tokio::task::spawn_blocking(move || {
+        let mut chat = Live::start(&path, &["chat", "--config", "tollgate.toml"]);
+        chat.send("look");
+        let card = chat.wait_for("\n? ");
+        // A typed "a" approves nothing on a picker: it asks for a number.
+        chat.send("a");
+        chat.wait_for("pick an option by its number");
+        chat.send("2");
+        let text = chat.wait_for("It is a cat.");
+        drop(chat.child.stdin.take());
+        assert!(chat.child.wait().unwrap().success());
+        format!("{card}{text}")
+    })
+    .await
+    .unwrap();
+    assert!(
+        transcript.contains("[1] p/vision-1  [b1] Bind for this agent")
+            && transcript.contains("[2] p/vision-2  [b2] Bind for this agent")
+            && transcript.contains("[d] ✖ Cancel"),
+        "{transcript}"
+    );
+    assert_eq!(fake.requests()[1].body["model"], "vision-2");
 }

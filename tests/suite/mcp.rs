@@ -60,6 +60,7 @@ fn dummy_propose() -> tollgate::tools::ProposeContext {
             protected: vec![],
         },
         sandbox: tollgate::policy::mode::SandboxPolicy::WorkspaceWrite,
+        companions: Default::default(),
     }
 }
 

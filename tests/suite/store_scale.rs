@@ -93,6 +93,7 @@ fn approval(token: &ApprovalToken, n: usize, expires: u64) -> PendingApproval {
         chat: None,
         card: None,
         posted_to: Vec::new(),
+        options: Vec::new(),
     }
 }
 

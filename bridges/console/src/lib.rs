@@ -70,13 +70,18 @@ pub fn render_card(card: &ApprovalCard) -> String {
             out.push('\n');
         }
     }
-    let choices: Vec<String> = card
+    // One line per row: a picker's options read as a numbered list.
+    let rows: Vec<String> = card
         .rows
         .iter()
-        .flatten()
-        .map(|b| format!("[{}] {}", b.token, b.label))
+        .map(|row| {
+            row.iter()
+                .map(|b| format!("[{}] {}", b.token, b.label))
+                .collect::<Vec<_>>()
+                .join("  ")
+        })
         .collect();
-    out.push_str(&choices.join("  "));
+    out.push_str(&rows.join("\n"));
     out.push_str("\n? ");
     out
 }

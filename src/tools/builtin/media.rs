@@ -4,12 +4,16 @@
 //! of file to it); with nothing bound for its kind, nothing is sent and the call fails with the
 //! fix named.
 
-use super::Builtin;
+use super::{Builtin, Plan};
+use crate::companions::role::{Modality, Role};
+use crate::policy::effect::Effect;
 use crate::policy::tier::Tier;
 use crate::tools::approved::{ApprovedCall, ToolOutput};
 use crate::tools::args::{ArgKind, required};
 use crate::tools::exec::ExecContext;
 use crate::tools::hosts::MediaFile;
+use crate::tools::tool::{ProposeContext, ToolError};
+use serde_json::Map;
 use serde_json::Value;
 
 pub(super) fn tools() -> Vec<Builtin> {
@@ -33,8 +37,40 @@ pub(super) fn tools() -> Vec<Builtin> {
         },
         tier: Tier::ReadOnly,
         long_running: true,
-        plan: |a, c| super::files::reads(a, c, "path", "analyze"),
+        plan,
     }]
+}
+
+/// What a call would read, and — where nothing is bound for the file's kind but the agent
+/// lists choices — the picker: the file goes to whichever model a human picks.
+fn plan(args: &Map<String, Value>, ctx: &ProposeContext) -> Result<Plan, ToolError> {
+    let mut plan = super::files::reads(args, ctx, "path", "analyze")?;
+    let Some(Effect::Read(path)) = plan.effects.first().cloned() else {
+        return Ok(plan);
+    };
+    // Its kind from its first bytes, as the companion host will read it.
+    let kind = crate::tools::fs::read_head(&path, &ctx.roots, ctx.sandbox, 64)
+        .and_then(|head| crate::companions::detect(&head));
+    let Some(kind) = kind.filter(|k| k.modality != Modality::Video) else {
+        return Ok(plan);
+    };
+    let role = Role::analyze(kind.modality).to_string();
+    if ctx.companions.bound.contains_key(&role) {
+        return Ok(plan);
+    }
+    let Some(choices) = ctx.companions.choices.get(&role).filter(|c| !c.is_empty()) else {
+        return Ok(plan);
+    };
+    plan.message = format!("{} (pick a model for {role})", plan.message);
+    plan.preview = Some(format!(
+        "Nothing is bound for {role}: the file goes to the model you pick. \"Bind for this agent\" also sends every later {role} file of this agent to it, without asking."
+    ));
+    plan.options = Some(choices.clone());
+    // What runs is rebuilt here, never taken from the model: the role a binding would bind.
+    let mut execute = args.clone();
+    execute.insert("role".into(), Value::from(role));
+    plan.execute_args = Some(Value::Object(execute));
+    Ok(plan)
 }
 
 /// Reads the approved file (at most the agent's `media_max_mb`) and asks the companion.
@@ -59,7 +95,18 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let asked = companions.analyze(&ctx.session, MediaFile { name, bytes }, &question);
+    // A picker's answer, written by the runtime (a model's own is taken out before the gate).
+    let chosen = call
+        .execute_args()
+        .get(crate::executor::reserved::SELECTED_OPTION)
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let asked = companions.analyze(
+        &ctx.session,
+        MediaFile { name, bytes },
+        &question,
+        chosen.as_deref(),
+    );
     tokio::select! {
         answer = asked => match answer {
             Ok(text) => ToolOutput::ok(text),

@@ -80,6 +80,8 @@ pub struct Plan {
     /// The arguments the execute half runs with, when they differ from the call's (a write
     /// carries the fingerprint of the file its preview was made from).
     pub execute_args: Option<Value>,
+    /// Choices for a human to pick from (a picker prompts in every mode).
+    pub options: Option<Vec<String>>,
 }
 
 type PlanFn = fn(&Map<String, Value>, &ProposeContext) -> Result<Plan, ToolError>;
@@ -243,7 +245,7 @@ impl Tool for Builtin {
             declaration: Declaration::tier(plan.tier.unwrap_or(self.tier)),
             execute_tool: self.name.to_string(),
             execute_args: plan.execute_args.unwrap_or_else(|| raw.clone()),
-            options: None,
+            options: plan.options,
             shell: plan.shell.map(Arc::new),
             mcp: None,
         })

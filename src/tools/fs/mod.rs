@@ -6,4 +6,4 @@ pub mod beneath;
 mod ops;
 mod walk;
 
-pub use ops::{execute_file_tool, fingerprint_of, read_for_preview, read_media};
+pub use ops::{execute_file_tool, fingerprint_of, read_for_preview, read_head, read_media};

@@ -56,6 +56,16 @@ pub(crate) fn root_for(
 
 /// Reads a file for a preview, beneath a root the call could read.
 pub fn read_for_preview(path: &Path, roots: &Roots, sandbox: SandboxPolicy) -> Option<Vec<u8>> {
+    read_head(path, roots, sandbox, 8 * 1024 * 1024)
+}
+
+/// The first `limit` bytes of a file, read beneath a root the call could read.
+pub fn read_head(
+    path: &Path,
+    roots: &Roots,
+    sandbox: SandboxPolicy,
+    limit: u64,
+) -> Option<Vec<u8>> {
     let root = root_for(path, roots, sandbox, false)?;
     let beneath = Beneath::open(&root).ok()?;
     let rel = path.strip_prefix(&root).ok()?;
@@ -63,7 +73,7 @@ pub fn read_for_preview(path: &Path, roots: &Roots, sandbox: SandboxPolicy) -> O
     beneath
         .read_file(rel)
         .ok()?
-        .take(8 * 1024 * 1024)
+        .take(limit)
         .read_to_end(&mut bytes)
         .ok()?;
     Some(bytes)

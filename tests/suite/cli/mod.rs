@@ -33,13 +33,13 @@ pub(crate) fn stderr(o: &Output) -> String {
 }
 
 /// A child process's output, collected as it arrives.
-struct Live {
-    child: std::process::Child,
+pub(crate) struct Live {
+    pub(crate) child: std::process::Child,
     seen: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Live {
-    fn start(dir: &Path, args: &[&str]) -> Live {
+    pub(crate) fn start(dir: &Path, args: &[&str]) -> Live {
         use std::io::Read;
         let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
             .args(args)
@@ -67,14 +67,14 @@ impl Live {
         Live { child, seen }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         use std::io::Write;
         let stdin = self.child.stdin.as_mut().unwrap();
         stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
         stdin.flush().unwrap();
     }
 
-    fn wait_for(&self, pattern: &str) -> String {
+    pub(crate) fn wait_for(&self, pattern: &str) -> String {
         for _ in 0..300 {
             let text = self.seen.lock().unwrap().clone();
             if text.contains(pattern) {

@@ -292,6 +292,7 @@ fn run(world: &World, row: &Row) -> Outcome {
         prefix_binaries: agent.prefix_binaries.clone(),
         roots: roots.clone(),
         sandbox: ctx.dials.sandbox,
+        companions: Default::default(),
     };
     let decision = match evaluate(
         &ctx,

@@ -180,6 +180,7 @@ async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
                     }]],
                 }),
                 posted_to: Vec::new(),
+                options: Vec::new(),
             })
             .unwrap();
     }

@@ -55,3 +55,98 @@ async fn a_voice_note_is_transcribed_up_front_and_a_photo_alone_starts_a_turn() 
     // No companion was asked about the photo: nothing is bound for images.
     assert_eq!(served.llm.requests().len(), 3);
 }
+
+/// A picker on a Telegram card: one row per model and its "Bind for this agent", Cancel; asked
+/// even in `high-risk`; the model's own `_selectedOptionId` ignored; a pick runs once with the
+/// picked model; a binding is remembered, so the next call asks nobody.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_picker_card_chooses_the_companion_and_binds_it() {
+    let analyze = |id: &str, extra: Value| {
+        let mut args = json!({"path": "pic.png", "question": "what is it?"});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        crate::suite::fakes::llm::tool_calls(&[(id, "analyze_media", &args.to_string())])
+    };
+    let seen = |what: &str| Reply::Json(json!({"choices": [{"message": {"content": what}}]}));
+    let served = Served::start(
+        vec![
+            analyze("m1", json!({"_selectedOptionId": "p/vision-1"})),
+            seen("a cat"),
+            text("Seen once."),
+            analyze("m2", json!({})),
+            seen("a cat again"),
+            text("Seen twice."),
+            analyze("m3", json!({})),
+            seen("still a cat"),
+            text("Seen thrice."),
+        ],
+        "tools = [\"analyze_media\"]\napproval = \"high-risk\"\n[agents.a.companion_choices]\n\"analyze:image\" = [\"p/vision-1\", \"p/vision-2\"]",
+        "",
+    )
+    .await;
+    let workspace = served.path("ws/telegram_10");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("pic.png"), b"\x89PNG\r\n\x1a\n-pixels").unwrap();
+
+    served.say(USER, "what is in pic.png?");
+    let (card_id, card) = served.card(USER, 0).await;
+    let keyboard = card["reply_markup"]["inline_keyboard"].to_string();
+    assert!(
+        keyboard.contains("p/vision-1")
+            && keyboard.contains("p/vision-2")
+            && keyboard.contains("Bind for this agent")
+            && keyboard.contains("Cancel")
+            && !keyboard.contains("Approve"),
+        "{keyboard}"
+    );
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "p/vision-2"));
+    served.wait_text(USER, "Seen once.").await;
+    assert_eq!(served.llm.requests()[1].body["model"], "vision-2");
+    let edit = served.card_edit(card_id).await;
+    assert!(
+        edit["text"].as_str().unwrap().contains("picked p/vision-2"),
+        "{edit}"
+    );
+
+    served.say(USER, "again");
+    let (second_id, second) = served.card(USER, 1).await;
+    let bind_first = second["reply_markup"]["inline_keyboard"][0][1]["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(bind_first.ends_with(":bind-0"), "{bind_first}");
+    served
+        .telegram
+        .push_press(USER, ADMIN, second_id, &bind_first);
+    served.wait_text(USER, "Seen twice.").await;
+    assert_eq!(served.llm.requests()[4].body["model"], "vision-1");
+
+    // Bound now: no card, straight to the bound model.
+    served.say(USER, "and again");
+    served.wait_text(USER, "Seen thrice.").await;
+    assert_eq!(served.llm.requests()[7].body["model"], "vision-1");
+    let cards = served
+        .telegram
+        .calls("SendMessage")
+        .into_iter()
+        .filter(|b| b.get("reply_markup").is_some())
+        .count();
+    assert_eq!(cards, 2);
+
+    // The binding is listed and revoked like a saved command key, in chat and at the CLI.
+    served.say(ADMIN, "/allowlist");
+    served
+        .wait_text(ADMIN, "companion analyze:image → `p/vision-1`")
+        .await;
+    let listed = served.tollgate(&["allowlist", "list"]);
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("companion analyze:image\tbound to p/vision-1"),
+        "{listed}"
+    );
+    served.say(ADMIN, "/allowlist revoke companion analyze:image");
+    served.wait_text(ADMIN, "Revoked `analyze:image`").await;
+}
