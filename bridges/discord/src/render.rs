@@ -185,8 +185,9 @@ fn label(text: &str) -> String {
     label
 }
 
-/// The card's buttons as action rows: up to five buttons a row, at most five rows; what does
-/// not fit in buttons is offered in a select menu in the last row.
+/// The card's buttons as action rows: up to five buttons a row, at most five rows. A card with
+/// more rows than that (a picker of more than four options) offers every row but the last in
+/// one select menu, and keeps the last row (Cancel) as buttons.
 pub fn components(rows: &[Vec<Button>]) -> Result<Value, BridgeError> {
     let mut buttons_rows: Vec<Vec<&Button>> = Vec::new();
     for row in rows {
@@ -194,12 +195,33 @@ pub fn components(rows: &[Vec<Button>]) -> Result<Value, BridgeError> {
             buttons_rows.push(chunk.iter().collect());
         }
     }
-    let (shown, rest) = if buttons_rows.len() > MAX_ROWS {
-        buttons_rows.split_at(MAX_ROWS - 1)
+    let (rest, shown) = if buttons_rows.len() > MAX_ROWS {
+        buttons_rows.split_at(buttons_rows.len() - 1)
     } else {
-        (&buttons_rows[..], &[][..])
+        (&[][..], &buttons_rows[..])
     };
     let mut out = Vec::new();
+    let more: Vec<&&Button> = rest.iter().flatten().collect();
+    if !more.is_empty() {
+        if more.len() > SELECT_OPTIONS {
+            return Err(BridgeError::rejected(format!(
+                "a card with {} choices; a select menu holds {SELECT_OPTIONS}",
+                more.len()
+            )));
+        }
+        let mut options = Vec::new();
+        for button in more {
+            checked(&button.token)?;
+            options.push(json!({ "label": label(&button.label), "value": button.token }));
+        }
+        let select = json!({
+            "type": 3,
+            "custom_id": "select",
+            "placeholder": "Choose",
+            "options": options,
+        });
+        out.push(json!({ "type": 1, "components": [select] }));
+    }
     for row in shown {
         let mut buttons = Vec::new();
         for button in row {
@@ -212,27 +234,6 @@ pub fn components(rows: &[Vec<Button>]) -> Result<Value, BridgeError> {
             }));
         }
         out.push(json!({ "type": 1, "components": buttons }));
-    }
-    let more: Vec<&&Button> = rest.iter().flatten().collect();
-    if !more.is_empty() {
-        if more.len() > SELECT_OPTIONS {
-            return Err(BridgeError::rejected(format!(
-                "a card with {} more choices than fit in buttons; a select menu holds {SELECT_OPTIONS}",
-                more.len()
-            )));
-        }
-        let mut options = Vec::new();
-        for button in more {
-            checked(&button.token)?;
-            options.push(json!({ "label": label(&button.label), "value": button.token }));
-        }
-        let select = json!({
-            "type": 3,
-            "custom_id": "select",
-            "placeholder": "More choices",
-            "options": options,
-        });
-        out.push(json!({ "type": 1, "components": [select] }));
     }
     Ok(Value::Array(out))
 }
@@ -284,26 +285,44 @@ mod tests {
         assert!(escape("@everyone <@1> **x**").starts_with("\\@everyone \\<\\@1\\> \\*\\*x"));
     }
 
+    fn button(i: usize) -> Button {
+        Button {
+            label: format!("choice {i}"),
+            token: format!("t{i}"),
+        }
+    }
+
     #[test]
-    fn buttons_become_rows_of_five_and_the_rest_a_select() {
-        let row: Vec<Button> = (0..27)
-            .map(|i| Button {
-                label: format!("choice {i}"),
-                token: format!("t{i}"),
-            })
-            .collect();
-        let rows = components(&[row]).unwrap();
-        let rows = rows.as_array().unwrap();
-        assert_eq!(rows.len(), 5);
-        assert_eq!(rows[0]["components"].as_array().unwrap().len(), 5);
-        assert_eq!(rows[4]["components"][0]["type"], 3);
+    fn a_picker_of_four_is_buttons_and_more_a_select_beside_cancel() {
+        let picker = |n: usize| -> Vec<Vec<Button>> {
+            let mut rows: Vec<Vec<Button>> = (0..n)
+                .map(|i| vec![button(2 * i), button(2 * i + 1)])
+                .collect();
+            rows.push(vec![button(99)]);
+            rows
+        };
+        let four = components(&picker(4)).unwrap();
+        assert_eq!(four.as_array().unwrap().len(), 5);
+        assert_eq!(four.to_string().matches("\"type\":2").count(), 9);
+        let six = components(&picker(6)).unwrap();
+        let six = six.as_array().unwrap();
+        assert_eq!(six.len(), 2);
+        assert_eq!(six[0]["components"][0]["type"], 3);
         assert_eq!(
-            rows[4]["components"][0]["options"]
-                .as_array()
-                .unwrap()
-                .len(),
-            7
+            six[0]["components"][0]["options"].as_array().unwrap().len(),
+            12
         );
+        assert_eq!(
+            six[1]["components"][0]["custom_id"], "t99",
+            "Cancel stays a button"
+        );
+        // One long row is cut into rows of five.
+        let long: Vec<Button> = (0..12).map(button).collect();
+        let rows = components(&[long]).unwrap();
+        assert_eq!(rows.as_array().unwrap().len(), 3);
+        assert_eq!(rows[0]["components"].as_array().unwrap().len(), 5);
+        let too_many: Vec<Vec<Button>> = (0..30).map(|i| vec![button(i)]).collect();
+        assert!(components(&too_many).is_err());
         let long = Button {
             label: "x".into(),
             token: "t".repeat(101),

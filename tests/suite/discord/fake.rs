@@ -21,6 +21,7 @@ fn serenity_reads_every_payload_the_fake_sends() {
     for i in [
         button_press(5, guild, (7, "Ann", &[55]), 100, "v1.abc"),
         button_press(6, Place::dm(900), (7, "Ann", &[]), 100, "v1.abc"),
+        select_press(7, guild, (7, "Ann", &[55]), 100, "v1.abc:pick-2"),
         slash_command(8, guild, (7, "Ann", &[]), "mode", Some("high-risk")),
         slash_command(9, Place::dm(900), (7, "Ann", &[]), "status", None),
     ] {

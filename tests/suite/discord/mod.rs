@@ -84,8 +84,14 @@ impl Served {
         } else {
             "progress_interval_secs = 0\ntyping = false\n"
         };
+        // A test that names the agent's tools replaces the default three.
+        let tools = if agent_extra.contains("tools =") {
+            ""
+        } else {
+            "tools = [\"read_file\", \"write_file\", \"ask_user_question\"]\n"
+        };
         let config = format!(
-            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"read_file\", \"write_file\", \"ask_user_question\"]\nworkspace = \"ws\"\n{agent_extra}\n[discord]\napi_url = \"{}\"\nallowed_users = [\"{USER}\"]\nallowed_guilds = [{GUILD}]\nadmins = [{ADMIN}]\nadmin_roles = [\"{ADMIN_ROLE}\"]\n{quiet}{discord_extra}\n{more}",
+            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n{tools}workspace = \"ws\"\n{agent_extra}\n[discord]\napi_url = \"{}\"\nallowed_users = [\"{USER}\"]\nallowed_guilds = [{GUILD}]\nadmins = [{ADMIN}]\nadmin_roles = [\"{ADMIN_ROLE}\"]\n{quiet}{discord_extra}\n{more}",
             llm.url, discord.url
         );
         std::fs::write(dir.path().join("tollgate.toml"), &config).unwrap();

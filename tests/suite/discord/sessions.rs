@@ -383,3 +383,55 @@ async fn slash_stop_cancels_a_run_and_a_pending_card_survives_a_restart() {
         "the card was not sent twice"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_picker_of_five_models_is_a_select_beside_cancel() {
+    let models: Vec<String> = (1..=5).map(|i| format!("p/vision-{i}")).collect();
+    let served = Served::start(
+        vec![
+            text("Opened."),
+            tool_calls(&[(
+                "m1",
+                "analyze_media",
+                r#"{"path":"pic.png","question":"what?"}"#,
+            )]),
+            Reply::Json(json!({"choices": [{"message": {"content": "a dog"}}]})),
+            text("A dog."),
+        ],
+        &format!(
+            "tools = [\"analyze_media\"]\n[agents.a.companion_choices]\n\"analyze:image\" = {}",
+            serde_json::to_string(&models).unwrap()
+        ),
+        "",
+    )
+    .await;
+    let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "hi", true);
+    served.wait_posted(thread, "Opened.").await;
+    let workspace = served.dir.path().join(format!("ws/discord_{thread}"));
+    std::fs::write(workspace.join("pic.png"), b"\x89PNG\r\n\x1a\n-pixels").unwrap();
+    let here = Place::guild(GUILD, thread);
+    served.say_in(here, USER, &[], "look at pic.png", true);
+    let (card_id, card) = served.card(thread, 0).await;
+    let rows = card["components"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{card}");
+    let select = &rows[0]["components"][0];
+    assert_eq!(select["type"], 3);
+    let options = select["options"].as_array().unwrap();
+    assert_eq!(options.len(), 10, "five models, each to pick or to bind");
+    assert_eq!(rows[1]["components"][0]["label"], "✖ Cancel");
+    let fourth = options.iter().find(|o| o["label"] == "p/vision-4").unwrap()["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = next_id();
+    let press = payloads::select_press(
+        id,
+        here,
+        (ROLE_ADMIN, "User8", &[ADMIN_ROLE]),
+        card_id,
+        &fourth,
+    );
+    served.discord.dispatch("INTERACTION_CREATE", press);
+    served.wait_posted(thread, "A dog.").await;
+    assert_eq!(served.llm.requests()[2].body["model"], "vision-4");
+}

@@ -120,6 +120,20 @@ pub fn button_press(
     press
 }
 
+/// A choice `value` from the select menu on message `card`.
+pub fn select_press(
+    id: u64,
+    place: Place,
+    presser: (u64, &str, &[u64]),
+    card: u64,
+    value: &str,
+) -> Value {
+    let mut press = interaction_base(3, id, place, presser);
+    press["data"] = json!({"custom_id": "select", "component_type": 3, "values": [value]});
+    press["message"] = bot_message(card, place.channel, "card");
+    press
+}
+
 /// A slash command `/name` with an optional `args` option.
 pub fn slash_command(
     id: u64,
