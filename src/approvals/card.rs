@@ -49,7 +49,13 @@ pub fn build_card(
                     cut(&redactor.redact(option), BUTTON_LABEL_CHARS),
                     ApprovalChoice::Pick(i),
                 ),
-                button("Bind for this agent".into(), ApprovalChoice::Bind(i)),
+                button(
+                    cut(
+                        &redactor.redact(&format!("Bind {option} for this agent")),
+                        BUTTON_LABEL_CHARS,
+                    ),
+                    ApprovalChoice::Bind(i),
+                ),
             ]);
         }
         rows.push(vec![button("✖ Cancel".into(), ApprovalChoice::Deny)]);

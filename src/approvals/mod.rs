@@ -12,5 +12,7 @@ mod token;
 
 pub use bulk::{BulkApproval, BulkApprovals, Taken};
 pub use button::{BulkChoice, ButtonData, MAX_BUTTON_DATA, question_key};
-pub use pending::{ApprovalChoice, PendingApproval, PendingApprovals, PendingState, PressOutcome};
+pub use pending::{
+    ApprovalChoice, MAX_OPTIONS, PendingApproval, PendingApprovals, PendingState, PressOutcome,
+};
 pub use token::{ApprovalToken, TOKEN_VERSION};

@@ -70,11 +70,14 @@ pub fn run(
                     continue;
                 }
                 let bound =
-                    crate::companions::bindings::of(store.as_ref(), name).map_err(runtime)?;
-                for (role, companion) in bound {
+                    crate::companions::bindings::entries(store.as_ref(), name).map_err(runtime)?;
+                for (role, b) in bound {
                     io_say!(
                         io,
-                        "agent {name}\tcompanion {role}\tbound to {companion} on a card"
+                        "agent {name}\tcompanion {role}\tbound to {} by {} at {}",
+                        b.companion,
+                        b.by,
+                        b.at
                     );
                 }
             }

@@ -60,7 +60,9 @@ impl Approver for ConsoleApprover {
                     ApprovalChoice::Bind(i) => format!("b{}", u16::from(i) + 1),
                 }
             });
-            let options = request.proposal.options.clone().unwrap_or_default();
+            // The card offers at most MAX_OPTIONS: only those can be picked.
+            let mut options = request.proposal.options.clone().unwrap_or_default();
+            options.truncate(crate::approvals::MAX_OPTIONS);
             // Shown as every chat shows it: secrets out, controls escaped (an ESC sequence in a
             // command must not repaint the terminal the operator approves from).
             let card = card.map_text(&|text, layout| {

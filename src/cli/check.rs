@@ -237,9 +237,15 @@ fn describe_companions(
         let _ = writeln!(out, "  companion choices {role}: {}", choices.join(", "));
     }
     let has_tool = agent.tools.iter().any(|t| t == "analyze_media");
-    if has_tool && agent.companions.keys().all(|r| !r.starts_with("analyze:")) {
+    let analyzes = |r: &String| r.starts_with("analyze:");
+    if has_tool && !agent.companions.keys().any(analyzes) {
+        let fix = if agent.companion_choices.keys().any(analyzes) {
+            "each call asks an admin to pick from companion_choices (and fails where nobody can pick)"
+        } else {
+            "every call fails"
+        };
         warnings.push(format!(
-            "agents.{name}: analyze_media is offered but no analyze:* companion is bound: every call will fail until one is bound in [agents.{name}.companions]"
+            "agents.{name}: analyze_media is offered but no analyze:* companion is bound: {fix} until one is bound in [agents.{name}.companions]"
         ));
     }
     if agent.transcribe_voice && !agent.companions.contains_key("analyze:audio") {

@@ -8,7 +8,7 @@ use super::role::{Companion, Modality, Role};
 use crate::config::Config;
 use crate::events::{Event, EventKind, EventSink};
 use crate::store::Store;
-use crate::tools::hosts::{CompanionHost, HostError, HostFuture, MediaFile};
+use crate::tools::hosts::{Chosen, CompanionHost, HostError, HostFuture, MediaFile};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -101,7 +101,7 @@ impl CompanionHost for AgentCompanions {
         session: &'a str,
         file: MediaFile,
         question: &'a str,
-        chosen: Option<&'a str>,
+        chosen: Option<Chosen>,
     ) -> HostFuture<'a> {
         Box::pin(async move {
             let Some(kind) = detect(&file.bytes) else {
@@ -115,7 +115,14 @@ impl CompanionHost for AgentCompanions {
             }
             let role = Role::analyze(kind.modality);
             let companion = match chosen {
-                Some(chosen) => self.chosen(role, chosen).map_err(HostError)?,
+                // Picked for one kind, sent as that kind only (a file swapped since is refused).
+                Some(chosen) if chosen.role != role.to_string() => {
+                    return Err(HostError(format!(
+                        "`{}` is now {role}, not the {} it was when a model was picked; propose again",
+                        file.name, chosen.role
+                    )));
+                }
+                Some(chosen) => self.chosen(role, &chosen.companion).map_err(HostError)?,
                 None => self.bound(role).map_err(HostError)?,
             };
             let provider = self

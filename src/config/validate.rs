@@ -6,6 +6,9 @@ use super::{AccessId, Config, ConfigError, Origins};
 use crate::policy::tier::Tier;
 use std::path::{Path, PathBuf};
 
+/// Models a picker may offer for one role.
+const MAX_COMPANION_CHOICES: usize = 12;
+
 pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), ConfigError> {
     let base = config
         .source
@@ -88,6 +91,15 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
             let field = format!("{key}.companion_choices.\"{role}\"");
             role.parse::<crate::companions::Role>()
                 .map_err(|e| origins.error(&field, e))?;
+            if choices.len() > MAX_COMPANION_CHOICES {
+                return Err(origins.error(
+                    &field,
+                    format!(
+                        "{} choices; a picker card offers at most {MAX_COMPANION_CHOICES} (each with its \"Bind\": Discord's select holds 25 entries)",
+                        choices.len()
+                    ),
+                ));
+            }
             for choice in choices {
                 companion(&field, choice)?;
             }

@@ -104,6 +104,7 @@ impl Executor {
         proposal: &mut Proposal,
         option: &str,
         bind: bool,
+        by: &str,
     ) -> Result<(), String> {
         if !proposal
             .options
@@ -117,10 +118,17 @@ impl Executor {
         if let Some(args) = proposal.execute_args.as_object_mut() {
             args.insert(reserved::SELECTED_OPTION.into(), Value::from(option));
         }
-        let role = proposal.execute_args.get("role").and_then(Value::as_str);
-        if bind && let (Some(role), Some(store)) = (role, &self.store) {
-            crate::companions::bindings::bind(store.as_ref(), &session.agent, role, option)
+        if bind {
+            let role = proposal.execute_args.get("role").and_then(Value::as_str);
+            let (Some(role), Some(store)) = (role, &self.store) else {
+                return Err(
+                    "this choice cannot be bound here (no role or no store); nothing ran".into(),
+                );
+            };
+            crate::companions::bindings::bind(store.as_ref(), &session.agent, role, option, by)
                 .map_err(|e| format!("the binding could not be saved ({e}); nothing ran"))?;
+            // Other calls of this session waiting on a picker for the same kind need none now.
+            session.decide_again();
         }
         Ok(())
     }
@@ -163,6 +171,7 @@ impl Executor {
             tokio::select! {
                 answer = &mut answer => {
                     let now = crate::clock::now_rfc3339();
+                    let mut picked: Option<(String, bool)> = None;
                     let by = match &answer {
                         Answer::Approve { by } | Answer::AlwaysTool { by } | Answer::AlwaysCommand { by } | Answer::Deny { by } | Answer::Picked { by, .. } => by.clone(),
                         _ => String::new(),
@@ -182,9 +191,10 @@ impl Executor {
                             }
                         }
                         Answer::Picked { option, bind, .. } => {
-                            if let Err(refused) = self.apply_pick(session, &mut proposal, &option, bind) {
+                            if let Err(refused) = self.apply_pick(session, &mut proposal, &option, bind, &by) {
                                 return Err(finish(ToolOutput::error(refused), CallOutcome::Refused));
                             }
+                            picked = Some((option, bind));
                         }
                         Answer::Deny { by } => {
                             let provenance = Provenance::Human { by };
@@ -204,7 +214,13 @@ impl Executor {
                         }
                     }
                     let provenance = Provenance::Human { by };
-                    self.event(session, call, EventKind::PermissionGranted, provenance.fields());
+                    let mut fields = provenance.fields();
+                    // What a picker's answer chose, and whether it bound it for the agent.
+                    if let Some((option, bind)) = picked {
+                        fields["picked"] = Value::from(option);
+                        fields["bound"] = Value::Bool(bind);
+                    }
+                    self.event(session, call, EventKind::PermissionGranted, fields);
                     return Ok((provenance, proposal));
                 }
                 changed = changes.changed() => {

@@ -109,6 +109,12 @@ impl SessionPolicy {
         Ok(())
     }
 
+    /// Wakes this session's waiting calls to be decided again (something they depend on
+    /// changed outside the dials and allowlists: a companion bound on a picker card).
+    pub fn decide_again(&self) {
+        self.state.send_modify(|_| {});
+    }
+
     /// Replaces the allowlists with what the store holds now (changed from outside the
     /// session, e.g. `tollgate allowlist revoke` while serving); waiting calls are decided again.
     pub fn reload_allowlists(&self) -> Result<(), StoreError> {

@@ -166,16 +166,16 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
             let commands = lists
                 .command_entries(Some(&worker.agent))
                 .unwrap_or_default();
-            let bound = crate::companions::bindings::of(shared.store.as_ref(), &worker.agent)
+            let bound = crate::companions::bindings::entries(shared.store.as_ref(), &worker.agent)
                 .unwrap_or_default();
             if tools.is_empty() && commands.is_empty() && bound.is_empty() {
                 return "Nothing is allowed always here.".into();
             }
             let mut text = String::new();
-            for (role, companion) in &bound {
+            for (role, b) in &bound {
                 text.push_str(&format!(
-                    "companion {role} → `{companion}` (agent {}, bound on a card)\n",
-                    worker.agent
+                    "companion {role} → `{}` (agent {}) — bound by {} at {}\n",
+                    b.companion, worker.agent, b.by, b.at
                 ));
             }
             for t in tools {

@@ -239,32 +239,43 @@ async fn transcripts(
     saved: &[std::path::PathBuf],
 ) -> Vec<String> {
     let config = &service.shared.config;
-    let wanted = config
-        .agents
-        .get(&worker.agent)
-        .is_some_and(|a| a.transcribe_voice && a.companions.contains_key("analyze:audio"));
+    let Some(agent) = config.agents.get(&worker.agent) else {
+        return Vec::new();
+    };
+    // Bound in the config, or on a picker card.
+    let bound = agent.companions.contains_key("analyze:audio")
+        || crate::companions::bindings::of(service.shared.store.as_ref(), &worker.agent)
+            .is_ok_and(|b| b.contains_key("analyze:audio"));
     let Some(companions) = worker.assembled.runner.executor.companions.clone() else {
         return Vec::new();
     };
+    if !agent.transcribe_voice || !bound || saved.is_empty() {
+        return Vec::new();
+    }
+    let cap = companions.max_bytes();
     let mut lines = Vec::new();
-    for relative in saved.iter().filter(|_| wanted) {
-        let path = workspace.join(relative);
-        let cap = companions.max_bytes();
+    for relative in saved {
+        // Read as saved, through no link and never blocking: the workspace is the agent's, and
+        // a command of a run in progress could plant something under the name meanwhile.
+        let (root, rel) = (workspace.to_path_buf(), relative.clone());
         let read = tokio::task::spawn_blocking(move || {
-            use std::io::Read;
-            let mut bytes = Vec::new();
-            std::fs::File::open(&path)
-                .and_then(|f| f.take(cap.saturating_add(1)).read_to_end(&mut bytes))
-                .map(|_| bytes)
+            crate::tools::fs::beneath::Beneath::open(&root)
+                .and_then(|beneath| beneath.read_regular(&rel, cap.saturating_add(1)))
         })
         .await;
         let Ok(Ok(bytes)) = read else { continue };
         let is_audio = crate::companions::detect(&bytes)
             .is_some_and(|k| k.modality == crate::companions::role::Modality::Audio);
-        if !is_audio || bytes.len() as u64 > cap {
+        if !is_audio {
             continue;
         }
         let name = relative.display().to_string();
+        if bytes.len() as u64 > cap {
+            lines.push(format!(
+                "[voice note {name} not transcribed: larger than media_max_mb]"
+            ));
+            continue;
+        }
         let file = crate::tools::hosts::MediaFile {
             name: name.clone(),
             bytes,

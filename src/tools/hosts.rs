@@ -65,6 +65,13 @@ pub struct MediaFile {
     pub bytes: Vec<u8>,
 }
 
+/// A companion picked on a card, and the kind of media it was picked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chosen {
+    pub role: String,
+    pub companion: String,
+}
+
 /// The agent's companion models (`analyze_media`).
 pub trait CompanionHost: Send + Sync {
     /// The largest file the agent sends (`media_max_mb`): the tool reads no more than this.
@@ -78,6 +85,6 @@ pub trait CompanionHost: Send + Sync {
         session: &'a str,
         file: MediaFile,
         question: &'a str,
-        chosen: Option<&'a str>,
+        chosen: Option<Chosen>,
     ) -> HostFuture<'a>;
 }

@@ -289,10 +289,48 @@ async fn the_console_picks_by_number() {
     .await
     .unwrap();
     assert!(
-        transcript.contains("[1] p/vision-1  [b1] Bind for this agent")
-            && transcript.contains("[2] p/vision-2  [b2] Bind for this agent")
+        transcript.contains("[1] p/vision-1  [b1] Bind p/vision-1 for this agent")
+            && transcript.contains("[2] p/vision-2  [b2] Bind p/vision-2 for this agent")
+            && transcript.contains("asking: What is it?")
             && transcript.contains("[d] ✖ Cancel"),
         "{transcript}"
     );
     assert_eq!(fake.requests()[1].body["model"], "vision-2");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fifo_under_a_media_name_is_refused_without_hanging() {
+    let fake = FakeLlm::start(vec![]).await;
+    let setup = Setup::new(
+        &fake.url,
+        "",
+        "[agents.a.companions]\n\"analyze:image\" = \"p/vision-1\"\n[agents.a.companion_choices]\n\"analyze:audio\" = [\"p/whisper-1\"]\n",
+    );
+    let mut paths = Vec::new();
+    for name in ["pipe.png", "pipe.ogg"] {
+        let path = setup.dir.path().join("media").join(name);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        paths.push(path.display().to_string());
+    }
+    for (i, path) in paths.iter().enumerate() {
+        fake.push(tool_calls(&[(
+            &format!("f{i}"),
+            "analyze_media",
+            &json!({"path": path, "question": "what?"}).to_string(),
+        )]));
+    }
+    fake.push(text("Nothing to see."));
+    let ran = setup.run("look at the pipes").await;
+    assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));
+    // Neither read blocked; neither reached a companion (no picker offered for the second:
+    // its kind could not be read at proposal).
+    assert_eq!(fake.requests().len(), 3);
+    for i in 1..=2 {
+        let told = tool_result(&fake, i);
+        assert!(told.contains("not a regular file"), "{told}");
+    }
 }

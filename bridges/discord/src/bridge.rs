@@ -201,8 +201,7 @@ impl Bridge for DiscordBridge {
     fn post_card<'a>(&'a self, chat: &'a ChatRef, card: &'a CardView) -> BridgeFuture<'a, CardRef> {
         Box::pin(async move {
             let rendered = render::card(card);
-            let body =
-                json!({ "content": rendered.content, "components": components(card.rows())? });
+            let body = json!({ "content": rendered.content, "components": components(card.rows(), matches!(card, CardView::Approval(_)))? });
             // Cut details travel with their whole text in the same message: nobody sees a
             // card they could approve without the file that shows what it does.
             let message_id = match &rendered.full_details {

@@ -185,42 +185,30 @@ fn label(text: &str) -> String {
     label
 }
 
-/// The card's buttons as action rows: up to five buttons a row, at most five rows. A card with
-/// more rows than that (a picker of more than four options) offers every row but the last in
-/// one select menu, and keeps the last row (Cancel) as buttons.
-pub fn components(rows: &[Vec<Button>]) -> Result<Value, BridgeError> {
+/// The card's buttons as action rows: up to five buttons a row, at most five rows. Past that,
+/// an approval card (a picker of more than four options) offers every row but the last in one
+/// select menu and keeps its last row (Cancel) as buttons; any other card (a question's
+/// choices) keeps its first four rows as buttons and offers the rest in a select.
+pub fn components(rows: &[Vec<Button>], keep_last_row: bool) -> Result<Value, BridgeError> {
     let mut buttons_rows: Vec<Vec<&Button>> = Vec::new();
     for row in rows {
         for chunk in row.chunks(DISCORD_BUTTONS_PER_ROW) {
             buttons_rows.push(chunk.iter().collect());
         }
     }
-    let (rest, shown) = if buttons_rows.len() > MAX_ROWS {
-        buttons_rows.split_at(buttons_rows.len() - 1)
+    let (rest, shown, select_first) = if buttons_rows.len() <= MAX_ROWS {
+        (&[][..], &buttons_rows[..], false)
+    } else if keep_last_row {
+        let (rest, last) = buttons_rows.split_at(buttons_rows.len() - 1);
+        (rest, last, true)
     } else {
-        (&[][..], &buttons_rows[..])
+        let (first, rest) = buttons_rows.split_at(MAX_ROWS - 1);
+        (rest, first, false)
     };
     let mut out = Vec::new();
-    let more: Vec<&&Button> = rest.iter().flatten().collect();
-    if !more.is_empty() {
-        if more.len() > SELECT_OPTIONS {
-            return Err(BridgeError::rejected(format!(
-                "a card with {} choices; a select menu holds {SELECT_OPTIONS}",
-                more.len()
-            )));
-        }
-        let mut options = Vec::new();
-        for button in more {
-            checked(&button.token)?;
-            options.push(json!({ "label": label(&button.label), "value": button.token }));
-        }
-        let select = json!({
-            "type": 3,
-            "custom_id": "select",
-            "placeholder": "Choose",
-            "options": options,
-        });
-        out.push(json!({ "type": 1, "components": [select] }));
+    let select = select_of(rest)?;
+    if select_first && let Some(select) = &select {
+        out.push(select.clone());
     }
     for row in shown {
         let mut buttons = Vec::new();
@@ -235,7 +223,36 @@ pub fn components(rows: &[Vec<Button>]) -> Result<Value, BridgeError> {
         }
         out.push(json!({ "type": 1, "components": buttons }));
     }
+    if !select_first && let Some(select) = select {
+        out.push(select);
+    }
     Ok(Value::Array(out))
+}
+
+/// The rows that do not fit in buttons, as one action row holding a select menu.
+fn select_of(rest: &[Vec<&Button>]) -> Result<Option<Value>, BridgeError> {
+    let more: Vec<&&Button> = rest.iter().flatten().collect();
+    if more.is_empty() {
+        return Ok(None);
+    }
+    if more.len() > SELECT_OPTIONS {
+        return Err(BridgeError::rejected(format!(
+            "a card with {} choices past its buttons; a select menu holds {SELECT_OPTIONS}",
+            more.len()
+        )));
+    }
+    let mut options = Vec::new();
+    for button in more {
+        checked(&button.token)?;
+        options.push(json!({ "label": label(&button.label), "value": button.token }));
+    }
+    let select = json!({
+        "type": 3,
+        "custom_id": "select",
+        "placeholder": "Choose",
+        "options": options,
+    });
+    Ok(Some(json!({ "type": 1, "components": [select] })))
 }
 
 #[cfg(test)]
@@ -301,10 +318,10 @@ mod tests {
             rows.push(vec![button(99)]);
             rows
         };
-        let four = components(&picker(4)).unwrap();
+        let four = components(&picker(4), true).unwrap();
         assert_eq!(four.as_array().unwrap().len(), 5);
         assert_eq!(four.to_string().matches("\"type\":2").count(), 9);
-        let six = components(&picker(6)).unwrap();
+        let six = components(&picker(6), true).unwrap();
         let six = six.as_array().unwrap();
         assert_eq!(six.len(), 2);
         assert_eq!(six[0]["components"][0]["type"], 3);
@@ -318,16 +335,29 @@ mod tests {
         );
         // One long row is cut into rows of five.
         let long: Vec<Button> = (0..12).map(button).collect();
-        let rows = components(&[long]).unwrap();
+        let rows = components(&[long], false).unwrap();
         assert_eq!(rows.as_array().unwrap().len(), 3);
         assert_eq!(rows[0]["components"].as_array().unwrap().len(), 5);
         let too_many: Vec<Vec<Button>> = (0..30).map(|i| vec![button(i)]).collect();
-        assert!(components(&too_many).is_err());
+        assert!(components(&too_many, true).is_err());
+        // A question of six choices keeps its first four as buttons, the rest in a select.
+        let question: Vec<Vec<Button>> = (0..6).map(|i| vec![button(i)]).collect();
+        let question = components(&question, false).unwrap();
+        let question = question.as_array().unwrap();
+        assert_eq!(question.len(), 5);
+        assert_eq!(question[0]["components"][0]["custom_id"], "t0");
+        assert_eq!(
+            question[4]["components"][0]["options"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
         let long = Button {
             label: "x".into(),
             token: "t".repeat(101),
         };
-        assert!(components(&[vec![long]]).is_err());
+        assert!(components(&[vec![long]], false).is_err());
     }
 
     #[test]

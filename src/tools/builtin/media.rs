@@ -45,9 +45,22 @@ pub(super) fn tools() -> Vec<Builtin> {
 /// lists choices — the picker: the file goes to whichever model a human picks.
 fn plan(args: &Map<String, Value>, ctx: &ProposeContext) -> Result<Plan, ToolError> {
     let mut plan = super::files::reads(args, ctx, "path", "analyze")?;
+    // The question goes to another model with the file: whoever approves or picks reads it.
+    let question = args.get("question").and_then(Value::as_str).unwrap_or("");
+    if question.chars().count() > MAX_QUESTION {
+        return Err(ToolError::InvalidArguments(format!(
+            "`question` is {} characters; at most {MAX_QUESTION}",
+            question.chars().count()
+        )));
+    }
+    plan.message = format!("{}, asking: {question}", plan.message);
     let Some(Effect::Read(path)) = plan.effects.first().cloned() else {
         return Ok(plan);
     };
+    // Nothing is read here that the call itself could not read (the gate denies it anyway).
+    if !ctx.may_read(&path) {
+        return Ok(plan);
+    }
     // Its kind from its first bytes, as the companion host will read it.
     let kind = crate::tools::fs::read_head(&path, &ctx.roots, ctx.sandbox, 64)
         .and_then(|head| crate::companions::detect(&head));
@@ -73,6 +86,9 @@ fn plan(args: &Map<String, Value>, ctx: &ProposeContext) -> Result<Plan, ToolErr
     Ok(plan)
 }
 
+/// Characters of a question sent to a companion with the file.
+const MAX_QUESTION: usize = 2000;
+
 /// Reads the approved file (at most the agent's `media_max_mb`) and asks the companion.
 pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutput {
     let Some(companions) = ctx.companions.clone() else {
@@ -95,18 +111,17 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    // A picker's answer, written by the runtime (a model's own is taken out before the gate).
-    let chosen = call
-        .execute_args()
-        .get(crate::executor::reserved::SELECTED_OPTION)
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let asked = companions.analyze(
-        &ctx.session,
-        MediaFile { name, bytes },
-        &question,
-        chosen.as_deref(),
-    );
+    // A picker's answer, written by the runtime (a model's own is taken out before the gate),
+    // with the kind it was picked for.
+    let args = call.execute_args();
+    let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
+    let chosen = text(crate::executor::reserved::SELECTED_OPTION).map(|option| {
+        crate::tools::hosts::Chosen {
+            role: text("role").unwrap_or_default(),
+            companion: option,
+        }
+    });
+    let asked = companions.analyze(&ctx.session, MediaFile { name, bytes }, &question, chosen);
     tokio::select! {
         answer = asked => match answer {
             Ok(text) => ToolOutput::ok(text),

@@ -107,6 +107,29 @@ impl Beneath {
         Ok(File::from(self.open_at(rel, libc::O_RDONLY, 0)?))
     }
 
+    /// At most `limit` bytes of a regular file, following no link on the way and never
+    /// blocking on what is not a file (a FIFO planted under a media name would otherwise hang
+    /// the reader): what `analyze_media` and voice transcription send to a companion model.
+    pub fn read_regular(&self, rel: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        let fd = self.open_resolving(
+            rel,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW,
+            0,
+            ResolveFlags::NO_SYMLINKS,
+        )?;
+        let stat = rustix::fs::fstat(&fd)?;
+        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{}` is not a regular file", rel.display()),
+            ));
+        }
+        let mut bytes = Vec::new();
+        File::from(fd).take(limit).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
     /// Creates or truncates a file for writing.
     pub fn create_file(&self, rel: &Path) -> io::Result<File> {
         Ok(File::from(self.open_at(

@@ -56,10 +56,21 @@ pub(crate) fn root_for(
 
 /// Reads a file for a preview, beneath a root the call could read.
 pub fn read_for_preview(path: &Path, roots: &Roots, sandbox: SandboxPolicy) -> Option<Vec<u8>> {
-    read_head(path, roots, sandbox, 8 * 1024 * 1024)
+    let root = root_for(path, roots, sandbox, false)?;
+    let beneath = Beneath::open(&root).ok()?;
+    let rel = path.strip_prefix(&root).ok()?;
+    let mut bytes = Vec::new();
+    beneath
+        .read_file(rel)
+        .ok()?
+        .take(8 * 1024 * 1024)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
 }
 
-/// The first `limit` bytes of a file, read beneath a root the call could read.
+/// The first `limit` bytes of a regular file, read beneath a root the call could read, through
+/// no link and never blocking (`Beneath::read_regular`).
 pub fn read_head(
     path: &Path,
     roots: &Roots,
@@ -69,14 +80,7 @@ pub fn read_head(
     let root = root_for(path, roots, sandbox, false)?;
     let beneath = Beneath::open(&root).ok()?;
     let rel = path.strip_prefix(&root).ok()?;
-    let mut bytes = Vec::new();
-    beneath
-        .read_file(rel)
-        .ok()?
-        .take(limit)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    Some(bytes)
+    beneath.read_regular(rel, limit).ok()
 }
 
 struct Target {
@@ -182,17 +186,13 @@ pub fn read_media(
     cap: u64,
 ) -> Result<(String, Vec<u8>), String> {
     let t = target(call, ctx, "path", false)?;
-    let file = match t.beneath.read_file(&t.rel) {
-        Ok(file) => file,
+    let bytes = match t.beneath.read_regular(&t.rel, cap.saturating_add(1)) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(format!("{} does not exist", t.shown.display()));
         }
-        Err(e) => return Err(format!("opening {}: {e}", t.shown.display())),
+        Err(e) => return Err(format!("reading {}: {e}", t.shown.display())),
     };
-    let mut bytes = Vec::new();
-    file.take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("reading {}: {e}", t.shown.display()))?;
     if bytes.len() as u64 > cap {
         return Err(format!(
             "{} is larger than this agent sends to a companion ({} MiB, media_max_mb)",

@@ -80,6 +80,8 @@ async fn a_picker_card_chooses_the_companion_and_binds_it() {
             analyze("m3", json!({})),
             seen("still a cat"),
             text("Seen thrice."),
+            analyze("m4", json!({})),
+            text("Cancelled."),
         ],
         "tools = [\"analyze_media\"]\napproval = \"high-risk\"\n[agents.a.companion_choices]\n\"analyze:image\" = [\"p/vision-1\", \"p/vision-2\"]",
         "",
@@ -95,10 +97,18 @@ async fn a_picker_card_chooses_the_companion_and_binds_it() {
     assert!(
         keyboard.contains("p/vision-1")
             && keyboard.contains("p/vision-2")
-            && keyboard.contains("Bind for this agent")
+            && keyboard.contains("Bind p/vision-2 for this agent")
             && keyboard.contains("Cancel")
             && !keyboard.contains("Approve"),
         "{keyboard}"
+    );
+    // Whoever picks reads what goes to the model with the file.
+    assert!(
+        card["text"]
+            .as_str()
+            .unwrap()
+            .contains("asking: what is it?"),
+        "{card}"
     );
     served
         .telegram
@@ -118,6 +128,11 @@ async fn a_picker_card_chooses_the_companion_and_binds_it() {
         .unwrap()
         .to_string();
     assert!(bind_first.ends_with(":bind-0"), "{bind_first}");
+    // A member who is not an admin binds nothing.
+    served
+        .telegram
+        .push_press(USER, USER, second_id, &bind_first);
+    served.press_answer("Only admins").await;
     served
         .telegram
         .push_press(USER, ADMIN, second_id, &bind_first);
@@ -144,9 +159,24 @@ async fn a_picker_card_chooses_the_companion_and_binds_it() {
     let listed = served.tollgate(&["allowlist", "list"]);
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(
-        listed.contains("companion analyze:image\tbound to p/vision-1"),
+        listed.contains("companion analyze:image\tbound to p/vision-1 by User1"),
         "{listed}"
     );
     served.say(ADMIN, "/allowlist revoke companion analyze:image");
     served.wait_text(ADMIN, "Revoked `analyze:image`").await;
+    let audit = served.tollgate(&["audit", "--json"]);
+    let audit = String::from_utf8_lossy(&audit.stdout);
+    assert!(
+        audit.contains("\"picked\":\"p/vision-2\"") && audit.contains("\"bound\":true"),
+        "{audit}"
+    );
+
+    // Revoked: the next call asks again; Cancel refuses it.
+    served.say(USER, "once more");
+    let (third_id, third) = served.card(USER, 2).await;
+    served
+        .telegram
+        .push_press(USER, ADMIN, third_id, &button(&third, "Cancel"));
+    served.wait_text(USER, "Cancelled.").await;
+    assert_eq!(served.llm.requests().len(), 11);
 }
