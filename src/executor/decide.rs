@@ -32,17 +32,23 @@ impl Executor {
             command_allowlist: &snapshot.command_allowlist,
             support: self.support,
         };
-        let stored = self
-            .store
-            .as_ref()
-            .and_then(|s| crate::companions::bindings::of(s.as_ref(), &session.agent).ok())
-            .unwrap_or_default();
+        // Only `analyze_media` looks at companions: no store read on every other call.
+        let companions = if call.name == "analyze_media" {
+            let stored = self
+                .store
+                .as_ref()
+                .and_then(|s| crate::companions::bindings::of(s.as_ref(), &session.agent).ok())
+                .unwrap_or_default();
+            crate::tools::tool::CompanionView::for_agent(agent, stored)
+        } else {
+            crate::tools::tool::CompanionView::default()
+        };
         let propose = ProposeContext {
             workspace,
             prefix_binaries: agent.prefix_binaries.clone(),
             roots: roots.clone(),
             sandbox: snapshot.dials.sandbox,
-            companions: crate::tools::tool::CompanionView::for_agent(agent, stored),
+            companions,
         };
         let (registry, toolset) = self.tools();
         Ok(evaluate(

@@ -334,3 +334,69 @@ async fn a_fifo_under_a_media_name_is_refused_without_hanging() {
         assert!(told.contains("not a regular file"), "{told}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_binding_is_listed_and_revoked_at_the_cli() {
+    let fake = FakeLlm::start(vec![]).await;
+    let setup = Setup::new(
+        &fake.url,
+        "",
+        "[agents.a.companions]\n\"generate:image\" = \"p/painter\"\n",
+    );
+    let check = {
+        let path = setup.dir.path().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            tollgate(&["check", "--config", "tollgate.toml"], &path)
+        })
+        .await
+        .unwrap()
+    };
+    assert!(
+        stdout(&check).contains("generate:image is reserved: no tool generates media yet"),
+        "{}",
+        stdout(&check)
+    );
+    {
+        let store =
+            tollgate::store::SledStore::open(&setup.dir.path().join("data/store"), 8).unwrap();
+        tollgate::companions::bindings::bind(&store, "a", "analyze:image", "p/vision-1", "Ann")
+            .unwrap();
+    }
+    let cli = |args: &'static [&'static str]| {
+        let path = setup.dir.path().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let mut all = args.to_vec();
+            all.extend(["--config", "tollgate.toml"]);
+            tollgate(&all, &path)
+        })
+    };
+    let listed = cli(&["allowlist", "list"]).await.unwrap();
+    assert!(
+        stdout(&listed).contains("agent a\tcompanion analyze:image\tbound to p/vision-1 by Ann"),
+        "{}",
+        stdout(&listed)
+    );
+    let revoked = cli(&[
+        "allowlist",
+        "revoke",
+        "--agent",
+        "a",
+        "--companion",
+        "analyze:image",
+    ])
+    .await
+    .unwrap();
+    assert_eq!(revoked.status.code(), Some(0), "{}", stderr(&revoked));
+    let again = cli(&[
+        "allowlist",
+        "revoke",
+        "--agent",
+        "a",
+        "--companion",
+        "analyze:image",
+    ])
+    .await
+    .unwrap();
+    assert_ne!(again.status.code(), Some(0), "nothing left to revoke");
+    assert!(!stdout(&cli(&["allowlist", "list"]).await.unwrap()).contains("analyze:image"));
+}
