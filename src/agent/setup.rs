@@ -219,12 +219,21 @@ pub fn assemble_with(
     let store_for_companions = store.clone();
     let redactor = parts.redactor.clone();
     let toolset = parts.toolset.clone();
+    let companions: Arc<dyn crate::tools::hosts::CompanionHost> =
+        Arc::new(crate::companions::AgentCompanions::new(
+            config.clone(),
+            agent,
+            parts.companion_client.clone(),
+            events.clone(),
+            Some(store_for_companions),
+        ));
     let subagents = Arc::new(Subagents {
         config: config.clone(),
         store: store_for_subagents.clone(),
         provider: provider.clone(),
         events: events.clone(),
         redactor: redactor.clone(),
+        companions: companions.clone(),
     });
     let conversation = Arc::new(Conversation {
         runs: RunStore::new(store_for_subagents),
@@ -249,13 +258,7 @@ pub fn assemble_with(
         .with_hosts(subagents, conversation)
         .with_mcp_servers(parts.mcp.clone())
         .with_definitions(parts.definitions.clone())
-        .with_companions(Arc::new(crate::companions::AgentCompanions::new(
-            config.clone(),
-            agent,
-            parts.companion_client.clone(),
-            events.clone(),
-            Some(store_for_companions),
-        ))),
+        .with_companions(companions),
     );
     let runner = AgentRunner {
         runs,
@@ -286,6 +289,8 @@ pub struct Subagents {
     pub provider: Arc<dyn LlmProvider>,
     pub events: Arc<dyn EventSink>,
     pub redactor: crate::policy::redact::Redactor,
+    /// The parent agent's companion models (a subagent may use what is bound; nobody picks).
+    pub companions: Arc<dyn crate::tools::hosts::CompanionHost>,
 }
 
 impl crate::executor::SubagentHost for Subagents {
@@ -353,7 +358,8 @@ impl crate::executor::SubagentHost for Subagents {
                 .with_store(self.store.clone())
                 .with_journal(journal.clone())
                 .with_max_concurrent(agent.max_concurrent_tools)
-                .with_redactor(self.redactor.clone()),
+                .with_redactor(self.redactor.clone())
+                .with_companions(self.companions.clone()),
             );
             let runner = AgentRunner {
                 runs,
