@@ -13,16 +13,17 @@
 #[allow(dead_code)]
 mod fakes;
 
+#[allow(dead_code)]
 mod common;
 
-use common::{ask_model, ms, percentile};
+use common::{Tollgate, ask_model, ms, percentile};
 use fakes::discord::FakeDiscord;
 use fakes::discord::payloads::{self, Place};
 use fakes::llm::{FakeLlm, text};
 use serenity::all::{Context, EventHandler, GatewayIntents, Message};
 use serenity::client::ClientBuilder;
 use serenity::http::HttpBuilder;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SEQUENTIAL: u64 = 300;
@@ -72,19 +73,6 @@ async fn floor_bot(fake: &FakeDiscord, floor: Floor) {
         .unwrap();
     tokio::spawn(async move { client.start().await });
     fake.ready(1).await;
-}
-
-struct Tollgate {
-    _dir: tempfile::TempDir,
-    child: Child,
-    _llm: FakeLlm,
-}
-
-impl Drop for Tollgate {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 async fn start_tollgate(fake: &FakeDiscord, replies: usize, quiet: bool) -> Tollgate {

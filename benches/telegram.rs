@@ -15,10 +15,10 @@ mod fakes;
 
 mod common;
 
-use common::{ask_model, ms, percentile};
+use common::{Tollgate, ask_model, ms, percentile};
 use fakes::llm::{FakeLlm, text};
 use fakes::telegram::{FakeTelegram, user_message};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use teloxide::payloads::GetUpdatesSetters;
 use teloxide::prelude::Requester;
@@ -88,30 +88,6 @@ async fn echo_bot(url: String) {
         }
     })
     .await;
-}
-
-struct Tollgate {
-    _dir: tempfile::TempDir,
-    child: Child,
-    _llm: FakeLlm,
-}
-
-impl Drop for Tollgate {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Tollgate {
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    }
 }
 
 async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool, extra: &str) -> Tollgate {

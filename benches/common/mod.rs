@@ -1,7 +1,38 @@
 //! What the end-to-end benchmarks share: the minimal LLM bot's one model call, and the
 //! figures' arithmetic.
 
+use crate::fakes::llm::FakeLlm;
+use std::process::Child;
 use std::time::Duration;
+
+/// A `tollgate serve` child, with its directory and model; killed when dropped.
+pub struct Tollgate {
+    /// Held so the directory outlives the process.
+    pub _dir: tempfile::TempDir,
+    pub child: Child,
+    /// Held so the model outlives the process.
+    pub _llm: FakeLlm,
+}
+
+impl Drop for Tollgate {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Tollgate {
+    /// The child's resident memory, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
 
 /// One streamed chat completion: the content deltas joined.
 pub async fn ask_model(client: &reqwest::Client, model: &str, text: &str) -> String {

@@ -59,7 +59,8 @@ pub fn build_card(
             ]);
         }
         rows.push(vec![button("✖ Cancel".into(), ApprovalChoice::Deny)]);
-        return (picker_card(request, requester, redactor, rows), choices);
+        let card = card_of(request, requester, redactor, details_of(request), rows);
+        return (card, choices);
     }
     let mut choices = vec![ApprovalChoice::Approve, ApprovalChoice::Deny];
     let mut rows = vec![vec![
@@ -85,11 +86,7 @@ pub fn build_card(
         }
         AlwaysOffer::None => {}
     }
-    let mut details = request.proposal.message.clone();
-    if let Some(preview) = &request.proposal.preview {
-        details.push('\n');
-        details.push_str(preview);
-    }
+    let mut details = details_of(request);
     if let AlwaysOffer::Command(key) = &request.decision.always {
         details.push_str(&format!(
             "\n\n\"Always\" would allow {} for agent {} from now on.",
@@ -97,30 +94,30 @@ pub fn build_card(
             request.agent
         ));
     }
-    let card = ApprovalCard {
-        agent: request.agent.clone(),
-        requester: requester.to_string(),
-        tool: request.proposal.tool.clone(),
-        tier: request.decision.tier.to_string(),
-        reason: redactor.redact(&request.decision.reason),
-        details: redactor.redact(&details),
-        rows,
-    };
-    (card, choices)
+    (
+        card_of(request, requester, redactor, details, rows),
+        choices,
+    )
 }
 
-/// A picker's card: what the call does, and what picking (or binding) means.
-fn picker_card(
-    request: &ApprovalRequest,
-    requester: &str,
-    redactor: &Redactor,
-    rows: Vec<Vec<Button>>,
-) -> ApprovalCard {
+/// What the call would do: its message, then its preview (the command, the diff).
+fn details_of(request: &ApprovalRequest) -> String {
     let mut details = request.proposal.message.clone();
     if let Some(preview) = &request.proposal.preview {
         details.push('\n');
         details.push_str(preview);
     }
+    details
+}
+
+/// The card, every text a person reads redacted.
+fn card_of(
+    request: &ApprovalRequest,
+    requester: &str,
+    redactor: &Redactor,
+    details: String,
+    rows: Vec<Vec<Button>>,
+) -> ApprovalCard {
     ApprovalCard {
         agent: request.agent.clone(),
         requester: requester.to_string(),

@@ -40,6 +40,21 @@ fn tokens(value: &Value) -> u64 {
     value.as_u64().unwrap_or(0)
 }
 
+/// Sends a request (built afresh for each attempt, retried as the agent's own calls are) and
+/// reads its JSON answer.
+async fn reply_json(
+    base: &str,
+    attempts: u32,
+    build: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<Value, String> {
+    send_with_retries(base, attempts, build)
+        .await
+        .map_err(|e| e.message)?
+        .json()
+        .await
+        .map_err(|e| format!("the companion at {base} sent a reply that is not JSON: {e}"))
+}
+
 /// Sends `media` with `question` to `model` at `provider` (named `provider_name` in messages).
 pub async fn analyze(
     client: &reqwest::Client,
@@ -70,18 +85,14 @@ pub async fn analyze(
                 ]}],
             });
             let endpoint = format!("{base}/chat/completions");
-            let reply: Value = send_with_retries(base, attempts, || {
+            let reply = reply_json(base, attempts, || {
                 let post = client.post(&endpoint).json(&body);
                 match &key {
                     Some(key) => post.bearer_auth(key),
                     None => post,
                 }
             })
-            .await
-            .map_err(|e| e.message)?
-            .json()
-            .await
-            .map_err(|e| format!("the companion at {base} sent a reply that is not JSON: {e}"))?;
+            .await?;
             let text = reply["choices"][0]["message"]["content"].as_str();
             let usage = Usage {
                 input_tokens: tokens(&reply["usage"]["prompt_tokens"]),
@@ -100,7 +111,7 @@ pub async fn analyze(
                 ]}],
             });
             let endpoint = format!("{base}/v1/messages");
-            let reply: Value = send_with_retries(base, attempts, || {
+            let reply = reply_json(base, attempts, || {
                 let post = client
                     .post(&endpoint)
                     .header(
@@ -113,11 +124,7 @@ pub async fn analyze(
                     None => post,
                 }
             })
-            .await
-            .map_err(|e| e.message)?
-            .json()
-            .await
-            .map_err(|e| format!("the companion at {base} sent a reply that is not JSON: {e}"))?;
+            .await?;
             let text = reply["content"]
                 .as_array()
                 .and_then(|blocks| blocks.iter().find_map(|b| b["text"].as_str()));
@@ -131,7 +138,7 @@ pub async fn analyze(
         (Modality::Audio, ProviderKind::Openai) => {
             let endpoint = format!("{base}/audio/transcriptions");
             let file_name = format!("audio.{}", media.kind.extension);
-            let reply: Value = send_with_retries(base, attempts, || {
+            let reply = reply_json(base, attempts, || {
                 let part = reqwest::multipart::Part::bytes(media.bytes.to_vec())
                     .file_name(file_name.clone())
                     .mime_str(media.kind.mime)
@@ -146,11 +153,7 @@ pub async fn analyze(
                     None => post,
                 }
             })
-            .await
-            .map_err(|e| e.message)?
-            .json()
-            .await
-            .map_err(|e| format!("the companion at {base} sent a reply that is not JSON: {e}"))?;
+            .await?;
             let transcript = reply["text"].as_str().map(|t| {
                 if question.trim().is_empty() {
                     format!("Transcript of {}:\n{t}", media.name)

@@ -315,7 +315,6 @@ impl Bot {
         out: &mut tollgate_surface::FetchSink,
         cap: u64,
     ) -> Result<u64, BridgeError> {
-        use tokio::io::AsyncWriteExt;
         let fail = BridgeError::rejected;
         let transient = |e: reqwest::Error| {
             BridgeError::new(
@@ -339,21 +338,13 @@ impl Bot {
         if response.content_length().is_some_and(|n| n > cap) {
             return Err(fail(format!("the file is over the limit of {cap} bytes")));
         }
-        let mut stream = response.bytes_stream();
-        let mut received: u64 = 0;
-        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
-            let chunk = chunk.map_err(transient)?;
-            received += chunk.len() as u64;
-            if received > cap {
-                return Err(fail(format!("the file is over the limit of {cap} bytes")));
-            }
-            out.write_all(&chunk)
-                .await
-                .map_err(|e| fail(format!("writing the file: {e}")))?;
-        }
-        out.flush()
-            .await
-            .map_err(|e| fail(format!("writing the file: {e}")))?;
-        Ok(received)
+        let stream = response.bytes_stream();
+        tollgate_surface::fetch::write_capped(
+            stream,
+            out,
+            cap,
+            "Discord: downloading an attachment",
+        )
+        .await
     }
 }

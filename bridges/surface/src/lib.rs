@@ -7,6 +7,7 @@
 //! - [`press`]: a button press, with the handle its answer goes back through
 //! - [`bridge`]: the [`Bridge`] trait the runtime calls, and the [`BridgeEvent`]s a bridge
 //!   hands in through a bounded channel the runtime owns
+//! - [`fetch`]: a download written into the runtime's sink with a cap
 //! - [`error`]: [`BridgeError`] with a kind the runtime acts on (never its text)
 //! - [`limits`]: what each platform allows, checked before sending
 //! - [`split`]: long answers cut on line boundaries with code fences balanced
@@ -19,6 +20,7 @@
 pub mod bridge;
 pub mod card;
 pub mod error;
+pub mod fetch;
 pub mod limits;
 pub mod message;
 pub mod press;

@@ -308,7 +308,6 @@ impl TelegramBot {
         out: &mut tollgate_surface::FetchSink,
         cap: u64,
     ) -> Result<u64, BridgeError> {
-        use tokio::io::AsyncWriteExt;
         let fail = BridgeError::rejected;
         let file =
             with_waits(|| self.bot.get_file(FileId(file_id.to_string())).into_future()).await?;
@@ -318,29 +317,8 @@ impl TelegramBot {
                 file.meta.size
             )));
         }
-        let mut stream = self.bot.download_file_stream(&file.path);
-        let mut received: u64 = 0;
-        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
-            let chunk = match chunk {
-                Ok(chunk) => chunk,
-                Err(e) => {
-                    return Err(BridgeError::new(
-                        BridgeErrorKind::Transient,
-                        format!("Telegram: downloading a file: {e}"),
-                    ));
-                }
-            };
-            received += chunk.len() as u64;
-            if received > cap {
-                return Err(fail(format!("the file is over the limit of {cap} bytes")));
-            }
-            out.write_all(&chunk)
-                .await
-                .map_err(|e| fail(format!("writing the file: {e}")))?;
-        }
-        out.flush()
+        let stream = self.bot.download_file_stream(&file.path);
+        tollgate_surface::fetch::write_capped(stream, out, cap, "Telegram: downloading a file")
             .await
-            .map_err(|e| fail(format!("writing the file: {e}")))?;
-        Ok(received)
     }
 }
