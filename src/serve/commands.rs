@@ -25,7 +25,7 @@ const fn with_args(spec: CommandSpec, args: &'static str) -> CommandSpec {
 }
 
 /// The command menu.
-pub const COMMANDS: [CommandSpec; 7] = [
+pub const COMMANDS: [CommandSpec; 8] = [
     command("help", "What this bot does and its commands", false),
     command("new", "Start a new conversation", false),
     command(
@@ -34,6 +34,11 @@ pub const COMMANDS: [CommandSpec; 7] = [
         false,
     ),
     command("status", "Agent, mode, sandbox and what is running", false),
+    command(
+        "whoami",
+        "Your id and this chat's id, for the operator's config",
+        false,
+    ),
     with_args(
         command("mode", "Admins: set the approval mode of this chat", true),
         "read-only, low-risk, high-risk or always",
@@ -47,6 +52,42 @@ pub const COMMANDS: [CommandSpec; 7] = [
         "empty to list; `revoke tool NAME` or `revoke command KEY`",
     ),
 ];
+
+/// `/whoami`: the ids an operator writes into the config (`allowed_users`, `admins`,
+/// `allowed_chats`, `allowed_guilds`/`allowed_channels`). Only admitted users ever see it.
+#[must_use]
+pub fn whoami(message: &tollgate_surface::Inbound) -> String {
+    use tollgate_surface::{ChatKind, Platform};
+    let chat = &message.chat;
+    let platform = chat.platform.as_str();
+    let mut text = format!(
+        "You are {platform} user {} ({}).\n",
+        message.sender.id, message.sender.display
+    );
+    text.push_str(&match (chat.platform, chat.kind) {
+        (_, ChatKind::Private) => {
+            "This is a private chat with the bot (allowed by `allowed_users` or `admins`).".into()
+        }
+        (Platform::Discord, ChatKind::Group) => {
+            let mut place = format!("This is channel {}", chat.parent.unwrap_or(chat.id));
+            if let Some(thread) = chat.thread {
+                place.push_str(&format!(" (thread {thread})"));
+            }
+            if let Some(guild) = chat.guild {
+                place.push_str(&format!(" in guild {guild}"));
+            }
+            format!("{place}: `allowed_channels` or `allowed_guilds` admit it.")
+        }
+        (_, ChatKind::Group) => format!(
+            "This is chat {}{}: `allowed_chats` admits it.",
+            chat.id,
+            chat.thread
+                .map(|t| format!(" (topic {t})"))
+                .unwrap_or_default()
+        ),
+    });
+    text
+}
 
 /// `/name args` → (`name`, `args`). The bridge has already written a command addressed to this
 /// bot without its address; one still carrying an address (`/stop@other_bot`) is for another

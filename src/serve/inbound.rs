@@ -177,7 +177,10 @@ async fn handle_message(
         return;
     };
     if let Some((name, args)) = parse_command(text) {
-        let answer = run_command(shared, &worker, name, args, admin);
+        let answer = match name {
+            "whoami" => super::commands::whoami(inbound),
+            _ => run_command(shared, &worker, name, args, admin),
+        };
         return reply.say(service, &answer).await;
     }
     if command.is_some() {

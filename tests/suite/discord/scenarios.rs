@@ -294,12 +294,13 @@ async fn slash_commands_are_deferred_then_answered_and_admin_ones_checked_here()
             "new",
             "stop",
             "status",
+            "whoami",
             "mode",
             "sandbox",
             "allowlist"
         ]
     );
-    assert_eq!(commands.body[4]["options"][0]["name"], "args");
+    assert_eq!(commands.body[5]["options"][0]["name"], "args");
 
     // A global 429 on the acknowledgement: retried within Discord's three seconds.
     served.discord.fail_next(
@@ -342,6 +343,16 @@ async fn slash_commands_are_deferred_then_answered_and_admin_ones_checked_here()
         refused.body["content"].as_str().unwrap().contains("admin"),
         "{:?}",
         refused.body
+    );
+    // /whoami names the ids the operator writes into the config.
+    let whoami = served.slash(Place::guild(GUILD, CHANNEL), USER, &[], "whoami", None);
+    let ids = served.follow_up(whoami).await;
+    let ids = ids.body["content"].as_str().unwrap().to_string();
+    assert!(
+        ids.contains(&format!("discord user {USER}"))
+            && ids.contains(&format!("channel {CHANNEL}"))
+            && ids.contains(&format!("guild {GUILD}")),
+        "{ids}"
     );
     let by_admin = served.slash(
         Place::guild(GUILD, CHANNEL),

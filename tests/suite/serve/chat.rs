@@ -161,6 +161,12 @@ async fn questions_files_commands_and_the_leak_guard() {
     served
         .wait_text(USER, "Only this bot's admins can use /mode")
         .await;
+    served.say(USER, "/whoami");
+    let ids = served.wait_text(USER, "You are telegram user").await;
+    assert!(
+        ids.contains(&format!("user {USER}")) && ids.contains("private chat"),
+        "{ids}"
+    );
     served.say(USER, "/status");
     let status = served.wait_text(USER, "Mode `").await;
     assert!(
