@@ -4,7 +4,7 @@
 //! and timeout still apply — and its output goes to the agent as tagged, untrusted context.
 //! Runs interrupted by a crash are resumed first.
 
-use super::{Failure, load_config, open_store};
+use super::{Failure, load_config_or_default, open_store};
 use crate::agent::classifier::Surface;
 use crate::agent::llm::{ChatMessage, Role};
 use crate::agent::runs::RunStore;
@@ -148,7 +148,7 @@ impl crate::executor::QuestionAsker for ConsoleApprover {
 }
 
 pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Failure> {
-    let config = Arc::new(load_config(config_path)?);
+    let config = Arc::new(load_config_or_default(config_path)?);
     let agent = super::pick_agent(&config, args.agent.as_deref())?;
     let store = open_store(&config)?;
     let operator = std::env::var("USER").unwrap_or_else(|_| "operator".into());

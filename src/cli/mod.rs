@@ -16,6 +16,8 @@ mod chat;
 mod check;
 mod control;
 mod explain;
+mod first_run;
+mod init;
 mod run;
 mod serve;
 
@@ -55,8 +57,11 @@ pub enum Command {
     Run(run::RunArgs),
     /// Print the recorded events (every decision with its source).
     Audit(audit::AuditArgs),
-    /// Run the chat bridges whose token variables are set (Telegram), until SIGINT/SIGTERM.
+    /// Run the chat bridges whose token variables are set (Telegram, Discord), until
+    /// SIGINT/SIGTERM.
     Serve(serve::ServeArgs),
+    /// Write a commented starter config (never over an existing file).
+    Init(init::InitArgs),
 }
 
 /// Parses the arguments and runs the command.
@@ -80,6 +85,7 @@ where
         Command::Run(args) => run::run(cli.config.as_deref(), args),
         Command::Chat(args) => chat::run(cli.config.as_deref(), args),
         Command::Serve(args) => serve::run(cli.config.as_deref(), args),
+        Command::Init(args) => init::run(cli.config.as_deref(), args),
         store_command => {
             if let Some(code) = control::forward_if_serving(cli.config.as_deref(), args_vec) {
                 return code;
@@ -177,6 +183,15 @@ impl From<config::ConfigError> for Failure {
 
 fn load_config(path: Option<&Path>) -> Result<Config, Failure> {
     Ok(config::load(path)?)
+}
+
+/// The config named or found, else (for `chat` and `run`) the built-in first-run default with
+/// the model found in the environment.
+fn load_config_or_default(path: Option<&Path>) -> Result<Config, Failure> {
+    match first_run::default_config(path)? {
+        Some(config) => Ok(config),
+        None => load_config(path),
+    }
 }
 
 /// Opens the store if it exists (reading commands must not create one).

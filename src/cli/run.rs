@@ -2,7 +2,7 @@
 //! approval is refused with a reason naming the fix; the final answer is printed (or, with
 //! `--json`, every event of the run as JSON lines, then the answer), and a failure exits 1.
 
-use super::{Failure, load_config, open_store};
+use super::{Failure, load_config_or_default, open_store};
 use crate::agent::classifier::Surface;
 use crate::agent::setup::assemble;
 use crate::events::StoreEvents;
@@ -26,7 +26,7 @@ pub struct RunArgs {
 }
 
 pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failure> {
-    let config = Arc::new(load_config(config_path)?);
+    let config = Arc::new(load_config_or_default(config_path)?);
     let agent = super::pick_agent(&config, args.agent.as_deref())?;
     let store = open_store(&config)?;
     let run_id = run_id();

@@ -258,3 +258,78 @@ async fn questions_are_answered_on_the_console_and_fail_unattended() {
             .contains("nobody can answer a question here")
     );
 }
+
+/// The first run: no config file anywhere, the model named by `OPENAI_BASE_URL` (a local
+/// server needs no key), the store under `$XDG_DATA_HOME/tollgate`; and with no model
+/// anywhere, exit 2 naming the three ways.
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_with_no_config_finds_the_model_in_the_environment() {
+    use crate::suite::fakes::llm::{FakeLlm, text};
+    use std::io::Write;
+    let fake = FakeLlm::start(vec![text("Hello from the default agent.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = |env: Vec<(&'static str, String)>, input: &'static str| {
+        let path = dir.path().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+                .arg("chat")
+                .current_dir(&path)
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("OPENAI_BASE_URL")
+                .env_remove("OPENAI_MODEL")
+                .env_remove("ANTHROPIC_API_KEY")
+                .env("XDG_DATA_HOME", path.join("data"))
+                .envs(env)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        })
+    };
+    let answered = run(
+        vec![
+            ("OPENAI_BASE_URL", fake.url.clone()),
+            ("OPENAI_MODEL", "tiny".into()),
+        ],
+        "hello\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    assert!(
+        stdout(&answered).contains("Hello from the default agent."),
+        "{}",
+        stdout(&answered)
+    );
+    assert_eq!(fake.requests()[0].body["model"], "tiny");
+    assert!(
+        fake.requests()[0].authorization.is_none(),
+        "a local server needs no key"
+    );
+    assert!(dir.path().join("data/tollgate/store").exists());
+
+    let nothing = run(vec![("OLLAMA_HOST", "127.0.0.1:9".into())], "hello\n")
+        .await
+        .unwrap();
+    assert_eq!(nothing.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&nothing.stderr);
+    assert!(
+        err.contains("OPENAI_API_KEY")
+            && err.contains("ANTHROPIC_API_KEY")
+            && err.contains("Ollama"),
+        "{err}"
+    );
+}

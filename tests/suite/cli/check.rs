@@ -14,6 +14,7 @@ fn help_on_every_command() {
         vec!["allowlist", "list", "--help"],
         vec!["allowlist", "add", "--help"],
         vec!["allowlist", "revoke", "--help"],
+        vec!["init", "--help"],
     ] {
         let out = tollgate(&args, &repo());
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
@@ -27,6 +28,11 @@ fn check_accepts_every_shipped_example() {
         "config/example.toml",
         "config/minimal.toml",
         "config/ops.toml",
+        "config/starter.toml",
+        "config/telegram.toml",
+        "config/discord.toml",
+        "config/both.toml",
+        "config/readonly.toml",
     ] {
         let out = tollgate(&["check", "--config", file], &repo());
         assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
@@ -171,4 +177,30 @@ fn companions_are_checked_against_roles_and_providers() {
         let err = stderr(&out);
         assert!(err.contains(key) && err.contains(says), "{extra}: {err}");
     }
+}
+
+#[test]
+fn init_writes_a_starter_that_passes_check_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let wrote = tollgate(&["init"], dir.path());
+    assert_eq!(wrote.status.code(), Some(0), "{}", stderr(&wrote));
+    let text = std::fs::read_to_string(dir.path().join("tollgate.toml")).unwrap();
+    assert!(
+        text.contains("# [telegram]") && text.contains("# [discord]"),
+        "{text}"
+    );
+    let checked = tollgate(&["check"], dir.path());
+    assert_eq!(checked.status.code(), Some(0), "{}", stderr(&checked));
+    std::fs::write(dir.path().join("tollgate.toml"), "# mine\n").unwrap();
+    let again = tollgate(&["init"], dir.path());
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("already exists"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("tollgate.toml")).unwrap(),
+        "# mine\n"
+    );
 }

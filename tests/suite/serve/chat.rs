@@ -20,6 +20,7 @@ async fn strangers_are_ignored_and_users_answered() {
             "new",
             "stop",
             "status",
+            "whoami",
             "mode",
             "sandbox",
             "allowlist"
