@@ -1,4 +1,4 @@
-//! The `tollgate` binary: logging to stderr, then the command line.
+//! The `tollgate` binary: the sandbox helper when asked, else the command line.
 
 use std::process::ExitCode;
 
@@ -9,12 +9,6 @@ fn main() -> ExitCode {
         let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
         tollgate::sandbox::helper::main(&rest);
     }
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOLLGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    // Logging starts once the command line is read (`--log-format`).
     tollgate::cli::main_with_args(std::env::args_os())
 }

@@ -89,7 +89,7 @@ pub fn listen(
                 // its request is read would look to it like no answer at all).
                 let response = match serde_json::from_slice::<Request>(&bytes) {
                     _ if let Err(why) = &peer => {
-                        eprintln!("tollgate serve: the control socket refused a peer: {why}");
+                        tracing::warn!(target: "tollgate::serve", "the control socket refused a peer: {why}");
                         Response {
                             code: 2,
                             out: String::new(),

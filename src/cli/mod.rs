@@ -18,6 +18,7 @@ mod control;
 mod explain;
 mod first_run;
 mod init;
+pub mod logging;
 mod run;
 mod serve;
 
@@ -38,6 +39,9 @@ pub struct Cli {
     /// The config file (default: ./tollgate.toml if present, else built-in defaults).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Log lines as text, or as one JSON object a line (also `TOLLGATE_LOG_FORMAT=json`).
+    #[arg(long, global = true, value_enum)]
+    pub log_format: Option<logging::LogFormat>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -79,6 +83,7 @@ where
             return ExitCode::from(code);
         }
     };
+    logging::init(cli.log_format);
     let mut io = Io::default();
     let outcome = match &cli.command {
         Command::Check(args) => check::run(cli.config.as_deref(), args),

@@ -66,7 +66,7 @@ fn startable(config: &Config, file: &str) -> Result<Vec<Startable>, Failure> {
     }
     if !ready.is_empty() {
         for problem in &missing {
-            eprintln!("tollgate serve: not starting a bridge: {problem}");
+            tracing::warn!(target: "tollgate::serve", "not starting a bridge: {problem}");
         }
         return Ok(ready);
     }
@@ -97,7 +97,7 @@ async fn connect(
                         telegram.api_url
                     )))
                 })?;
-            eprintln!("tollgate serve: Telegram bot @{} connected", bot.username);
+            tracing::info!(target: "tollgate::serve", "Telegram bot @{} connected", bot.username);
             Ok(Arc::new(TelegramBridge::new(bot)))
         }
         (Platform::Discord, _, Some(discord)) => {
@@ -118,7 +118,7 @@ async fn connect(
                     discord.api_url
                 )))
             })?;
-            eprintln!("tollgate serve: Discord bot {} connected", bridge.name());
+            tracing::info!(target: "tollgate::serve", "Discord bot {} connected", bridge.name());
             Ok(Arc::new(bridge))
         }
         (platform, _, _) => Err(Failure::runtime(format!(
@@ -156,7 +156,7 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
         for one in &ready {
             bridges.push(connect(&config, one, &redactor).await?);
         }
-        eprintln!("tollgate serve: serving (stop with Ctrl-C or SIGTERM)");
+        tracing::info!(target: "tollgate::serve", "serving (stop with Ctrl-C or SIGTERM)");
         let allowlists_changed = Arc::new(tokio::sync::Notify::new());
         let control = super::control::listen(&config, store.clone(), allowlists_changed.clone())
             .map_err(|e| Failure::runtime(format!("opening the control socket: {e}")))?;
@@ -175,8 +175,9 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
             .interrupt_running(crate::agent::runner::INTERRUPTED)
             .unwrap_or(0);
         let _ = store.flush();
-        eprintln!(
-            "tollgate serve: stopped; {marked} running call(s) recorded as interrupted; approvals still waiting stay answerable after the next start"
+        tracing::info!(
+            target: "tollgate::serve",
+            "stopped; {marked} running call(s) recorded as interrupted; approvals still waiting stay answerable after the next start"
         );
         let code = code.load(std::sync::atomic::Ordering::SeqCst);
         Ok::<u8, Failure>(code)

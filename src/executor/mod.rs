@@ -259,10 +259,11 @@ impl Executor {
             let session = Arc::clone(&session);
             let permits = Arc::clone(&permits);
             let cancel = cancel.clone();
-            tasks.spawn(async move {
+            // Each call's task keeps the run's span: its log lines carry the run's ids.
+            tasks.spawn(tracing::Instrument::in_current_span(async move {
                 let _permit = permits.acquire_owned().await;
                 (index, executor.run_one(&session, call, cancel).await)
-            });
+            }));
         }
         let mut results: Vec<Option<ToolCallResult>> = vec![None; calls.len()];
         while let Some(joined) = tasks.join_next().await {

@@ -110,7 +110,8 @@ impl Shared {
     pub fn log(&self, line: &str) {
         let line =
             super::guard::guard_text(&self.redactor, line, tollgate_surface::text::Layout::Lines);
-        eprintln!("tollgate serve: {line}");
+        // Inside a run, the line carries the run's span (its session and run ids).
+        tracing::warn!(target: "tollgate::serve", "{line}");
     }
 
     /// An audit entry that belongs to no tool call (a stranger, a rejected press).

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tollgate_surface::ChatRef;
+use tracing::Instrument;
 
 /// What a session works on next.
 pub enum Work {
@@ -281,7 +282,13 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             *lock(&worker.running) = Some(cancel.clone());
             worker.progress.clear();
             let progress = spawn_progress(shared, worker);
-            let outcome = runner.start(session, &run_id, &text, cancel).await;
+            // Every log line of the run carries its session and run ids. A `warn`-level span,
+            // so the default filter (`warn`) keeps it.
+            let span = tracing::warn_span!("run", session = %worker.key, run = %run_id);
+            let outcome = runner
+                .start(session, &run_id, &text, cancel)
+                .instrument(span)
+                .await;
             progress.abort();
             outcome
         }
@@ -289,7 +296,8 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             *lock(&worker.approver.run) = run.id.clone();
             *lock(&worker.running) = Some(cancel.clone());
             let progress = spawn_progress(shared, worker);
-            let outcome = runner.resume(session, *run, cancel).await;
+            let span = tracing::warn_span!("run", session = %worker.key, run = %run.id);
+            let outcome = runner.resume(session, *run, cancel).instrument(span).await;
             progress.abort();
             outcome
         }

@@ -305,7 +305,7 @@ impl Bridge for DiscordBridge {
                 .post(&message.chat, intro, Delivery::MustArrive)
                 .await
             {
-                eprintln!("tollgate serve: Discord: introducing a thread: {e}");
+                tracing::warn!(target: "tollgate::serve", "Discord: introducing a thread: {e}");
             }
             Ok(())
         })

@@ -41,7 +41,7 @@ impl Handler {
         {
             Ok(info) => Some(info),
             Err(e) => {
-                eprintln!("tollgate serve: Discord: looking up channel {channel}: {e}");
+                tracing::warn!(target: "tollgate::serve", "Discord: looking up channel {channel}: {e}");
                 None
             }
         }
@@ -58,7 +58,7 @@ impl Handler {
             .call(LightMethod::Post, route, Some(&body), Delivery::Acknowledge)
             .await
         {
-            eprintln!("tollgate serve: Discord: acknowledging an interaction: {e}");
+            tracing::warn!(target: "tollgate::serve", "Discord: acknowledging an interaction: {e}");
         }
     }
 

@@ -65,8 +65,9 @@ impl Bridge for TelegramBridge {
                     }
                     Err(e) => {
                         failures = failures.saturating_add(1);
-                        eprintln!(
-                            "tollgate serve: polling Telegram: {}",
+                        tracing::warn!(
+                            target: "tollgate::serve",
+                            "polling Telegram: {}",
                             self.bot.redact(&e.to_string())
                         );
                         let wait = e
@@ -106,8 +107,9 @@ impl Bridge for TelegramBridge {
                     .send_document(chat, "approval-details.txt", full)
                     .await
             {
-                eprintln!(
-                    "tollgate serve: attaching a card's full details: {}",
+                tracing::warn!(
+                    target: "tollgate::serve",
+                    "attaching a card's full details: {}",
                     self.bot.redact(&e.to_string())
                 );
             }

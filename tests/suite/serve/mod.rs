@@ -258,6 +258,7 @@ mod concurrency;
 mod crash;
 mod durability;
 mod hardening;
+mod logs;
 mod media;
 mod presses;
 mod runtime;
