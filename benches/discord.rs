@@ -23,7 +23,6 @@ use fakes::llm::{FakeLlm, text};
 use serenity::all::{Context, EventHandler, GatewayIntents, Message};
 use serenity::client::ClientBuilder;
 use serenity::http::HttpBuilder;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SEQUENTIAL: u64 = 300;
@@ -76,34 +75,16 @@ async fn floor_bot(fake: &FakeDiscord, floor: Floor) {
 }
 
 async fn start_tollgate(fake: &FakeDiscord, replies: usize, quiet: bool) -> Tollgate {
-    let llm = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let quiet = if quiet {
-        "progress_interval_secs = 0\ntyping = false\n"
-    } else {
-        ""
-    };
-    let config = format!(
-        "[store]\npath = \"store\"\ncache_capacity_mb = 16\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[discord]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}\n",
-        llm.url, fake.url
-    );
-    std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args(["serve", "--config", "tollgate.toml"])
-        .current_dir(dir.path())
-        .env("DISCORD_TOKEN", "bench-token-value")
-        .env_remove("TELEGRAM_BOT_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let bridge = format!("[discord]\napi_url = \"{}\"", fake.url);
+    let tollgate = common::start_tollgate(
+        replies,
+        quiet,
+        &bridge,
+        ("DISCORD_TOKEN", "bench-token-value"),
+    )
+    .await;
     fake.ready(1).await;
-    Tollgate {
-        _dir: dir,
-        child,
-        _llm: llm,
-    }
+    tollgate
 }
 
 fn say(fake: &FakeDiscord, id: u64, user: u64, content: &str) {

@@ -18,7 +18,6 @@ mod common;
 use common::{Tollgate, ask_model, ms, percentile};
 use fakes::llm::{FakeLlm, text};
 use fakes::telegram::{FakeTelegram, user_message};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use teloxide::payloads::GetUpdatesSetters;
 use teloxide::prelude::Requester;
@@ -91,37 +90,14 @@ async fn echo_bot(url: String) {
 }
 
 async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool, extra: &str) -> Tollgate {
-    let llm = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let quiet = if quiet {
-        "progress_interval_secs = 0\ntyping = false\n"
-    } else {
-        ""
-    };
-    let config = format!(
-        "[store]\npath = \"store\"\ncache_capacity_mb = 16\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n[telegram]\napi_url = \"{}\"\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}{extra}\n",
-        llm.url, fake.url
-    );
-    std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args(["serve", "--config", "tollgate.toml"])
-        .current_dir(dir.path())
-        .env("TELEGRAM_BOT_TOKEN", "1:BENCH-token-value")
-        .envs(
-            std::env::var("BENCH_CHILD_MALLOC")
-                .ok()
-                .map(|v| ("MALLOC_ARENA_MAX", v)),
-        )
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Tollgate {
-        _dir: dir,
-        child,
-        _llm: llm,
-    }
+    let bridge = format!("[telegram]\napi_url = \"{}\"\n{extra}", fake.url);
+    common::start_tollgate(
+        replies,
+        quiet,
+        &bridge,
+        ("TELEGRAM_BOT_TOKEN", "1:BENCH-token-value"),
+    )
+    .await
 }
 
 async fn wait_polling(fake: &FakeTelegram) {

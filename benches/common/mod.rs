@@ -1,8 +1,8 @@
 //! What the end-to-end benchmarks share: the minimal LLM bot's one model call, and the
 //! figures' arithmetic.
 
-use crate::fakes::llm::FakeLlm;
-use std::process::Child;
+use crate::fakes::llm::{FakeLlm, text};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// A `tollgate serve` child, with its directory and model; killed when dropped.
@@ -68,4 +68,48 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// Starts `tollgate serve` answering through a scripted model (`replies` times "ok") with
+/// `bridge` (its whole config section) and the token variable `token`; typing and progress
+/// off when `quiet` (both floors make no such calls).
+pub async fn start_tollgate(
+    replies: usize,
+    quiet: bool,
+    bridge: &str,
+    token: (&str, &str),
+) -> Tollgate {
+    let llm = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = if quiet {
+        "progress_interval_secs = 0\ntyping = false\n"
+    } else {
+        ""
+    };
+    let config = format!(
+        "[store]\npath = \"store\"\ncache_capacity_mb = 16\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n{bridge}\nallowed_users = [\"*\"]\nadmins = [1]\nrate_limit_per_minute = 1000\n{quiet}\n",
+        llm.url
+    );
+    std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["serve", "--config", "tollgate.toml"])
+        .current_dir(dir.path())
+        .env_remove("TELEGRAM_BOT_TOKEN")
+        .env_remove("DISCORD_TOKEN")
+        .env(token.0, token.1)
+        .envs(
+            std::env::var("BENCH_CHILD_MALLOC")
+                .ok()
+                .map(|v| ("MALLOC_ARENA_MAX", v)),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Tollgate {
+        _dir: dir,
+        child,
+        _llm: llm,
+    }
 }
