@@ -9,6 +9,7 @@ pub mod config;
 pub mod events;
 pub mod executor;
 pub mod gate;
+pub mod metrics;
 pub mod policy;
 pub mod reminders;
 pub mod retention;

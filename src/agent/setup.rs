@@ -177,8 +177,10 @@ pub fn assemble_with(
     let provider = parts.provider.clone();
     let runs = RunStore::new(store.clone());
     let journal = Arc::new(RunJournal::new(runs.clone()));
-    let audit: Arc<dyn EventSink> =
-        Arc::new(StoreEvents::new(store.clone(), Some(journal.clone())));
+    let audit: Arc<dyn EventSink> = Arc::new(crate::metrics::events::MeteredEvents {
+        agent: agent.to_string(),
+        inner: Arc::new(StoreEvents::new(store.clone(), Some(journal.clone()))),
+    });
     let events: Arc<dyn EventSink> = match watcher {
         Some(watcher) => Arc::new(crate::events::TeeEvents { audit, watcher }),
         None => audit,

@@ -64,6 +64,13 @@ pub fn describe(
         config.store.path.display(),
         config.store.cache_capacity_mb
     );
+    if let Some(metrics) = &config.metrics {
+        let _ = writeln!(
+            out,
+            "metrics: http://{0}/metrics and http://{0}/healthz (serve)",
+            metrics.listen
+        );
+    }
     let _ = writeln!(
         out,
         "shell: {}",

@@ -152,9 +152,15 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
         .build()
         .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
     let code = runtime.block_on(async {
+        // Up before the bridges connect: `/healthz` says 503 ("starting") meanwhile.
+        let health = start_metrics(&config, &store, ready.len(), &file).await?;
         let mut bridges = Vec::new();
         for one in &ready {
-            bridges.push(connect(&config, one, &redactor).await?);
+            let bridge = connect(&config, one, &redactor).await?;
+            if let Some(health) = &health {
+                health.add(bridge.clone());
+            }
+            bridges.push(bridge);
         }
         tracing::info!(target: "tollgate::serve", "serving (stop with Ctrl-C or SIGTERM)");
         let allowlists_changed = Arc::new(tokio::sync::Notify::new());
@@ -184,6 +190,32 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
     })?;
     // Exit now: tasks still running (and the sandboxes under them) end with the process.
     std::process::exit(i32::from(code));
+}
+
+/// With `[metrics]`: the recorder installed and `/metrics` and `/healthz` served; what
+/// `/healthz` reads, to add the bridges to as they connect.
+async fn start_metrics(
+    config: &Config,
+    store: &Arc<dyn crate::store::Store>,
+    bridges: usize,
+    file: &str,
+) -> Result<Option<Arc<crate::metrics::server::Health>>, Failure> {
+    let Some(address) = config.metrics.as_ref().and_then(|m| m.address()) else {
+        return Ok(None);
+    };
+    let listener = tokio::net::TcpListener::bind(address).await.map_err(|e| {
+        Failure::runtime(format!(
+            "listening on {address} for metrics (metrics.listen in {file}): {e}"
+        ))
+    })?;
+    let health = Arc::new(crate::metrics::server::Health::new(store.clone(), bridges));
+    tokio::spawn(crate::metrics::server::serve(
+        listener,
+        crate::metrics::registry(),
+        health.clone(),
+    ));
+    tracing::info!(target: "tollgate::serve", "metrics on http://{address}/metrics, health on /healthz");
+    Ok(Some(health))
 }
 
 /// Completes on SIGTERM or SIGINT, noting the conventional exit code.

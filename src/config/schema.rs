@@ -22,6 +22,9 @@ pub struct Config {
     pub telegram: Option<TelegramConfig>,
     #[serde(default)]
     pub discord: Option<DiscordConfig>,
+    /// `serve`'s Prometheus `/metrics` and `/healthz` endpoint (off when absent).
+    #[serde(default)]
+    pub metrics: Option<MetricsConfig>,
     /// The config file this was read from, if any (never readable by tools).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -39,6 +42,22 @@ pub struct StoreConfig {
     pub retain_days: u64,
     /// Also delete an idle session's workspace directory when it is pruned.
     pub prune_workspaces: bool,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// The address `/metrics` and `/healthz` are served on (`127.0.0.1:9464`; `0.0.0.0:9464`
+    /// in a container, where the port is published).
+    pub listen: String,
+}
+
+impl MetricsConfig {
+    /// The address to listen on (checked when the config was read).
+    #[must_use]
+    pub fn address(&self) -> Option<std::net::SocketAddr> {
+        self.listen.parse().ok()
+    }
 }
 
 /// How to talk to a model provider.

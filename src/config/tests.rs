@@ -78,6 +78,11 @@ fn bad_config_names_key_and_file() {
         ),
         ("[telegram]\nadmins = [\"*\"]", "telegram.admins", "refused"),
         (
+            "[metrics]\nlisten = \"9464\"",
+            "metrics.listen",
+            "not an address and port",
+        ),
+        (
             "[telegram]\nagent = \"ghost\"",
             "telegram.agent",
             "not configured",

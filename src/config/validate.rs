@@ -28,6 +28,18 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
         ));
     }
 
+    if let Some(metrics) = &config.metrics
+        && metrics.address().is_none()
+    {
+        return Err(origins.error(
+            "metrics.listen",
+            format!(
+                "`{}` is not an address and port (write it like \"127.0.0.1:9464\")",
+                metrics.listen
+            ),
+        ));
+    }
+
     for (name, provider) in &config.providers {
         let key = format!("providers.{name}");
         check_name(origins, &key, name, "provider")?;

@@ -61,6 +61,10 @@ impl Bridge for Guarded {
         self.inner.limits()
     }
 
+    fn connected(&self) -> bool {
+        self.inner.connected()
+    }
+
     fn listen(&self, events: EventSender) -> BridgeFuture<'_, ()> {
         self.inner.listen(events)
     }

@@ -97,9 +97,20 @@ async fn handle_message(
         command,
     };
     let platform = inbound.chat.platform.as_str();
+    let counted = |outcome: &'static str| {
+        crate::metrics::METRICS
+            .messages
+            .get_or_create(&crate::metrics::labels([
+                ("platform", platform),
+                ("agent", &settings.agent),
+                ("outcome", outcome),
+            ]))
+            .inc();
+    };
     let admin = match settings.access(inbound) {
         Access::Admitted { admin } => admin,
         Access::Ignored(reason) => {
+            counted("denied");
             // Silently: a reply would confirm the bot exists. Bots are not audited (noise).
             if !inbound.sender.is_bot {
                 shared.audit_refusal(
@@ -118,9 +129,13 @@ async fn handle_message(
         }
     };
     if command.is_none() && !should_answer(settings.require_mention, inbound) {
+        counted("unaddressed");
         return;
     }
     let verdict = lock(&handle.rate).check(inbound.sender.id, Instant::now());
+    if verdict != RateVerdict::Accept {
+        counted("rate_limited");
+    }
     match verdict {
         RateVerdict::Accept => {}
         RateVerdict::RefuseWithNotice => {
@@ -165,6 +180,7 @@ async fn handle_message(
         found.and_then(|k| questions.remove(&k))
     };
     if let Some(question) = open_question {
+        counted("answered_question");
         finish_question(shared, question, text).await;
         if let Some(handle) = command {
             shared
@@ -177,6 +193,7 @@ async fn handle_message(
         return;
     };
     if let Some((name, args)) = parse_command(text) {
+        counted("command");
         let answer = match name {
             "whoami" => super::commands::whoami(inbound),
             _ => run_command(shared, &worker, name, args, admin),
@@ -202,6 +219,7 @@ async fn handle_message(
         reply.say(service, &refused.join("\n")).await;
     }
     if text.is_empty() && lines.is_empty() {
+        counted("empty");
         return;
     }
     lines.insert(0, text.to_string());
@@ -222,6 +240,11 @@ async fn handle_message(
         };
         queued = fresh.enqueue(text, requester);
     }
+    counted(if matches!(queued, Queued::Full { .. }) {
+        "dropped_queue_full"
+    } else {
+        "queued"
+    });
     if let Queued::Full { announce: true } = queued {
         let text = format!(
             "I am busy and {} messages are already waiting; this one was dropped. Try again when I answer.",

@@ -12,6 +12,17 @@ use tollgate_surface::ChatRef;
 /// Where a session's chat is remembered, to resume its run after a restart.
 const SESSION_CHATS_TREE: &str = "bridge_sessions";
 
+/// Notes a worker started (`+1`) or let go (`-1`) in the `/metrics` gauge of its platform.
+fn live_sessions(worker: &SessionWorker, change: i64) {
+    crate::metrics::METRICS
+        .live_sessions
+        .get_or_create(&crate::metrics::labels([(
+            "platform",
+            worker.chat.platform.as_str(),
+        )]))
+        .inc_by(change);
+}
+
 /// The running service: what is shared, and the live session workers.
 pub struct Service {
     pub shared: Arc<Shared>,
@@ -66,17 +77,25 @@ impl Service {
                 .store
                 .insert(SESSION_CHATS_TREE, key.as_bytes(), &bytes);
         }
-        Ok(lock(&self.workers)
-            .entry(key.to_string())
-            .or_insert(worker)
-            .clone())
+        let mut workers = lock(&self.workers);
+        let live = workers.entry(key.to_string()).or_insert_with(|| {
+            live_sessions(&worker, 1);
+            worker.clone()
+        });
+        Ok(live.clone())
     }
 
     /// Lets go of workers idle for longer than their bridge's `idle_session_secs`.
     pub fn evict_idle(&self) -> usize {
         let mut workers = lock(&self.workers);
         let before = workers.len();
-        workers.retain(|_, worker| !worker.evict_if_idle());
+        workers.retain(|_, worker| {
+            let evicted = worker.evict_if_idle();
+            if evicted {
+                live_sessions(worker, -1);
+            }
+            !evicted
+        });
         // Give back the room of the workers let go (after a burst of new chats the map would
         // otherwise keep its peak size).
         if workers.capacity() > 2 * workers.len() + 64 {
@@ -104,6 +123,7 @@ impl Service {
         let mut workers = lock(&self.workers);
         if workers.get(key).is_some_and(|w| Arc::ptr_eq(w, worker)) {
             workers.remove(key);
+            live_sessions(worker, -1);
         }
     }
 

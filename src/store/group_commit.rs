@@ -105,7 +105,12 @@ impl<S: Store> GroupCommit<S> {
             state.running = true;
             drop(state);
             failpoint::abort_if_due();
+            let started = std::time::Instant::now();
             let flushed = self.inner.flush();
+            crate::metrics::METRICS
+                .store_flush_seconds
+                .get_or_create(&Vec::new())
+                .observe(started.elapsed().as_secs_f64());
             state = self.lock();
             state.running = false;
             if flushed.is_ok() {

@@ -3,7 +3,8 @@
 
 use super::{Result, Store};
 
-const META_TREE: &str = "store_meta";
+/// Facts about the store itself (which migrations ran).
+pub const META_TREE: &str = "store_meta";
 
 /// Runs `work` unless `marker` says it ran; then sets the marker and flushes.
 pub fn once(store: &dyn Store, marker: &[u8], work: impl FnOnce() -> Result<()>) -> Result<()> {

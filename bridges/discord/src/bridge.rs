@@ -6,6 +6,7 @@ use crate::bot::Bot;
 use crate::handler::Handler;
 use crate::render::{self, answer_messages, components};
 use crate::rest::Delivery;
+use crate::shards_up::ShardsUp;
 use serde_json::{Value, json};
 use serenity::all::GatewayIntents;
 use serenity::client::ClientBuilder;
@@ -59,15 +60,20 @@ impl std::fmt::Debug for DiscordOptions {
 pub struct DiscordBridge {
     bot: Arc<Bot>,
     options: DiscordOptions,
+    shards_up: Arc<ShardsUp>,
 }
 
 impl DiscordBridge {
     /// Checks the token (the bot's user and application) at `options.api_url`.
     pub async fn connect(options: DiscordOptions) -> Result<Self, BridgeError> {
         let bot = Bot::connect(&options.token, &options.api_url, options.message_content).await?;
+        let shards = options
+            .shards
+            .map_or(1, |s| s.last.saturating_sub(s.first) as usize + 1);
         Ok(DiscordBridge {
             bot: Arc::new(bot),
             options,
+            shards_up: Arc::new(ShardsUp::new(shards)),
         })
     }
 
@@ -142,6 +148,10 @@ impl Bridge for DiscordBridge {
         }
     }
 
+    fn connected(&self) -> bool {
+        self.shards_up.all_up()
+    }
+
     fn listen(&self, events: EventSender) -> BridgeFuture<'_, ()> {
         Box::pin(async move {
             // REST through the configured base: only with serenity's ratelimiter off does it
@@ -154,6 +164,7 @@ impl Bridge for DiscordBridge {
             let handler = Handler {
                 bot: self.bot.clone(),
                 events,
+                shards_up: self.shards_up.clone(),
             };
             let mut client = ClientBuilder::new_with_http(http, self.intents())
                 .event_handler(handler)

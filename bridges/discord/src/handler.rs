@@ -6,10 +6,12 @@
 use crate::bot::{Bot, EPHEMERAL};
 use crate::channels::ChannelInfo;
 use crate::rest::Delivery;
+use crate::shards_up::ShardsUp;
 use crate::translate;
 use serde_json::json;
 use serenity::all::{
-    Context, EventHandler, GuildChannel, Interaction, InteractionContext, Message,
+    ConnectionStage, Context, EventHandler, GuildChannel, Interaction, InteractionContext, Message,
+    Ready, ShardStageUpdateEvent,
 };
 use serenity::http::{LightMethod, Route};
 use serenity::model::guild::Guild;
@@ -24,6 +26,7 @@ const DEFERRED_UPDATE_MESSAGE: u8 = 6;
 pub struct Handler {
     pub bot: Arc<Bot>,
     pub events: EventSender,
+    pub shards_up: Arc<ShardsUp>,
 }
 
 impl Handler {
@@ -72,6 +75,15 @@ impl Handler {
 
 #[serenity::async_trait]
 impl EventHandler for Handler {
+    async fn ready(&self, ctx: Context, _ready: Ready) {
+        self.shards_up.set(ctx.shard_id.0, true);
+    }
+
+    async fn shard_stage_update(&self, _ctx: Context, event: ShardStageUpdateEvent) {
+        self.shards_up
+            .set(event.shard_id.0, event.new == ConnectionStage::Connected);
+    }
+
     async fn guild_create(&self, _ctx: Context, guild: Guild, _is_new: Option<bool>) {
         for channel in guild.channels.values().chain(guild.threads.iter()) {
             self.bot.channels.learn(channel, self.bot.id);

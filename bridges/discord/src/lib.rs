@@ -16,6 +16,7 @@ pub mod handler;
 pub mod ratelimit;
 pub mod render;
 pub mod rest;
+pub mod shards_up;
 pub mod translate;
 
 pub use bridge::{DiscordBridge, DiscordOptions, Shards};

@@ -9,7 +9,8 @@ use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
 use serenity::http::{LightMethod, Request, Route};
 use std::time::{Duration, Instant};
-use tollgate_surface::{BridgeError, BridgeErrorKind};
+use tollgate_surface::metered::rate_limit_wait;
+use tollgate_surface::{BridgeError, BridgeErrorKind, Platform};
 
 /// 429s waited out in a row before a must-arrive request gives up.
 const MAX_RATE_LIMIT_WAITS: u32 = 5;
@@ -121,6 +122,7 @@ impl Rest {
             if delivery != Delivery::Acknowledge {
                 let wait = self.limits.wait_for(bucket, Instant::now());
                 if !wait.is_zero() {
+                    rate_limit_wait(Platform::Discord, wait);
                     if delivery == Delivery::Droppable || wait > LONGEST_WAIT {
                         return Err(rate_limited(wait));
                     }
@@ -131,6 +133,7 @@ impl Rest {
                 Ok(bytes) => return Ok(bytes),
                 Err(Failure::RateLimited { after, global }) => {
                     self.limits.block(bucket, global, after, Instant::now());
+                    rate_limit_wait(Platform::Discord, after);
                     let in_time = match delivery {
                         Delivery::MustArrive => {
                             waits < MAX_RATE_LIMIT_WAITS && after <= LONGEST_WAIT

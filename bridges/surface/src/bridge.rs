@@ -92,6 +92,10 @@ pub trait Bridge: Send + Sync + 'static {
 
     fn limits(&self) -> Limits;
 
+    /// Whether the platform connection is up now (the service's `/healthz`): the last poll
+    /// succeeded, or every gateway connection this process runs is established.
+    fn connected(&self) -> bool;
+
     /// Runs until the platform connection ends, handing events to `events` (the runtime stops
     /// it by dropping the future). Every press is handed in, even one that carries nothing.
     fn listen(&self, events: EventSender) -> BridgeFuture<'_, ()>;

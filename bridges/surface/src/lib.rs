@@ -11,6 +11,7 @@
 //! - [`error`]: [`BridgeError`] with a kind the runtime acts on (never its text)
 //! - [`limits`]: what each platform allows, checked before sending
 //! - [`split`]: long answers cut on line boundaries with code fences balanced
+//! - [`metered`]: what a bridge counts for `/metrics` (rate-limit waits)
 //! - [`text`]: control and invisible characters shown escaped (what a card shows is what runs)
 //!
 //! A bridge translates platform events in and renders the runtime's data out; it never decides
@@ -23,6 +24,7 @@ pub mod error;
 pub mod fetch;
 pub mod limits;
 pub mod message;
+pub mod metered;
 pub mod press;
 pub mod split;
 pub mod text;

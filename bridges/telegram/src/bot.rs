@@ -23,7 +23,7 @@ use teloxide::types::{
 };
 use teloxide::{Bot, RequestError};
 use tollgate_surface::limits::TELEGRAM_MESSAGE;
-use tollgate_surface::{BridgeError, BridgeErrorKind, BridgeEvent, Button, ChatRef};
+use tollgate_surface::{BridgeError, BridgeErrorKind, BridgeEvent, Button, ChatRef, Platform};
 
 /// Sends given up on after this many rate-limit waits in a row.
 const MAX_RATE_LIMIT_WAITS: u32 = 5;
@@ -63,7 +63,9 @@ where
             Ok(value) => return Ok(value),
             Err(RequestError::RetryAfter(seconds)) if waits < MAX_RATE_LIMIT_WAITS => {
                 waits += 1;
-                tokio::time::sleep(Duration::from_secs(u64::from(seconds.seconds()))).await;
+                let wait = Duration::from_secs(u64::from(seconds.seconds()));
+                tollgate_surface::metered::rate_limit_wait(Platform::Telegram, wait);
+                tokio::time::sleep(wait).await;
             }
             Err(e)
                 if kind_of(&e) == BridgeErrorKind::Transient && retries < MAX_TRANSIENT_RETRIES =>

@@ -4,6 +4,7 @@
 
 use crate::bot::TelegramBot;
 use crate::card::{render_view, settled_html};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tollgate_surface::limits::{TELEGRAM_CALLBACK_DATA, TELEGRAM_DOWNLOAD_BYTES, TELEGRAM_MESSAGE};
 use tollgate_surface::{
@@ -20,12 +21,17 @@ const TYPING_LASTS: Duration = Duration::from_secs(5);
 /// A connected Telegram bot as a bridge.
 pub struct TelegramBridge {
     bot: TelegramBot,
+    /// The last poll succeeded (connecting already reached the Bot API).
+    connected: AtomicBool,
 }
 
 impl TelegramBridge {
     #[must_use]
     pub fn new(bot: TelegramBot) -> Self {
-        TelegramBridge { bot }
+        TelegramBridge {
+            bot,
+            connected: AtomicBool::new(true),
+        }
     }
 
     /// The bot's username (for the log).
@@ -49,6 +55,10 @@ impl Bridge for TelegramBridge {
         }
     }
 
+    fn connected(&self) -> bool {
+        self.connected.load(Ordering::Relaxed)
+    }
+
     fn listen(&self, events: EventSender) -> BridgeFuture<'_, ()> {
         Box::pin(async move {
             let mut failures = 0u32;
@@ -56,6 +66,7 @@ impl Bridge for TelegramBridge {
                 match self.bot.poll(POLL_WAIT).await {
                     Ok(updates) => {
                         failures = 0;
+                        self.connected.store(true, Ordering::Relaxed);
                         for update in updates {
                             // A full channel makes polling wait: nothing is dropped.
                             if events.send(update).await.is_err() {
@@ -65,14 +76,22 @@ impl Bridge for TelegramBridge {
                     }
                     Err(e) => {
                         failures = failures.saturating_add(1);
+                        self.connected.store(false, Ordering::Relaxed);
                         tracing::warn!(
                             target: "tollgate::serve",
                             "polling Telegram: {}",
                             self.bot.redact(&e.to_string())
                         );
-                        let wait = e
-                            .retry_after()
-                            .unwrap_or(Duration::from_secs(u64::from(failures.min(30))));
+                        let wait = match e.retry_after() {
+                            Some(wait) => {
+                                tollgate_surface::metered::rate_limit_wait(
+                                    Platform::Telegram,
+                                    wait,
+                                );
+                                wait
+                            }
+                            None => Duration::from_secs(u64::from(failures.min(30))),
+                        };
                         tokio::time::sleep(wait).await;
                     }
                 }

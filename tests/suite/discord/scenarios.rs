@@ -544,9 +544,11 @@ async fn heartbeats_are_kept_and_a_shard_range_identifies_each_shard() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_process_serves_telegram_and_discord() {
+    use crate::suite::serve::metrics::{free_port, get, sample, until_status};
     let telegram = FakeTelegram::start().await;
+    let port = free_port();
     let more = format!(
-        "[telegram]\napi_url = \"{}\"\nallowed_users = [10]\nadmins = [1]\nprogress_interval_secs = 0\ntyping = false\n",
+        "[telegram]\napi_url = \"{}\"\nallowed_users = [10]\nadmins = [1]\nprogress_interval_secs = 0\ntyping = false\n[metrics]\nlisten = \"127.0.0.1:{port}\"\n",
         telegram.url
     );
     let mut served = Served::new(vec![text("answer A"), text("answer B")], "", "", &more).await;
@@ -568,4 +570,18 @@ async fn one_process_serves_telegram_and_discord() {
                 .find(|m| m.starts_with("answer"))
         })
         .await;
+    // Healthy only with both connected: Telegram polled, and the Discord shard said READY.
+    until_status(&format!("http://127.0.0.1:{port}/healthz"), 200).await;
+    let (_, scrape) = get(&format!("http://127.0.0.1:{port}/metrics")).await;
+    for platform in ["telegram", "discord"] {
+        assert_eq!(
+            sample(
+                &scrape,
+                &format!(
+                    "tollgate_messages_total{{platform=\"{platform}\",agent=\"a\",outcome=\"queued\"}}"
+                )
+            ),
+            1.0
+        );
+    }
 }

@@ -159,6 +159,10 @@ impl Bridge for TestBridge {
         Platform::Discord
     }
 
+    fn connected(&self) -> bool {
+        true
+    }
+
     fn limits(&self) -> Limits {
         Limits {
             message_chars: DISCORD_MESSAGE,

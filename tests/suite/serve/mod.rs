@@ -260,5 +260,6 @@ mod durability;
 mod hardening;
 mod logs;
 mod media;
+pub mod metrics;
 mod presses;
 mod runtime;
