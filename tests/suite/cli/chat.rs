@@ -333,3 +333,77 @@ async fn chat_with_no_config_finds_the_model_in_the_environment() {
         "{err}"
     );
 }
+
+/// A second `chat` while another holds the store (sled locks it) says so plainly, and the first
+/// goes on answering.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_chat_on_a_store_in_use_says_so() {
+    use crate::suite::fakes::llm::{FakeLlm, text};
+    use std::io::{BufRead, Write};
+    let fake = FakeLlm::start(vec![text("first answer"), text("second answer")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let chat = |path: &std::path::Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tollgate"));
+        command
+            .arg("chat")
+            .current_dir(path)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("OPENAI_BASE_URL", &fake.url)
+            .env("OPENAI_MODEL", "tiny")
+            .env("XDG_DATA_HOME", path.join("data"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        command
+    };
+    let path = dir.path().to_path_buf();
+    let (mut first, mut first_in, mut first_out) = tokio::task::spawn_blocking({
+        let mut command = chat(&path);
+        move || {
+            let mut child = command.spawn().unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(b"hello\n").unwrap();
+            let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+            // Answered: its store is open (and stays open while stdin does).
+            let mut line = String::new();
+            while !line.contains("first answer") {
+                line.clear();
+                assert!(
+                    out.read_line(&mut line).unwrap() > 0,
+                    "the first chat ended"
+                );
+            }
+            (child, stdin, out)
+        }
+    })
+    .await
+    .unwrap();
+    let second = tokio::task::spawn_blocking({
+        let mut command = chat(&path);
+        move || {
+            // Its stdin closes as it is waited for: it never gets as far as reading it.
+            command.spawn().unwrap().wait_with_output().unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert_ne!(second.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains("another tollgate process") && err.contains("holds this store"),
+        "{err}"
+    );
+    // The first is unharmed.
+    let rest = tokio::task::spawn_blocking(move || {
+        first_in.write_all(b"again\n").unwrap();
+        drop(first_in);
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut first_out, &mut rest).unwrap();
+        assert!(first.wait().unwrap().success());
+        rest
+    })
+    .await
+    .unwrap();
+    assert!(rest.contains("second answer"), "{rest}");
+}
