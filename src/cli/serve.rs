@@ -154,13 +154,32 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
     let code = runtime.block_on(async {
         // Up before the bridges connect: `/healthz` says 503 ("starting") meanwhile.
         let health = start_metrics(&config, &store, ready.len(), &file).await?;
+        // A bridge that cannot connect (a revoked token, the platform down) does not stop the
+        // others: serve goes on with those that did, and fails only when none did.
         let mut bridges = Vec::new();
+        let mut failures = Vec::new();
         for one in &ready {
-            let bridge = connect(&config, one, &redactor).await?;
-            if let Some(health) = &health {
-                health.add(bridge.clone());
+            match connect(&config, one, &redactor).await {
+                Ok(bridge) => {
+                    if let Some(health) = &health {
+                        health.add(bridge.clone());
+                    }
+                    bridges.push(bridge);
+                }
+                Err(failure) => {
+                    tracing::warn!(target: "tollgate::serve", "not starting the {} bridge: {}", one.platform.as_str(), failure.message);
+                    if let Some(health) = &health {
+                        health.failed(one.platform, &failure.message);
+                    }
+                    failures.push(failure.message);
+                }
             }
-            bridges.push(bridge);
+        }
+        if bridges.is_empty() {
+            return Err(Failure::runtime(format!(
+                "no bridge could connect: {}",
+                failures.join("; ")
+            )));
         }
         tracing::info!(target: "tollgate::serve", "serving (stop with Ctrl-C or SIGTERM)");
         let allowlists_changed = Arc::new(tokio::sync::Notify::new());

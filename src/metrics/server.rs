@@ -11,7 +11,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tollgate_surface::Bridge;
+use tollgate_surface::{Bridge, Platform};
 
 /// What `/healthz` looks at.
 pub struct Health {
@@ -20,6 +20,8 @@ pub struct Health {
     expected: usize,
     /// Those connected so far (added as each connects).
     bridges: Mutex<Vec<Arc<dyn Bridge>>>,
+    /// Why a bridge could not start, if one could not.
+    failed: Mutex<Option<String>>,
 }
 
 impl Health {
@@ -29,7 +31,17 @@ impl Health {
             store,
             expected,
             bridges: Mutex::default(),
+            failed: Mutex::default(),
         }
+    }
+
+    /// A bridge that could not connect at start: unhealthy from now on, saying why (the
+    /// others still serve).
+    pub fn failed(&self, platform: Platform, why: &str) {
+        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
+            "the {} bridge did not start: {why}",
+            platform.as_str()
+        ));
     }
 
     /// A bridge that connected at start (it may drop later: it is asked at every check).
@@ -44,6 +56,14 @@ impl Health {
 
     /// `Ok` when healthy, else what is not.
     pub fn check(&self) -> Result<(), String> {
+        if let Some(why) = self
+            .failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Err(why);
+        }
         let bridges = self.lock().clone();
         if bridges.len() < self.expected {
             return Err(format!(

@@ -13,6 +13,7 @@ pub mod bot;
 pub mod bridge;
 pub mod channels;
 pub mod handler;
+pub mod markdown;
 pub mod ratelimit;
 pub mod render;
 pub mod rest;

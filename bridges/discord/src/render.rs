@@ -20,11 +20,15 @@ pub fn no_pings() -> Value {
     json!({ "parse": [] })
 }
 
-/// An answer as Discord messages, each under the limit, fences balanced. Discord reads the
-/// model's Markdown as it is.
+/// An answer as Discord messages, each under the limit, fences balanced, with Discord's own
+/// syntax escaped where it would misread the model's Markdown (`markdown.rs`).
 #[must_use]
 pub fn answer_messages(markdown: &str) -> Vec<String> {
-    split_markdown(markdown, DISCORD_MESSAGE, |line, _| line.chars().count())
+    split_markdown(
+        &crate::markdown::for_discord(markdown),
+        DISCORD_MESSAGE,
+        |line, _| line.chars().count(),
+    )
 }
 
 /// `text` with Discord's Markdown characters escaped, for names and reasons shown in prose.

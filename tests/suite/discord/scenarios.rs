@@ -10,7 +10,14 @@ use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dm_is_answered_through_the_fake_and_the_token_only_travels_in_the_header() {
-    let served = Served::start(vec![text("Hello from the agent. @everyone")], "", "").await;
+    let served = Served::start(
+        vec![text(
+            "Hello from the agent. @everyone <@999> ||hidden|| `<@1>`",
+        )],
+        "",
+        "",
+    )
+    .await;
     served.dm(USER, "hi there");
     served
         .wait_posted(dm_channel(USER), "Hello from the agent.")
@@ -46,6 +53,11 @@ async fn a_dm_is_answered_through_the_fake_and_the_token_only_travels_in_the_hea
         })
         .unwrap();
     assert_eq!(answer.body["allowed_mentions"], json!({"parse": []}));
+    // Discord's own syntax in the model's text is shown as written, code left alone.
+    assert_eq!(
+        answer.body["content"],
+        "Hello from the agent. @everyone \\<@999> \\|\\|hidden\\|\\| `<@1>`"
+    );
     let asked = served.llm.requests()[0].body.to_string();
     assert!(asked.contains("hi there"), "{asked}");
     assert!(!served.log().contains(TOKEN));
@@ -584,4 +596,41 @@ async fn one_process_serves_telegram_and_discord() {
             1.0
         );
     }
+}
+
+/// A bridge that cannot connect (Telegram refuses the token) does not stop the other: Discord
+/// answers, the log and `/healthz` say which bridge did not start and why.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bridge_that_cannot_connect_leaves_the_other_serving() {
+    use crate::suite::serve::metrics::{free_port, until_status};
+    let telegram = FakeTelegram::start().await;
+    telegram.fail_next(
+        "GetMe",
+        json!({"ok": false, "error_code": 401, "description": "Unauthorized"}),
+    );
+    let port = free_port();
+    let more = format!(
+        "[telegram]\napi_url = \"{}\"\nallowed_users = [10]\nadmins = [1]\n[metrics]\nlisten = \"127.0.0.1:{port}\"\n",
+        telegram.url
+    );
+    let mut served = Served::new(vec![text("still here")], "", "", &more).await;
+    served.spawn(&[("TELEGRAM_BOT_TOKEN", "123:revoked-token".to_string())]);
+    served.discord.ready(1).await;
+    served.dm(USER, "hello");
+    served
+        .discord
+        .wait_for(WAIT, "the Discord answer", |d| {
+            d.posted_to(dm_channel(USER))
+                .into_iter()
+                .find(|m| m == "still here")
+        })
+        .await;
+    let health = until_status(&format!("http://127.0.0.1:{port}/healthz"), 503).await;
+    assert!(
+        health.contains("the telegram bridge did not start"),
+        "{health}"
+    );
+    let log = served.log();
+    assert!(log.contains("not starting the telegram bridge"), "{log}");
+    assert!(!log.contains("revoked-token"), "{log}");
 }

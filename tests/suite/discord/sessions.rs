@@ -5,7 +5,12 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_message_content_an_owned_thread_continues_only_by_mention_or_reply() {
-    let served = Served::start(vec![text("Opened."), text("Mentioned.")], "", "").await;
+    let served = Served::start(
+        vec![text("Opened."), text("Mentioned."), text("Replied.")],
+        "",
+        "",
+    )
+    .await;
     let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "start", true);
     served.wait_posted(thread, "Opened.").await;
     // Unaddressed: not for the bot (Discord would not even show it the text).
@@ -18,12 +23,32 @@ async fn without_message_content_an_owned_thread_continues_only_by_mention_or_re
     );
     served.say_in(Place::guild(GUILD, thread), USER, &[], "now you", true);
     served.wait_posted(thread, "Mentioned.").await;
+    // A reply to one of the bot's messages, without a mention, continues it too (Discord
+    // delivers its text without the privileged intent).
+    let mut reply = payloads::message(
+        next_id(),
+        Place::guild(GUILD, thread),
+        (USER, "User", &[]),
+        "replying to you",
+        &[],
+    );
+    let answered = next_id();
+    reply["referenced_message"] = payloads::bot_message(answered, thread, "Mentioned.");
+    reply["message_reference"] = json!({"message_id": answered.to_string(), "channel_id": thread.to_string(), "guild_id": GUILD.to_string()});
+    reply["type"] = json!(19);
+    served.discord.dispatch("MESSAGE_CREATE", reply);
+    served.wait_posted(thread, "Replied.").await;
     let requests = served.llm.requests();
-    assert_eq!(requests.len(), 2);
+    assert_eq!(requests.len(), 3);
     let second = requests[1].body.to_string();
     assert!(
         second.contains("now you") && !second.contains("just chatting"),
         "{second}"
+    );
+    assert!(
+        requests[2].body.to_string().contains("replying to you"),
+        "{}",
+        requests[2].body
     );
 }
 
@@ -109,6 +134,40 @@ async fn a_mention_in_a_thread_the_bot_does_not_own_makes_that_thread_the_sessio
     assert_eq!(lookups.len(), 1, "{lookups:?}");
     assert_eq!(lookups[0].path, "/channels/800");
     assert!(served.dir.path().join("ws/discord_800").exists());
+}
+
+/// Channels the gateway announced (`THREAD_CREATE`) need no REST lookup; a mention in a forum
+/// post (a thread under a forum channel, owned by its author) makes the post the session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forum_post_announced_by_the_gateway_is_its_own_session_without_a_lookup() {
+    let served = Served::start(vec![text("Answered in the post.")], "", "").await;
+    const FORUM: u64 = 900;
+    const POST: u64 = 950;
+    served.discord.dispatch(
+        "THREAD_CREATE",
+        payloads::channel(POST, 11, GUILD, Some(FORUM), Some(USER)),
+    );
+    served.say_in(Place::guild(GUILD, POST), USER, &[], "a question", true);
+    served.wait_posted(POST, "Answered in the post.").await;
+    assert!(
+        served.discord.calls_to("GET /channels/*").is_empty(),
+        "{:?}",
+        served.discord.calls_to("GET /channels/*")
+    );
+    assert!(
+        served
+            .discord
+            .calls_to("POST /channels/*/messages/*/threads")
+            .is_empty(),
+        "no thread inside a post"
+    );
+    assert!(
+        served
+            .dir
+            .path()
+            .join(format!("ws/discord_{POST}"))
+            .exists()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
