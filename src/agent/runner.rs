@@ -210,6 +210,12 @@ impl AgentRunner {
         let reply = match completed {
             Ok(reply) => reply,
             Err(e) => {
+                // Audited (and counted) like a call that answered: which model, and why not.
+                self.event(
+                    &session.key,
+                    EventKind::LlmUsage,
+                    json!({"purpose": "agent", "model": self.model, "usage": null, "error": e.message}),
+                );
                 lock(shared).phase = RunPhase::Failed {
                     error: e.message.clone(),
                 };

@@ -16,10 +16,31 @@ pub struct CheckArgs {}
 
 pub fn run(config_path: Option<&Path>, _args: &CheckArgs) -> Result<ExitCode, Failure> {
     let config = load_config(config_path)?;
-    let (report, warnings) = describe(&config, crate::sandbox::probe(), |name| {
-        std::env::var_os(name).is_some()
-    });
+    let support = crate::sandbox::probe();
+    let (report, mut warnings) =
+        describe(&config, support, |name| std::env::var_os(name).is_some());
     print!("{report}");
+    // What the kernel says it allows is not the whole story (a container may still refuse a
+    // step): where a confined shell is configured and looks possible, run one.
+    let confined: Vec<&String> = config
+        .agents
+        .iter()
+        .filter(|(_, a)| {
+            a.sandbox != SandboxPolicy::DangerFullAccess
+                && a.tools.iter().any(|t| t == "execute_command")
+                && support.shortfall(a.sandbox).is_none()
+        })
+        .map(|(name, _)| name)
+        .collect();
+    if !confined.is_empty() {
+        match crate::sandbox::confined_true(crate::agent::setup::helper_binary()) {
+            Ok(()) => println!("sandbox: a trial command ran confined (namespaces, Landlock, seccomp)"),
+            Err(why) => warnings.push(format!(
+                "the sandbox could not run a trial command here, so shell commands of {} would fail: {why} (in a container, see docs/operating.md, \"Docker\"; or set sandbox = \"danger-full-access\" and let the container be the boundary)",
+                confined.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
     if warnings.is_empty() {
         println!("no warnings");
     } else {

@@ -139,7 +139,7 @@ impl CompanionHost for AgentCompanions {
                 kind,
                 name: &file.name,
             };
-            let answer = analyze(
+            let answered = analyze(
                 &self.client,
                 &companion.provider,
                 provider,
@@ -147,8 +147,21 @@ impl CompanionHost for AgentCompanions {
                 &media,
                 question,
             )
-            .await
-            .map_err(HostError)?;
+            .await;
+            let answer = match answered {
+                Ok(answer) => answer,
+                Err(e) => {
+                    self.events.record(Event {
+                        kind: EventKind::LlmUsage,
+                        session: session.to_string(),
+                        run: None,
+                        call_id: String::new(),
+                        tool: "analyze_media".into(),
+                        fields: json!({"purpose": "companion", "role": role.to_string(), "model": companion.to_string(), "usage": null, "error": e}),
+                    });
+                    return Err(HostError(e));
+                }
+            };
             self.events.record(Event {
                 kind: EventKind::LlmUsage,
                 session: session.to_string(),

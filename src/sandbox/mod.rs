@@ -18,12 +18,14 @@ mod probe;
 mod run;
 mod seccomp;
 mod spec;
+mod trial;
 
 pub use git::pin as pin_git;
 pub use output::{CappedOutput, OUTPUT_CAP};
 pub use probe::{BASH_LOCATIONS, bash_path, probe};
 pub use run::{RunError, RunOutcome, ShellRunner};
 pub use spec::{BASH_ARGS, SandboxSpec};
+pub use trial::confined_true;
 
 /// The argument that turns the binary into the helper.
 pub const HELPER_ARG: &str = "sandbox-exec";

@@ -56,6 +56,26 @@ impl std::fmt::Debug for DiscordOptions {
     }
 }
 
+/// How often the shard runners' stages are read into [`ShardsUp`].
+const SHARD_WATCH: Duration = Duration::from_secs(2);
+
+/// Keeps `up` to what serenity's shard runners say: a shard is up while its runner exists and
+/// is connected (a restarted shard has a new runner that is not, yet).
+async fn watch_shards(manager: Arc<serenity::gateway::ShardManager>, up: Arc<ShardsUp>) {
+    loop {
+        tokio::time::sleep(SHARD_WATCH).await;
+        let connected = manager
+            .runners
+            .lock()
+            .await
+            .iter()
+            .filter(|(_, runner)| runner.stage == serenity::gateway::ConnectionStage::Connected)
+            .map(|(id, _)| id.0)
+            .collect();
+        up.replace(connected);
+    }
+}
+
 /// A connected Discord bot as a bridge.
 pub struct DiscordBridge {
     bot: Arc<Bot>,
@@ -172,12 +192,18 @@ impl Bridge for DiscordBridge {
                 .map_err(|e| {
                     BridgeError::new(BridgeErrorKind::Transient, format!("Discord: {e}"))
                 })?;
+            let watcher = tokio::spawn(watch_shards(
+                client.shard_manager.clone(),
+                self.shards_up.clone(),
+            ));
             let started = match self.options.shards {
                 // serenity counts the range's end in (it boots `end - start + 1` shards), so
                 // `first..last` runs first to last included, as the config says.
                 Some(s) => client.start_shard_range(s.first..s.last, s.total).await,
                 None => client.start().await,
             };
+            watcher.abort();
+            self.shards_up.replace(std::collections::BTreeSet::new());
             started.map_err(|e| {
                 BridgeError::new(BridgeErrorKind::Transient, format!("Discord gateway: {e}"))
             })

@@ -1,5 +1,8 @@
 //! Which of this process's shards have a live gateway connection, for the service's
-//! `/healthz`: connected when every shard it runs is.
+//! `/healthz`: connected when every shard it runs is. READY and stage events say it at once;
+//! serenity restarts a shard on some paths without a stage event (a missed heartbeat ACK, a
+//! failed resume), so the bridge also reads the shard runners every few seconds and replaces
+//! the set with theirs.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -30,6 +33,11 @@ impl ShardsUp {
         }
     }
 
+    /// Exactly these shards are connected (nothing at all once the gateway has stopped).
+    pub fn replace(&self, connected: BTreeSet<u32>) {
+        *self.up.lock().unwrap_or_else(|p| p.into_inner()) = connected;
+    }
+
     /// Every shard this process runs is connected.
     #[must_use]
     pub fn all_up(&self) -> bool {
@@ -50,6 +58,10 @@ mod tests {
         shards.set(1, true);
         assert!(shards.all_up());
         shards.set(0, false);
+        assert!(!shards.all_up());
+        shards.replace([0, 1].into());
+        assert!(shards.all_up());
+        shards.replace(BTreeSet::new());
         assert!(!shards.all_up());
     }
 }

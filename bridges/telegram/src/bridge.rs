@@ -15,13 +15,19 @@ use tollgate_surface::{
 /// How long one `getUpdates` long-poll waits.
 const POLL_WAIT: Duration = Duration::from_secs(25);
 
+/// Failed polls in a row after which the bridge counts as disconnected: one failure is a
+/// blip (and a long poll that follows it only returns when an update comes, up to
+/// [`POLL_WAIT`] later), three — about six seconds of failing — is an outage.
+const FAILED_POLLS_DOWN: u32 = 3;
+
 /// Telegram shows "typing…" for five seconds per call.
 const TYPING_LASTS: Duration = Duration::from_secs(5);
 
 /// A connected Telegram bot as a bridge.
 pub struct TelegramBridge {
     bot: TelegramBot,
-    /// The last poll succeeded (connecting already reached the Bot API).
+    /// Polling works: connecting reached the Bot API, and fewer than
+    /// [`FAILED_POLLS_DOWN`] polls in a row have failed since a poll last succeeded.
     connected: AtomicBool,
 }
 
@@ -70,13 +76,16 @@ impl Bridge for TelegramBridge {
                         for update in updates {
                             // A full channel makes polling wait: nothing is dropped.
                             if events.send(update).await.is_err() {
+                                self.connected.store(false, Ordering::Relaxed);
                                 return Ok(());
                             }
                         }
                     }
                     Err(e) => {
                         failures = failures.saturating_add(1);
-                        self.connected.store(false, Ordering::Relaxed);
+                        if failures >= FAILED_POLLS_DOWN {
+                            self.connected.store(false, Ordering::Relaxed);
+                        }
                         tracing::warn!(
                             target: "tollgate::serve",
                             "polling Telegram: {}",

@@ -33,6 +33,7 @@ fn check_accepts_every_shipped_example() {
         "config/discord.toml",
         "config/both.toml",
         "config/readonly.toml",
+        "docker/tollgate.toml",
     ] {
         let out = tollgate(&["check", "--config", file], &repo());
         assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
@@ -202,5 +203,33 @@ fn init_writes_a_starter_that_passes_check_and_never_overwrites() {
     assert_eq!(
         std::fs::read_to_string(dir.path().join("tollgate.toml")).unwrap(),
         "# mine\n"
+    );
+}
+
+/// `check` runs a trial command in the sandbox where a confined shell is configured: it says
+/// so when it worked, and warns naming the agents when the helper cannot confine it (a
+/// container's masked `/proc`, a seccomp profile — here, a helper that is not tollgate).
+#[test]
+fn check_runs_a_trial_command_in_the_sandbox() {
+    let ok = tollgate(&["check", "--config", "config/ops.toml"], &repo());
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert!(
+        stdout(&ok).contains("sandbox: a trial command ran confined"),
+        "{}",
+        stdout(&ok)
+    );
+    let broken = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["check", "--config", "config/ops.toml"])
+        .current_dir(repo())
+        .env("TOLLGATE_SANDBOX_HELPER", "/bin/false")
+        .output()
+        .unwrap();
+    let out = stdout(&broken);
+    assert!(!out.contains("ran confined"), "{out}");
+    assert!(
+        out.contains("the sandbox could not run a trial command here")
+            && out.contains("would fail")
+            && out.contains("danger-full-access"),
+        "{out}"
     );
 }

@@ -57,7 +57,14 @@ async fn healthz_follows_the_bridge_and_metrics_count_a_turn_without_naming_user
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let mut served = Served::new(
-        vec![write_call("w1", "x.txt", "x"), text("Ok.")],
+        vec![
+            write_call("w1", "x.txt", "x"),
+            text("Ok."),
+            Reply::Status {
+                code: 400,
+                retry_after: None,
+            },
+        ],
         "",
         &format!("[metrics]\nlisten = \"127.0.0.1:{port}\""),
     )
@@ -71,11 +78,13 @@ async fn healthz_follows_the_bridge_and_metrics_count_a_turn_without_naming_user
     until_status(&format!("{base}/healthz"), 200).await;
     served.ready(1).await;
 
-    // A failed poll: not connected until a poll succeeds again.
-    served.telegram.fail_next(
-        "GetUpdates",
-        json!({"ok": false, "error_code": 502, "description": "Bad Gateway"}),
-    );
+    // Three failed polls in a row (one is a blip): not connected until a poll succeeds again.
+    for _ in 0..3 {
+        served.telegram.fail_next(
+            "GetUpdates",
+            json!({"ok": false, "error_code": 502, "description": "Bad Gateway"}),
+        );
+    }
     // The update ends the poll in flight; the next one fails. (A command: no model reply.)
     served
         .telegram
@@ -171,4 +180,25 @@ async fn healthz_follows_the_bridge_and_metrics_count_a_turn_without_naming_user
     }
     let (status, _) = get(&format!("{base}/nothing")).await;
     assert_eq!(status, 404);
+
+    // A model call that fails is counted, and its run as interrupted.
+    served
+        .telegram
+        .push_message(user_message(11, "private", 11, "hi"));
+    let deadline = std::time::Instant::now() + WAIT;
+    let scrape = loop {
+        let (_, scrape) = get(&format!("{base}/metrics")).await;
+        if scrape.contains(r#"tollgate_runs_total{agent="a",outcome="interrupted"}"#) {
+            break scrape;
+        }
+        assert!(std::time::Instant::now() < deadline, "{scrape}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        sample(
+            &scrape,
+            r#"tollgate_model_errors_total{agent="a",purpose="agent"}"#
+        ),
+        1.0
+    );
 }
