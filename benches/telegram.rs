@@ -29,6 +29,38 @@ const BURST_PER_CHAT: i64 = 5;
 /// Idle sessions for the memory phase (`TOLLGATE_BENCH_IDLE` overrides, e.g. 100000).
 const IDLE_SESSIONS: i64 = 10_000;
 const NEW_CHATS: i64 = 5_000;
+/// Sessions that take a second turn, for the store's bytes per turn.
+const SECOND_TURNS: i64 = 2_000;
+
+/// The store on disk: bytes per session (one turn each), per further turn, and after the
+/// retention pass has run as if `retain_days` (30) and a day had passed.
+async fn disk(fake: &FakeTelegram, tollgate: &mut Tollgate, sessions: i64) {
+    let store = tollgate.store_path();
+    let one_turn = common::disk_bytes(&store);
+    for chat in 0..SECOND_TURNS {
+        fake.push_message(user_message(
+            1_000_000 + chat,
+            "private",
+            1_000_000 + chat,
+            "again",
+        ));
+    }
+    let expect = (sessions + SECOND_TURNS) as usize;
+    fake.wait_for(Duration::from_secs(600), "second answers", |t| {
+        (t.calls("SendMessage").len() >= expect).then_some(())
+    })
+    .await;
+    tollgate.stop();
+    let two_turns = common::disk_bytes(&store);
+    let pruned = tollgate.prune_as_if_later(31);
+    let after = common::disk_bytes(&store);
+    println!(
+        "Store on disk: {one_turn} bytes after {sessions} sessions of one turn ({} bytes a session); +{} bytes for {SECOND_TURNS} more turns ({} bytes a turn); {two_turns} bytes when stopped; after a retention pass 31 days later ({pruned}): {after} bytes",
+        one_turn / sessions as u64,
+        two_turns.saturating_sub(one_turn),
+        two_turns.saturating_sub(one_turn) / SECOND_TURNS as u64,
+    );
+}
 
 /// The minimal LLM bot, as teloxide's `Dispatcher` runs handlers by default: long-poll; each
 /// chat's messages in order on that chat's own worker task, chats concurrently; each text goes
@@ -296,7 +328,8 @@ fn main() {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(IDLE_SESSIONS);
-            let tollgate = start_tollgate(&fake, idle_sessions as usize, true, extra).await;
+            let mut tollgate =
+                start_tollgate(&fake, (idle_sessions + SECOND_TURNS) as usize, true, extra).await;
             wait_polling(&fake).await;
             let before = tollgate.rss_kib();
             let start = Instant::now();
@@ -320,6 +353,9 @@ fn main() {
                 tollgate.rss_kib() as f64 / 1024.0,
                 before as f64 / 1024.0,
             );
+            if extra == "idle_session_secs = 5" {
+                disk(&fake, &mut tollgate, idle_sessions).await;
+            }
         }
     });
 }

@@ -2,12 +2,22 @@
 //! later — late (and marked so) after downtime, and never twice (claimed with a
 //! compare-and-swap before they fire). A reminder's run is unattended: nobody answers its
 //! prompts.
+//!
+//! The scheduler looks every half second, so it reads a time-ordered index of what has not
+//! fired (`reminders_due`) up to now, never the whole tree; a fired reminder moves to a
+//! second index (`reminders_fired`, by when it fired) that retention prunes from.
 
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, aged};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 pub const REMINDERS_TREE: &str = "reminders";
+/// Unfired reminders by due time (`store::aged` keys).
+const DUE_TREE: &str = "reminders_due";
+/// Fired reminders by when they fired, for retention.
+const FIRED_TREE: &str = "reminders_fired";
+/// Marks a store whose reminders (written before the indexes) were indexed.
+const INDEXED_MARKER: &[u8] = b"reminders_indexed";
 
 /// The furthest ahead a reminder may be set.
 pub const MAX_AHEAD_SECS: u64 = 366 * 24 * 3600;
@@ -74,6 +84,13 @@ impl Reminders {
             context: "encoding a reminder".into(),
             message: e.to_string(),
         })?;
+        // The index entry first: a crash between the two leaves an entry without its
+        // record, which the scheduler drops; never a record the scheduler cannot find.
+        self.store.insert(
+            DUE_TREE,
+            &aged::key(reminder.due, reminder.id.as_bytes()),
+            b"",
+        )?;
         self.store
             .insert(REMINDERS_TREE, reminder.id.as_bytes(), &bytes)?;
         self.store.flush()
@@ -100,6 +117,8 @@ impl Reminders {
         match decode(&bytes) {
             Some(r) if r.session == session && !r.fired => {
                 self.store.remove(REMINDERS_TREE, id.as_bytes())?;
+                self.store
+                    .remove(DUE_TREE, &aged::key(r.due, id.as_bytes()))?;
                 self.store.flush()?;
                 Ok(true)
             }
@@ -115,11 +134,21 @@ impl Reminders {
         accept: impl Fn(&Reminder) -> bool,
     ) -> Result<Vec<Reminder>, StoreError> {
         let mut claimed = Vec::new();
-        for (key, bytes) in self.store.scan_prefix(REMINDERS_TREE, b"")? {
-            let Some(reminder) = decode(&bytes) else {
+        for (index_key, key) in
+            aged::older_than(self.store.as_ref(), DUE_TREE, now.saturating_add(1))?
+        {
+            let record = self.store.get(REMINDERS_TREE, &key)?;
+            let Some((bytes, reminder)) = record.and_then(|b| decode(&b).map(|r| (b, r))) else {
+                // Its record is gone (cancelled, or a crash between the two writes).
+                self.store.remove(DUE_TREE, &index_key)?;
                 continue;
             };
-            if reminder.fired || reminder.due > now || !accept(&reminder) {
+            if reminder.fired {
+                self.store.remove(DUE_TREE, &index_key)?;
+                continue;
+            }
+            if !accept(&reminder) {
+                // Another process's session (its bridge is not here): left for it.
                 continue;
             }
             let mut fired = reminder.clone();
@@ -133,6 +162,8 @@ impl Reminders {
                 .compare_and_swap(REMINDERS_TREE, &key, Some(&bytes), Some(&new))?
                 .is_ok()
             {
+                self.store.remove(DUE_TREE, &index_key)?;
+                self.store.insert(FIRED_TREE, &aged::key(now, &key), b"")?;
                 claimed.push(reminder);
             }
         }
@@ -140,6 +171,26 @@ impl Reminders {
             self.store.flush()?;
         }
         Ok(claimed)
+    }
+
+    /// Deletes the reminders that fired before `before` (seconds); how many.
+    pub fn prune_fired(store: &dyn Store, before: u64) -> Result<usize, StoreError> {
+        aged::prune(store, FIRED_TREE, REMINDERS_TREE, before)
+    }
+
+    /// Indexes the reminders of a store written before the indexes existed (once): unfired
+    /// ones by due time, fired ones as fired when they were due.
+    pub fn index_existing(store: &dyn Store) -> Result<(), StoreError> {
+        crate::store::migrate::once(store, INDEXED_MARKER, || {
+            for (key, bytes) in store.scan_prefix(REMINDERS_TREE, b"")? {
+                let Some(reminder) = decode(&bytes) else {
+                    continue;
+                };
+                let index = if reminder.fired { FIRED_TREE } else { DUE_TREE };
+                store.insert(index, &aged::key(reminder.due, &key), b"")?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -196,5 +247,44 @@ mod tests {
         );
         assert!(reminders.pending("console:me").unwrap().is_empty());
         assert!(r.firing_text(400).contains("6 min late"));
+        // Fired at 500: kept until retention's cutoff passes that.
+        let store = reminders.store.as_ref();
+        assert_eq!(Reminders::prune_fired(store, 500).unwrap(), 0);
+        assert_eq!(Reminders::prune_fired(store, 501).unwrap(), 1);
+        assert!(store.get(REMINDERS_TREE, b"r1").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_store_written_before_the_index_is_indexed_once() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let old = |id: &str, due: u64, fired: bool| Reminder {
+            id: id.into(),
+            session: "s".into(),
+            agent: "a".into(),
+            message: "m".into(),
+            due,
+            created: "then".into(),
+            fired,
+        };
+        for r in [old("a", 10, false), old("b", 20, true)] {
+            store
+                .insert(
+                    REMINDERS_TREE,
+                    r.id.as_bytes(),
+                    &serde_json::to_vec(&r).unwrap(),
+                )
+                .unwrap();
+        }
+        Reminders::index_existing(store.as_ref()).unwrap();
+        let reminders = Reminders::new(store.clone());
+        let due: Vec<String> = reminders
+            .take_due(100, |_| true)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(due, ["a"]);
+        assert_eq!(Reminders::prune_fired(store.as_ref(), 21).unwrap(), 1);
+        assert!(store.get(REMINDERS_TREE, b"b").unwrap().is_none());
     }
 }

@@ -1,5 +1,6 @@
 //! Retention: what the store keeps, and for how long (`[store] retain_days`). Settled
-//! approvals, finished runs, stored tool results and audit events older than the window are
+//! approvals, finished runs, stored tool results, audit events and fired reminders older than
+//! the window are
 //! deleted; a session idle that long loses its transcript and dials (its workspace too, with
 //! `prune_workspaces = true`). Each kind is found through its time-ordered index
 //! (`store::aged`), so a pass reads only what it deletes (and the sessions' activity list).
@@ -23,6 +24,7 @@ pub struct PruneReport {
     pub runs: usize,
     pub results: usize,
     pub events: usize,
+    pub reminders: usize,
     pub sessions: Vec<PrunedSession>,
     pub workspaces: usize,
 }
@@ -38,11 +40,12 @@ impl std::fmt::Display for PruneReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "pruned {} settled approval(s), {} finished run(s), {} stored result(s), {} audit event(s), {} idle session(s) and {} workspace(s)",
+            "pruned {} settled approval(s), {} finished run(s), {} stored result(s), {} audit event(s), {} fired reminder(s), {} idle session(s) and {} workspace(s)",
             self.approvals,
             self.runs,
             self.results,
             self.events,
+            self.reminders,
             self.sessions.len(),
             self.workspaces
         )
@@ -64,6 +67,7 @@ pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneR
         runs: runs.prune_finished(before)?,
         results: crate::tools::builtin::prune_results(store.as_ref(), before)?,
         events: crate::events::StoreEvents::prune(store.as_ref(), before)?,
+        reminders: crate::reminders::Reminders::prune_fired(store.as_ref(), before)?,
         sessions: runs.prune_idle_sessions(before)?,
         workspaces: 0,
     };

@@ -21,7 +21,53 @@ impl Drop for Tollgate {
     }
 }
 
+/// Bytes on disk under `path` (allocated blocks, as `du` counts them).
+pub fn disk_bytes(path: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(m) if m.is_dir() => disk_bytes(&entry.path()),
+            Ok(m) => m.blocks() * 512,
+            Err(_) => 0,
+        })
+        .sum()
+}
+
 impl Tollgate {
+    /// Stops the service as an operator would (SIGTERM) and waits for it.
+    pub fn stop(&mut self) {
+        // SAFETY: kill only sends a signal to our own child's pid.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+    }
+
+    /// The store's directory.
+    pub fn store_path(&self) -> std::path::PathBuf {
+        self._dir.path().join("store")
+    }
+
+    /// Runs the retention pass on the stopped service's store as if `days` had passed: what
+    /// it deleted.
+    pub fn prune_as_if_later(&self, days: u64) -> String {
+        let config = tollgate::config::load(Some(&self._dir.path().join("tollgate.toml"))).unwrap();
+        let store: std::sync::Arc<dyn tollgate::store::Store> =
+            std::sync::Arc::new(tollgate::store::SledStore::open(&config.store.path, 16).unwrap());
+        let report = tollgate::retention::prune(
+            &store,
+            &config,
+            tollgate::clock::now_secs() + days * 86_400,
+        )
+        .unwrap();
+        store.flush().unwrap();
+        report.to_string()
+    }
+
     /// The child's resident memory, in KiB.
     pub fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))

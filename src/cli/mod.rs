@@ -215,6 +215,7 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
     // A store written before its indexes existed is indexed once, here.
     crate::approvals::PendingApprovals::index_existing(store.as_ref())
         .and_then(|()| crate::agent::runs::RunStore::new(store.clone()).index_existing())
+        .and_then(|()| crate::reminders::Reminders::index_existing(store.as_ref()))
         .map_err(|e| Failure::runtime(format!("indexing the store: {e}")))?;
     Ok(store)
 }

@@ -30,8 +30,16 @@ pub struct Service {
 }
 
 impl Service {
+    /// The service, with each agent's workspace root made: a session's own directory is
+    /// made only when something first needs it (a tool call, a file sent in the chat), and
+    /// its path, under an existing root, resolves the same before and after.
     #[must_use]
     pub fn new(shared: Arc<Shared>) -> Self {
+        for agent in shared.gateway.agents() {
+            if let Some(agent) = shared.config.agents.get(agent) {
+                let _ = std::fs::create_dir_all(crate::gate::workspace_for(agent, None));
+            }
+        }
         Service {
             shared,
             workers: Mutex::default(),
@@ -68,8 +76,6 @@ impl Service {
             .ok_or(super::error::ServeError::BridgeNotRunning(
                 chat.platform.as_str(),
             ))?;
-        // Created before the session is assembled: its paths resolve against what exists.
-        let _ = self.workspace(&agent, key);
         let worker = SessionWorker::start(&self.shared, key, chat.clone(), &agent)?;
         if let Ok(bytes) = serde_json::to_vec(chat) {
             let _ = self

@@ -410,3 +410,39 @@ fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record() {
     .unwrap();
     assert!(store.scan_prefix("run_calls", b"").unwrap().is_empty());
 }
+
+/// The scheduler's pass every half second reads the due index up to now and the records it
+/// fires — never the 10,000 reminders that already fired or are not due.
+#[test]
+fn the_reminder_sweep_reads_only_what_is_due() {
+    use tollgate::reminders::{Reminder, Reminders};
+    let store = Arc::new(Counting::default());
+    let reminders = Reminders::new(store.clone());
+    let reminder = |n: usize, due: u64| Reminder {
+        id: format!("r{n}"),
+        session: format!("telegram:{}", n % 97),
+        agent: "a".into(),
+        message: "stretch".into(),
+        due,
+        created: "then".into(),
+        fired: false,
+    };
+    for n in 0..HISTORY {
+        reminders.add(&reminder(n, 100)).unwrap();
+    }
+    assert_eq!(reminders.take_due(100, |_| true).unwrap().len(), HISTORY);
+    // Later ones, not due yet.
+    for n in HISTORY..HISTORY + 100 {
+        reminders.add(&reminder(n, 10_000)).unwrap();
+    }
+    reminders.add(&reminder(HISTORY + 100, 500)).unwrap();
+    store.reset();
+    let due = reminders.take_due(600, |_| true).unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(store.take("reminders"), 1, "the record it fires");
+    assert_eq!(store.take("reminders_due"), 1, "the index up to now");
+    // A pass with nothing due reads nothing.
+    store.reset();
+    assert!(reminders.take_due(700, |_| true).unwrap().is_empty());
+    assert_eq!(store.take("reminders") + store.take("reminders_due"), 0);
+}

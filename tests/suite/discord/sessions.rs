@@ -133,20 +133,30 @@ async fn a_mention_in_a_thread_the_bot_does_not_own_makes_that_thread_the_sessio
     let lookups = served.discord.calls_to("GET /channels/*");
     assert_eq!(lookups.len(), 1, "{lookups:?}");
     assert_eq!(lookups[0].path, "/channels/800");
-    assert!(served.dir.path().join("ws/discord_800").exists());
+    let audit = served.audit();
+    assert!(audit.contains(r#""session":"discord:800""#), "{audit}");
 }
 
 /// Channels the gateway announced (`THREAD_CREATE`) need no REST lookup; a mention in a forum
 /// post (a thread under a forum channel, owned by its author) makes the post the session.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_forum_post_announced_by_the_gateway_is_its_own_session_without_a_lookup() {
-    let served = Served::start(vec![text("Answered in the post.")], "", "").await;
+    let served = Served::start(
+        vec![text("A DM first."), text("Answered in the post.")],
+        "",
+        "",
+    )
+    .await;
     const FORUM: u64 = 900;
     const POST: u64 = 950;
     served.discord.dispatch(
         "THREAD_CREATE",
         payloads::channel(POST, 11, GUILD, Some(FORUM), Some(USER)),
     );
+    // serenity hands each event to a task of its own: a later event answered means the
+    // announcement (a synchronous note in the channel cache) was handled.
+    served.dm(USER, "first");
+    served.wait_posted(dm_channel(USER), "A DM first.").await;
     served.say_in(Place::guild(GUILD, POST), USER, &[], "a question", true);
     served.wait_posted(POST, "Answered in the post.").await;
     assert!(
@@ -161,12 +171,10 @@ async fn a_forum_post_announced_by_the_gateway_is_its_own_session_without_a_look
             .is_empty(),
         "no thread inside a post"
     );
+    let audit = served.audit();
     assert!(
-        served
-            .dir
-            .path()
-            .join(format!("ws/discord_{POST}"))
-            .exists()
+        audit.contains(&format!(r#""session":"discord:{POST}""#)),
+        "{audit}"
     );
 }
 
@@ -466,7 +474,9 @@ async fn a_picker_of_five_models_is_a_select_beside_cancel() {
     .await;
     let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "hi", true);
     served.wait_posted(thread, "Opened.").await;
+    // The session's directory is made when something first needs it: here, the test's file.
     let workspace = served.dir.path().join(format!("ws/discord_{thread}"));
+    std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(workspace.join("pic.png"), b"\x89PNG\r\n\x1a\n-pixels").unwrap();
     let here = Place::guild(GUILD, thread);
     served.say_in(here, USER, &[], "look at pic.png", true);
