@@ -16,5 +16,6 @@ pub mod retention;
 pub mod router;
 pub mod sandbox;
 pub mod serve;
+pub mod step_aside;
 pub mod store;
 pub mod tools;

@@ -16,6 +16,9 @@ pub const REMINDERS_TREE: &str = "reminders";
 const DUE_TREE: &str = "reminders_due";
 /// Fired reminders by when they fired, for retention.
 const FIRED_TREE: &str = "reminders_fired";
+/// An index entry this much past its due time with no record is an orphan (a crash between
+/// the two writes of `add`); a younger one may be an `add` still between them.
+const ORPHAN_AFTER_SECS: u64 = 60;
 /// Marks a store whose reminders (written before the indexes) were indexed.
 const INDEXED_MARKER: &[u8] = b"reminders_indexed";
 
@@ -116,7 +119,14 @@ impl Reminders {
         };
         match decode(&bytes) {
             Some(r) if r.session == session && !r.fired => {
-                self.store.remove(REMINDERS_TREE, id.as_bytes())?;
+                // Only if it has not fired meanwhile: the scheduler claims by the same swap.
+                if self
+                    .store
+                    .compare_and_swap(REMINDERS_TREE, id.as_bytes(), Some(&bytes), None)?
+                    .is_err()
+                {
+                    return Ok(false);
+                }
                 self.store
                     .remove(DUE_TREE, &aged::key(r.due, id.as_bytes()))?;
                 self.store.flush()?;
@@ -139,12 +149,21 @@ impl Reminders {
         {
             let record = self.store.get(REMINDERS_TREE, &key)?;
             let Some((bytes, reminder)) = record.and_then(|b| decode(&b).map(|r| (b, r))) else {
-                // Its record is gone (cancelled, or a crash between the two writes).
-                self.store.remove(DUE_TREE, &index_key)?;
+                // No record: cancelled, or an orphan of a crash between `add`'s two writes —
+                // or an `add` between them right now, whose entry must stay.
+                let due = index_key
+                    .get(..8)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map_or(0, u64::from_be_bytes);
+                if due.saturating_add(ORPHAN_AFTER_SECS) < now {
+                    self.store.remove(DUE_TREE, &index_key)?;
+                }
                 continue;
             };
             if reminder.fired {
+                // Claimed before a crash that came before its index moved: finish the move.
                 self.store.remove(DUE_TREE, &index_key)?;
+                self.store.insert(FIRED_TREE, &aged::key(now, &key), b"")?;
                 continue;
             }
             if !accept(&reminder) {
@@ -173,9 +192,13 @@ impl Reminders {
         Ok(claimed)
     }
 
-    /// Deletes the reminders that fired before `before` (seconds); how many.
+    /// Deletes the reminders that fired before `before` (seconds), and those due before it
+    /// that never fired (no process here could deliver them: a subagent's, a console's, a
+    /// bridge's that is no longer configured — the scheduler would otherwise read them on
+    /// every pass forever); how many.
     pub fn prune_fired(store: &dyn Store, before: u64) -> Result<usize, StoreError> {
-        aged::prune(store, FIRED_TREE, REMINDERS_TREE, before)
+        Ok(aged::prune(store, FIRED_TREE, REMINDERS_TREE, before)?
+            + aged::prune(store, DUE_TREE, REMINDERS_TREE, before)?)
     }
 
     /// Indexes the reminders of a store written before the indexes existed (once): unfired
@@ -252,6 +275,40 @@ mod tests {
         assert_eq!(Reminders::prune_fired(store, 500).unwrap(), 0);
         assert_eq!(Reminders::prune_fired(store, 501).unwrap(), 1);
         assert!(store.get(REMINDERS_TREE, b"r1").unwrap().is_none());
+    }
+
+    #[test]
+    fn an_add_between_its_two_writes_is_not_lost_and_an_undeliverable_one_is_pruned() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let reminders = Reminders::new(store.clone());
+        // The index entry of an `add` whose record is not written yet, due now.
+        store
+            .insert(DUE_TREE, &aged::key(100, b"late"), b"")
+            .unwrap();
+        assert!(reminders.take_due(100, |_| true).unwrap().is_empty());
+        let late = Reminder {
+            id: "late".into(),
+            session: "s".into(),
+            agent: "a".into(),
+            message: "m".into(),
+            due: 100,
+            created: "then".into(),
+            fired: false,
+        };
+        store
+            .insert(REMINDERS_TREE, b"late", &serde_json::to_vec(&late).unwrap())
+            .unwrap();
+        // Nobody here can deliver it: it stays due, until retention's cutoff passes it.
+        assert!(reminders.take_due(200, |_| false).unwrap().is_empty());
+        assert_eq!(Reminders::prune_fired(store.as_ref(), 100).unwrap(), 0);
+        assert_eq!(Reminders::prune_fired(store.as_ref(), 101).unwrap(), 1);
+        assert!(reminders.take_due(200, |_| true).unwrap().is_empty());
+        // An orphan entry (no record long after it was due) is dropped.
+        store
+            .insert(DUE_TREE, &aged::key(10, b"gone"), b"")
+            .unwrap();
+        reminders.take_due(200, |_| true).unwrap();
+        assert!(store.scan_prefix(DUE_TREE, b"").unwrap().is_empty());
     }
 
     #[test]

@@ -51,9 +51,17 @@ impl Executor {
             companions,
         };
         let (registry, toolset) = self.tools();
-        Ok(evaluate(
-            &ctx, &toolset, &registry, &propose, &call.name, args,
-        ))
+        let evaluated = || evaluate(&ctx, &toolset, &registry, &propose, &call.name, args);
+        Ok(
+            if registry
+                .get(&call.name)
+                .is_some_and(|t| t.proposes_slowly())
+            {
+                crate::step_aside::step_aside(evaluated)
+            } else {
+                evaluated()
+            },
+        )
     }
 
     /// Decides, asking the classifier when only it can finish.

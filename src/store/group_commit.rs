@@ -71,16 +71,9 @@ impl<S: Store> Store for GroupCommit<S> {
     }
 
     fn flush(&self) -> Result<()> {
-        // A flush waits on the disk (or on another caller's flush): on a multi-thread runtime's
-        // worker, tell tokio so, and its other tasks move to another thread meanwhile instead
-        // of stalling behind the fsync (`serve` bounds the threads this may start).
-        let on_worker = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if on_worker {
-            tokio::task::block_in_place(|| self.flush_shared())
-        } else {
-            self.flush_shared()
-        }
+        // A flush waits on the disk (or on another caller's flush): its async worker's other
+        // tasks move to another thread meanwhile (`serve` bounds the threads this may start).
+        crate::step_aside::step_aside(|| self.flush_shared())
     }
 }
 

@@ -114,6 +114,11 @@ pub trait Tool: Send + Sync {
     fn long_running(&self) -> bool {
         false
     }
+    /// Its propose half blocks (reads a file and diffs it for the card): the executor runs it
+    /// stepping aside from the async worker, which every re-decision calls again.
+    fn proposes_slowly(&self) -> bool {
+        false
+    }
     /// Resolves what the call would touch; mutates nothing.
     fn propose(&self, args: &Value, ctx: &ProposeContext) -> Result<Proposal, ToolError>;
     /// The execute half: runs an approved call with its stored arguments.

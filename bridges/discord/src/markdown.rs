@@ -2,8 +2,10 @@
 //! something else on Discord, they are escaped so the answer shows what the model wrote:
 //! `<@…>`, `<#…>`, `<t:…>`, `</…>` and `<:…>` tokens (mentions, channels, timestamps, commands,
 //! emoji: Discord would render a model-written id as someone's name), `||` (a spoiler would hide
-//! the text), `__` (underline on Discord, bold in CommonMark) and a line starting `-# `
-//! (Discord's small subtext). Code blocks and code spans are left exactly as written.
+//! the text), `__` (underline on Discord, bold in CommonMark), and a line starting `-# `
+//! (Discord's small subtext) or `>>> ` (a quote to the end of the message). Code blocks, code
+//! spans, links (`https://…`, `<https://…>`, a `](…)` target) and what the model escaped
+//! itself are left exactly as written.
 
 /// `markdown` with Discord's own syntax escaped outside code.
 #[must_use]
@@ -14,31 +16,30 @@ pub fn for_discord(markdown: &str) -> String {
         if i > 0 {
             out.push('\n');
         }
-        let trimmed = line.trim_start();
-        let ticks: String = trimmed.chars().take_while(|c| *c == '`').collect();
         match &fence {
             Some(open) => {
-                if ticks.len() >= open.len() && trimmed[ticks.len()..].trim().is_empty() {
+                let trimmed = line.trim_start();
+                let ticks = trimmed.chars().take_while(|c| *c == '`').count();
+                if ticks >= open.len() && trimmed[ticks..].trim().is_empty() {
                     fence = None;
                 }
                 out.push_str(line);
             }
-            None if ticks.len() >= 3 => {
-                fence = Some(ticks);
-                out.push_str(line);
-            }
-            None => escape_line(line, &mut out),
+            // A run of three or more backticks the line does not close opens a block that
+            // runs over the following lines (at the start of the line or not).
+            None => fence = escape_line(line, &mut out),
         }
     }
     out
 }
 
-/// One line of prose: code spans copied, the rest escaped.
-fn escape_line(line: &str, out: &mut String) {
+/// One line of prose: code spans and links copied, the rest escaped. Returns the fence a
+/// code block it opens (and does not close) is waiting for.
+fn escape_line(line: &str, out: &mut String) -> Option<String> {
     let indent = line.len() - line.trim_start().len();
     let rest = &line[indent..];
     out.push_str(&line[..indent]);
-    if rest.starts_with("-# ") {
+    if rest.starts_with("-# ") || rest.starts_with(">>> ") {
         out.push('\\');
     }
     let chars: Vec<char> = rest.chars().collect();
@@ -53,8 +54,25 @@ fn escape_line(line: &str, out: &mut String) {
                 i = end + run;
                 continue;
             }
+            // Unclosed: three or more open a block over the next lines; fewer are text.
+            if run >= 3 {
+                out.extend(&chars[i..]);
+                return Some("`".repeat(run));
+            }
             out.extend(&chars[i..i + run]);
             i += run;
+            continue;
+        }
+        if c == '\\' {
+            // The model escaped the next character itself: both stay as written.
+            out.extend(&chars[i..(i + 2).min(chars.len())]);
+            i += 2;
+            continue;
+        }
+        let link = link_len(&chars[i..], i > 0 && chars[i - 1] == ']');
+        if link > 0 {
+            out.extend(&chars[i..i + link]);
+            i += link;
             continue;
         }
         let next = chars.get(i + 1).copied();
@@ -73,6 +91,34 @@ fn escape_line(line: &str, out: &mut String) {
         }
         i += 1;
     }
+    None
+}
+
+/// How many characters of a link start here (0 when none does): a bare `http(s)://` URL up
+/// to the next space, an autolink `<scheme://…>`, or a Markdown link's `(target)` right after
+/// its `]`. Discord reads backslashes inside them as part of the address.
+fn link_len(chars: &[char], after_bracket: bool) -> usize {
+    let starts = |prefix: &str| {
+        prefix.chars().count() <= chars.len()
+            && chars.iter().zip(prefix.chars()).all(|(a, b)| *a == b)
+    };
+    let until = |from: usize, end: char| {
+        chars[from..]
+            .iter()
+            .position(|c| *c == end || c.is_whitespace())
+            .filter(|at| chars[from + at] == end)
+            .map_or(0, |at| from + at + 1)
+    };
+    if starts("https://") || starts("http://") {
+        return chars.iter().take_while(|c| !c.is_whitespace()).count();
+    }
+    if starts("<https://") || starts("<http://") {
+        return until(1, '>');
+    }
+    if after_bracket && starts("(") {
+        return until(1, ')');
+    }
+    0
 }
 
 /// Where the run of exactly `run` backticks that closes a span starting at `from` begins.
@@ -116,6 +162,13 @@ mod tests {
                 "**bold** _it_ a < b, x<y, <https://x.y>",
             ),
             ("a | b | c", "a | b | c"),
+            (">>> rest of it", "\\>>> rest of it"),
+            // Links keep their addresses; what the model escaped stays escaped once.
+            (
+                "see https://docs.python.org/3/reference/datamodel.html#object.__init__ and <https://x.y/a__b> or [it](https://x.y/p||q) __x__",
+                "see https://docs.python.org/3/reference/datamodel.html#object.__init__ and <https://x.y/a__b> or [it](https://x.y/p||q) \\_\\_x\\_\\_",
+            ),
+            ("already \\<@1> escaped", "already \\<@1> escaped"),
         ];
         for (model, shown) in cases {
             assert_eq!(for_discord(model), shown, "{model}");
@@ -131,5 +184,11 @@ mod tests {
         );
         // An unclosed span is not code: what follows is still escaped.
         assert_eq!(for_discord("a ` b <@1>"), "a ` b \\<@1>");
+        // A one-line block is a span; a block opened mid-line runs over the next lines.
+        assert_eq!(for_discord("```x <@1>``` <@2>"), "```x <@1>``` \\<@2>");
+        assert_eq!(
+            for_discord("run: ```\nlet a__b = <@1>;\n```\n<@2>"),
+            "run: ```\nlet a__b = <@1>;\n```\n\\<@2>"
+        );
     }
 }

@@ -113,6 +113,11 @@ impl Tool for Builtin {
         self.long_running
     }
 
+    fn proposes_slowly(&self) -> bool {
+        // Their preview reads the file and diffs it (bounded by a deadline, still blocking).
+        matches!(self.name, "write_file" | "edit_file")
+    }
+
     fn execute<'a>(&'a self, call: &'a ApprovedCall, ctx: &'a ExecContext) -> ToolFuture<'a> {
         Box::pin(async move {
             match self.name {

@@ -33,6 +33,53 @@ use tollgate::tools::{
     ToolRegistry, Toolset,
 };
 
+/// A read-only tool whose propose half blocks its thread until another task lets it go (as a
+/// large file's read and diff would), saying it `proposes_slowly`: it answers "let go" when
+/// the other task could run meanwhile, and "stalled" when it waited 5 s in vain.
+pub struct SlowProposer {
+    pub proposing: Arc<std::sync::atomic::AtomicBool>,
+    pub release: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Tool for SlowProposer {
+    fn name(&self) -> &str {
+        "slow_proposer"
+    }
+    fn description(&self) -> &str {
+        "blocks while proposing"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn proposes_slowly(&self) -> bool {
+        true
+    }
+    fn propose(&self, args: &Value, _: &ProposeContext) -> Result<Proposal, ToolError> {
+        self.proposing.store(true, Ordering::SeqCst);
+        let released = self
+            .release
+            .lock()
+            .unwrap()
+            .recv_timeout(Duration::from_secs(5))
+            .is_ok();
+        Ok(Proposal {
+            tool: "slow_proposer".into(),
+            message: if released { "let go" } else { "stalled" }.into(),
+            preview: None,
+            effects: vec![],
+            declaration: Declaration::tier(Tier::ReadOnly),
+            execute_tool: "slow_proposer".into(),
+            execute_args: args.clone(),
+            options: None,
+            shell: None,
+            mcp: None,
+        })
+    }
+    fn execute<'a>(&'a self, call: &'a ApprovedCall, _: &'a ExecContext) -> ToolFuture<'a> {
+        Box::pin(async move { ToolOutput::ok(call.proposal().message.clone()) })
+    }
+}
+
 /// A read-only tool that sleeps (`ms`, or forever) and tracks how many run at once.
 struct Sleeper {
     name: &'static str,
@@ -124,6 +171,9 @@ impl Approver for Scripted {
 }
 
 pub struct Bench {
+    /// Lets the `slow_proposer`'s propose half go; it says when it is proposing.
+    pub release_proposal: std::sync::mpsc::Sender<()>,
+    pub proposing: Arc<std::sync::atomic::AtomicBool>,
     _dir: tempfile::TempDir,
     pub root: PathBuf,
     pub executor: Arc<Executor>,
@@ -183,7 +233,15 @@ EXTRA
             peak: peak.clone(),
         }))
         .unwrap();
-    let toolset = Toolset::for_agent(agent, ["sleeper"]);
+    let (release_proposal, release) = std::sync::mpsc::channel();
+    let proposing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    registry
+        .register(Arc::new(SlowProposer {
+            proposing: proposing.clone(),
+            release: Mutex::new(release),
+        }))
+        .unwrap();
+    let toolset = Toolset::for_agent(agent, ["sleeper", "slow_proposer"]);
     let session = Arc::new(SessionPolicy::new(
         "console:tester",
         "a",
@@ -221,6 +279,8 @@ EXTRA
     );
     std::fs::create_dir_all(root.join("ws/console_tester")).unwrap();
     Bench {
+        release_proposal,
+        proposing,
         _dir: dir,
         root,
         executor,

@@ -82,3 +82,32 @@ async fn cancel_answers_running_and_waiting_calls() {
     assert!(results[1].output.text.contains("nothing ran"));
     assert!(!ws(&b, "x.txt").exists());
 }
+
+/// A propose half that blocks (a large file read and diffed for the card) steps aside from
+/// the async worker: on a runtime with one worker, another task still runs meanwhile — here,
+/// the one that lets the proposal go. Without stepping aside it would wait 5 s in vain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_slow_propose_half_does_not_stall_the_other_tasks() {
+    let b = bench(false);
+    let (executor, session) = (b.executor.clone(), b.session.clone());
+    let run = tokio::spawn(async move {
+        executor
+            .run_batch(
+                session,
+                vec![call("slow", "slow_proposer", json!({}))],
+                CancellationToken::new(),
+            )
+            .await
+    });
+    let (proposing, release) = (b.proposing.clone(), b.release_proposal.clone());
+    let releaser = tokio::spawn(async move {
+        while !proposing.load(Ordering::SeqCst) {
+            tokio::task::yield_now().await;
+        }
+        release.send(()).unwrap();
+    });
+    let results = run.await.unwrap();
+    releaser.await.unwrap();
+    assert_eq!(results[0].outcome, CallOutcome::Executed, "{results:?}");
+    assert_eq!(results[0].output.text, "let go");
+}
