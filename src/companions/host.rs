@@ -148,29 +148,20 @@ impl CompanionHost for AgentCompanions {
                 question,
             )
             .await;
-            let answer = match answered {
-                Ok(answer) => answer,
-                Err(e) => {
-                    self.events.record(Event {
-                        kind: EventKind::LlmUsage,
-                        session: session.to_string(),
-                        run: None,
-                        call_id: String::new(),
-                        tool: "analyze_media".into(),
-                        fields: json!({"purpose": "companion", "role": role.to_string(), "model": companion.to_string(), "usage": null, "error": e}),
-                    });
-                    return Err(HostError(e));
-                }
-            };
+            // Audited (and counted) whether it answered or not: which model, and why not.
+            let mut fields = json!({"purpose": "companion", "role": role.to_string(), "model": companion.to_string(), "usage": answered.as_ref().ok().map(|a| &a.usage)});
+            if let Err(e) = &answered {
+                fields["error"] = json!(e);
+            }
             self.events.record(Event {
                 kind: EventKind::LlmUsage,
                 session: session.to_string(),
                 run: None,
                 call_id: String::new(),
                 tool: "analyze_media".into(),
-                fields: json!({"purpose": "companion", "role": role.to_string(), "model": companion.to_string(), "usage": answer.usage}),
+                fields,
             });
-            Ok(answer.text)
+            answered.map(|answer| answer.text).map_err(HostError)
         })
     }
 }
