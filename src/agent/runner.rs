@@ -76,7 +76,7 @@ impl AgentRunner {
             calls: Vec::new(),
             usage: super::llm::Usage::default(),
         };
-        self.runs.save(&run)?;
+        self.runs.save_soon(&run).await?;
         self.event(
             &session.key,
             EventKind::MessageReceived,
@@ -133,9 +133,9 @@ impl AgentRunner {
         });
     }
 
-    fn save(&self, run: &Mutex<RunRecord>) -> Result<(), RunError> {
+    async fn save(&self, run: &Mutex<RunRecord>) -> Result<(), RunError> {
         let snapshot = lock(run).clone();
-        Ok(self.runs.save(&snapshot)?)
+        Ok(self.runs.save_soon(&snapshot).await?)
     }
 
     async fn drive_active(
@@ -175,7 +175,7 @@ impl AgentRunner {
                 run.round, self.max_rounds, self.agent
             );
             lock(shared).phase = RunPhase::Finished { answer };
-            return self.save(shared);
+            return self.save(shared).await;
         }
         // A session's first need of its tool list starts the agent's MCP servers.
         for problem in self.executor.prepare_tools(&self.agent).await {
@@ -204,7 +204,7 @@ impl AgentRunner {
                 lock(shared).phase = RunPhase::Finished {
                     answer: "Stopped.".into(),
                 };
-                return self.save(shared);
+                return self.save(shared).await;
             }
         };
         let reply = match completed {
@@ -219,7 +219,7 @@ impl AgentRunner {
                 lock(shared).phase = RunPhase::Failed {
                     error: e.message.clone(),
                 };
-                self.save(shared)?;
+                self.save(shared).await?;
                 return Err(RunError::Model(e.message));
             }
         };
@@ -258,7 +258,7 @@ impl AgentRunner {
                 run.phase = RunPhase::RunningTools;
             }
         }
-        self.save(shared)
+        self.save(shared).await
     }
 
     async fn run_tools(
@@ -289,7 +289,7 @@ impl AgentRunner {
                 })
                 .collect()
         };
-        self.save(shared)?;
+        self.save(shared).await?;
         if !todo.is_empty() {
             let results = self
                 .executor
@@ -305,7 +305,7 @@ impl AgentRunner {
                 }
             }
         }
-        self.save(shared)?;
+        self.save(shared).await?;
         // Give the model every call's result, in order, exactly once.
         let mut transcript = self.runs.transcript(&session.key)?;
         let calls = lock(shared).calls.clone();
@@ -326,15 +326,13 @@ impl AgentRunner {
             }
             self.runs.save_transcript(&session.key, &transcript)?;
         }
-        let mut run = lock(shared);
-        run.phase = if cancel.is_cancelled() {
+        lock(shared).phase = if cancel.is_cancelled() {
             RunPhase::Finished {
                 answer: "Stopped.".into(),
             }
         } else {
             RunPhase::AskingModel
         };
-        drop(run);
-        self.save(shared)
+        self.save(shared).await
     }
 }

@@ -154,6 +154,21 @@ impl RunStore {
 
     /// Saves a run, durably.
     pub fn save(&self, run: &RunRecord) -> Result<(), StoreError> {
+        let now = self.write(run)?;
+        self.store.flush()?;
+        self.after_durable(run, now)
+    }
+
+    /// [`RunStore::save`] from async code: the flush is waited for without holding an async
+    /// worker (the store's flusher thread answers).
+    pub async fn save_soon(&self, run: &RunRecord) -> Result<(), StoreError> {
+        let now = self.write(run)?;
+        self.store.flush_soon().await?;
+        self.after_durable(run, now)
+    }
+
+    /// A save's writes before its flush; when they were made.
+    fn write(&self, run: &RunRecord) -> Result<u64, StoreError> {
         let open = run.is_open();
         if open {
             self.store.insert(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
@@ -169,8 +184,12 @@ impl RunStore {
             self.store
                 .insert(SESSION_ACTIVITY_TREE, run.session.as_bytes(), &activity)?;
         }
-        self.store.flush()?;
-        if !open {
+        Ok(now)
+    }
+
+    /// A save's writes once the run is durable.
+    fn after_durable(&self, run: &RunRecord, now: u64) -> Result<(), StoreError> {
+        if !run.is_open() {
             // Durable with the next flush; until then a stale entry is only read and dropped.
             self.store.remove(OPEN_RUNS_TREE, run.id.as_bytes())?;
             let steps = format!("{}\0", run.id);
@@ -329,8 +348,7 @@ impl RunStore {
         session: &str,
         transcript: &[ChatMessage],
     ) -> Result<(), StoreError> {
-        self.store
-            .insert(TRANSCRIPT_TREE, session.as_bytes(), &encode(&transcript)?)?;
+        self.stage_transcript(session, transcript)?;
         self.store.flush()
     }
 }

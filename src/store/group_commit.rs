@@ -3,12 +3,26 @@
 //! call began — so everything the caller wrote before calling is durable (the write-ahead rule
 //! is unchanged) — but callers arriving while a flush runs share the next one instead of each
 //! paying for their own.
+//!
+//! Async callers ([`Store::flush_soon`]) queue for a flusher thread instead: the waiting task
+//! yields its async worker to other tasks, and whoever queued before a flush started is
+//! answered by it — no worker is handed over to the blocking pool for each flush.
 
-use super::{Result, Store};
-use std::sync::{Condvar, Mutex};
+use super::{FlushFuture, Result, Store, StoreError};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
 
 /// A store whose flushes are shared.
 pub struct GroupCommit<S> {
+    core: Arc<Core<S>>,
+    /// Where async callers queue for the flusher thread: started on first use, `None` when it
+    /// could not start (they flush at once instead).
+    flusher: OnceLock<Option<mpsc::Sender<Waiter>>>,
+}
+
+/// An async caller waiting for a flush.
+type Waiter = tokio::sync::oneshot::Sender<Result<()>>;
+
+struct Core<S> {
     inner: S,
     state: Mutex<Flushes>,
     done: Condvar,
@@ -24,40 +38,71 @@ struct Flushes {
     running: bool,
 }
 
-impl<S: Store> GroupCommit<S> {
+impl<S: Store + 'static> GroupCommit<S> {
     pub fn new(inner: S) -> Self {
         GroupCommit {
-            inner,
-            state: Mutex::new(Flushes::default()),
-            done: Condvar::new(),
+            core: Arc::new(Core {
+                inner,
+                state: Mutex::new(Flushes::default()),
+                done: Condvar::new(),
+            }),
+            flusher: OnceLock::new(),
         }
     }
 
+    /// The flusher thread's queue (the thread ends when the store is dropped).
+    fn flusher(&self) -> Option<&mpsc::Sender<Waiter>> {
+        self.flusher
+            .get_or_init(|| {
+                let (queue, waiting) = mpsc::channel::<Waiter>();
+                let core = self.core.clone();
+                std::thread::Builder::new()
+                    .name("tollgate-flusher".into())
+                    .spawn(move || {
+                        while let Ok(first) = waiting.recv() {
+                            // Everyone queued so far wrote before queueing: one flush that
+                            // starts now covers them all.
+                            let mut waiters = vec![first];
+                            waiters.extend(waiting.try_iter());
+                            let flushed = core.flush_shared();
+                            for waiter in waiters {
+                                let _ = waiter.send(flushed.clone());
+                            }
+                        }
+                    })
+                    .ok()
+                    .map(|_| queue)
+            })
+            .as_ref()
+    }
+}
+
+impl<S: Store> Core<S> {
     fn lock(&self) -> std::sync::MutexGuard<'_, Flushes> {
         // The state is three counters updated together: a poisoned lock still holds them whole.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-impl<S: Store> Store for GroupCommit<S> {
+impl<S: Store + 'static> Store for GroupCommit<S> {
     fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(tree, key)
+        self.core.inner.get(tree, key)
     }
 
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.insert(tree, key, value)
+        self.core.inner.insert(tree, key, value)
     }
 
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.remove(tree, key)
+        self.core.inner.remove(tree, key)
     }
 
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.inner.scan_prefix(tree, prefix)
+        self.core.inner.scan_prefix(tree, prefix)
     }
 
     fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.inner.scan_before(tree, end)
+        self.core.inner.scan_before(tree, end)
     }
 
     fn compare_and_swap(
@@ -67,17 +112,35 @@ impl<S: Store> Store for GroupCommit<S> {
         expected: Option<&[u8]>,
         new: Option<&[u8]>,
     ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
-        self.inner.compare_and_swap(tree, key, expected, new)
+        self.core.inner.compare_and_swap(tree, key, expected, new)
     }
 
     fn flush(&self) -> Result<()> {
         // A flush waits on the disk (or on another caller's flush): its async worker's other
         // tasks move to another thread meanwhile (`serve` bounds the threads this may start).
-        crate::step_aside::step_aside(|| self.flush_shared())
+        crate::step_aside::step_aside(|| self.core.flush_shared())
+    }
+
+    fn flush_soon(&self) -> FlushFuture {
+        let (waiter, answer) = tokio::sync::oneshot::channel();
+        match self.flusher() {
+            Some(queue) if queue.send(waiter).is_ok() => Box::pin(async move {
+                answer.await.unwrap_or_else(|_| {
+                    Err(StoreError {
+                        context: "flushing the store".into(),
+                        message: "the flusher thread stopped".into(),
+                    })
+                })
+            }),
+            _ => {
+                let flushed = self.flush();
+                Box::pin(std::future::ready(flushed))
+            }
+        }
     }
 }
 
-impl<S: Store> GroupCommit<S> {
+impl<S: Store> Core<S> {
     fn flush_shared(&self) -> Result<()> {
         let mut state = self.lock();
         state.requested += 1;
@@ -210,10 +273,10 @@ mod tests {
                         store
                             .insert("t", format!("{t}:{n}").as_bytes(), b"v")
                             .unwrap();
-                        let mine = store.inner.written.load(Ordering::SeqCst);
+                        let mine = store.core.inner.written.load(Ordering::SeqCst);
                         store.flush().unwrap();
                         // The write-ahead rule: what this thread wrote is durable now.
-                        assert!(store.inner.durable.load(Ordering::SeqCst) >= mine);
+                        assert!(store.core.inner.durable.load(Ordering::SeqCst) >= mine);
                     }
                 })
             })
@@ -221,11 +284,40 @@ mod tests {
         for thread in threads {
             thread.join().unwrap();
         }
-        let flushes = store.inner.flushes.load(Ordering::SeqCst);
+        let flushes = store.core.inner.flushes.load(Ordering::SeqCst);
         assert!(
             flushes < 400,
             "{flushes} flushes for 400 calls: none were shared"
         );
-        assert_eq!(store.inner.durable.load(Ordering::SeqCst), 400);
+        assert_eq!(store.core.inner.durable.load(Ordering::SeqCst), 400);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn async_flushes_queue_for_the_flusher_and_each_write_is_durable_before_its_answer() {
+        let store = Arc::new(GroupCommit::new(SlowDisk::default()));
+        let tasks: Vec<_> = (0..8)
+            .map(|t| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    for n in 0..25 {
+                        store
+                            .insert("t", format!("{t}:{n}").as_bytes(), b"v")
+                            .unwrap();
+                        let mine = store.core.inner.written.load(Ordering::SeqCst);
+                        store.flush_soon().await.unwrap();
+                        assert!(store.core.inner.durable.load(Ordering::SeqCst) >= mine);
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let flushes = store.core.inner.flushes.load(Ordering::SeqCst);
+        assert!(
+            flushes < 200,
+            "{flushes} flushes for 200 calls: none were shared"
+        );
+        assert_eq!(store.core.inner.durable.load(Ordering::SeqCst), 200);
     }
 }

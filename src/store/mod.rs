@@ -59,7 +59,17 @@ pub trait Store: Send + Sync {
     /// Makes every write so far durable: called before anything that depends on a write
     /// leaves the process.
     fn flush(&self) -> Result<()>;
+    /// [`Store::flush`] for async callers: completes once every write made before the call is
+    /// durable, without holding an async worker while the disk works (a store with a flusher
+    /// thread answers through it; any other flushes at once).
+    fn flush_soon(&self) -> FlushFuture {
+        let flushed = self.flush();
+        Box::pin(std::future::ready(flushed))
+    }
 }
+
+/// What [`Store::flush_soon`] returns.
+pub type FlushFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send>>;
 
 /// Runs a blocking store call on tokio's blocking pool.
 pub async fn blocking<T, F>(store: Arc<dyn Store>, call: F) -> Result<T>
