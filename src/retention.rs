@@ -1,8 +1,8 @@
 //! Retention: what the store keeps, and for how long (`[store] retain_days`). Settled
 //! approvals, finished runs, stored tool results, audit events and fired reminders older than
 //! the window are
-//! deleted; a session idle that long loses its transcript and dials (its workspace too, with
-//! `prune_workspaces = true`). Each kind is found through its time-ordered index
+//! deleted; a session idle that long loses its transcript, dials, todos, session memory and
+//! "always this tool" grants (its workspace too, with `prune_workspaces = true`). Each kind is found through its time-ordered index
 //! (`store::aged`), so a pass reads only what it deletes (and the sessions' activity list).
 //! Waiting approvals and open runs are never pruned.
 
@@ -71,11 +71,14 @@ pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneR
         sessions: runs.prune_idle_sessions(before)?,
         workspaces: 0,
     };
+    let allowlists = crate::store::Allowlists::new(store.clone());
     for idle in &report.sessions {
         store.remove(
             crate::executor::session::DIALS_TREE,
             idle.session.as_bytes(),
         )?;
+        crate::tools::builtin::forget_session(store.as_ref(), &idle.session)?;
+        allowlists.forget_session_tools(&idle.session)?;
         if config.store.prune_workspaces
             && let Some(agent) = config.agents.get(&idle.agent)
         {

@@ -114,10 +114,20 @@ const OPEN_RUNS_TREE: &str = "runs_open";
 const FINISHED_RUNS_TREE: &str = "runs_finished";
 /// Each session's last activity: session → seconds (8 bytes, big-endian) then the agent.
 const SESSION_ACTIVITY_TREE: &str = "session_activity";
+/// The same by time (`store::aged` keys: seconds, session): retention reads only the sessions
+/// idle past its cutoff.
+const SESSION_IDLE_TREE: &str = "session_activity_aged";
+/// Marks a store whose session activity (written before its time index) was indexed.
+const ACTIVITY_INDEXED_MARKER: &[u8] = b"session-activity-indexed-v1";
 /// Each call's latest step, under its own key (`run \0 call` → state): the journal writes one
 /// call's step without rewriting the run or holding its lock across the write, so concurrent
 /// calls of one run share a group commit instead of queueing behind each other's flush.
 const RUN_CALLS_TREE: &str = "run_calls";
+
+/// When an activity record says its session was last active.
+fn activity_time(activity: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(activity.get(..8)?.try_into().ok()?))
+}
 
 fn call_key(run: &str, call: &str) -> Vec<u8> {
     format!("{run}\0{call}").into_bytes()
@@ -149,7 +159,44 @@ impl RunStore {
                 }
             }
             Ok(())
+        })?;
+        crate::store::migrate::once(store, ACTIVITY_INDEXED_MARKER, || {
+            for (session, activity) in store.scan_prefix(SESSION_ACTIVITY_TREE, b"")? {
+                if let Some(at) = activity_time(&activity) {
+                    store.insert(
+                        SESSION_IDLE_TREE,
+                        &crate::store::aged::key(at, &session),
+                        b"",
+                    )?;
+                }
+            }
+            Ok(())
         })
+    }
+
+    /// Notes that `session` (of `agent`) was active at `now`: retention prunes a session only
+    /// once it has been idle for `retain_days`. Written with the caller's next flush.
+    pub fn note_activity(&self, session: &str, agent: &str, now: u64) -> Result<(), StoreError> {
+        let store = self.store.as_ref();
+        if let Some(at) = store
+            .get(SESSION_ACTIVITY_TREE, session.as_bytes())?
+            .as_deref()
+            .and_then(activity_time)
+        {
+            store.remove(
+                SESSION_IDLE_TREE,
+                &crate::store::aged::key(at, session.as_bytes()),
+            )?;
+        }
+        store.insert(
+            SESSION_IDLE_TREE,
+            &crate::store::aged::key(now, session.as_bytes()),
+            b"",
+        )?;
+        let mut activity = now.to_be_bytes().to_vec();
+        activity.extend_from_slice(agent.as_bytes());
+        store.insert(SESSION_ACTIVITY_TREE, session.as_bytes(), &activity)?;
+        Ok(())
     }
 
     /// Saves a run, durably.
@@ -179,10 +226,7 @@ impl RunStore {
         if !open {
             // A session's activity is dated when a run ends (once a turn, not at every step):
             // a session with an open run is never idle, whatever its date says.
-            let mut activity = now.to_be_bytes().to_vec();
-            activity.extend_from_slice(run.agent.as_bytes());
-            self.store
-                .insert(SESSION_ACTIVITY_TREE, run.session.as_bytes(), &activity)?;
+            self.note_activity(&run.session, &run.agent, now)?;
         }
         Ok(now)
     }
@@ -223,23 +267,41 @@ impl RunStore {
     /// open run; returns them (their dials and workspaces are the caller's).
     pub fn prune_idle_sessions(&self, before: u64) -> Result<Vec<PrunedSession>, StoreError> {
         let store = self.store.as_ref();
+        let idle = crate::store::aged::older_than(store, SESSION_IDLE_TREE, before)?;
+        if idle.is_empty() {
+            return Ok(Vec::new());
+        }
         let busy: std::collections::BTreeSet<String> =
             self.open_runs()?.into_iter().map(|r| r.session).collect();
         let mut pruned = Vec::new();
-        for (session, activity) in store.scan_prefix(SESSION_ACTIVITY_TREE, b"")? {
-            let Some((at, agent)) = activity.split_at_checked(8) else {
-                continue;
-            };
-            let at = u64::from_be_bytes(at.try_into().unwrap_or([0; 8]));
-            let session = String::from_utf8_lossy(&session).into_owned();
-            if at >= before || busy.contains(&session) {
+        for (index_key, session) in idle {
+            let activity = store.get(SESSION_ACTIVITY_TREE, &session)?;
+            let dated = activity.as_deref().and_then(activity_time);
+            // An entry its session outgrew (active again since) is only dropped.
+            if dated
+                != index_key
+                    .get(..8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_be_bytes)
+            {
+                store.remove(SESSION_IDLE_TREE, &index_key)?;
                 continue;
             }
-            store.remove(TRANSCRIPT_TREE, session.as_bytes())?;
-            store.remove(SESSION_ACTIVITY_TREE, session.as_bytes())?;
+            let session_name = String::from_utf8_lossy(&session).into_owned();
+            if busy.contains(&session_name) {
+                continue;
+            }
+            store.remove(TRANSCRIPT_TREE, &session)?;
+            store.remove(SESSION_ACTIVITY_TREE, &session)?;
+            store.remove(SESSION_IDLE_TREE, &index_key)?;
+            let agent = activity
+                .as_deref()
+                .and_then(|a| a.get(8..))
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .unwrap_or_default();
             pruned.push(PrunedSession {
-                session,
-                agent: String::from_utf8_lossy(agent).into_owned(),
+                session: session_name,
+                agent,
             });
         }
         Ok(pruned)

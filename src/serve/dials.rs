@@ -14,6 +14,10 @@ pub fn save(shared: &Shared, session: &SessionPolicy) -> Result<(), super::error
     shared
         .store
         .insert(DIALS_TREE, session.key.as_bytes(), &bytes)?;
+    // A session whose dials were set is active, run or no run (retention dates sessions).
+    shared
+        .runs
+        .note_activity(&session.key, &session.agent, crate::clock::now_secs())?;
     Ok(shared.store.flush()?)
 }
 

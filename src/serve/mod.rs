@@ -173,7 +173,10 @@ async fn prune_periodically(shared: Arc<Shared>) {
         })
         .await;
         match pruned {
-            Ok(Ok(report)) if !report.is_empty() => shared.log(&report.to_string()),
+            Ok(Ok(report)) if !report.is_empty() => {
+                sessions::forget_chats(&shared, &report.sessions);
+                shared.log(&report.to_string());
+            }
             Ok(Ok(_)) => {}
             Ok(Err(e)) => shared.log(&format!("pruning the store: {e}")),
             Err(e) => shared.log(&format!("pruning the store stopped: {e}")),

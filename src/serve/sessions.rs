@@ -12,6 +12,16 @@ use tollgate_surface::ChatRef;
 /// Where a session's chat is remembered, to resume its run after a restart.
 const SESSION_CHATS_TREE: &str = "bridge_sessions";
 
+/// Forgets where the sessions retention pruned were seen (they start afresh if they write
+/// again). Written with the store's next flush.
+pub fn forget_chats(shared: &Shared, sessions: &[crate::agent::runs::PrunedSession]) {
+    for pruned in sessions {
+        let _ = shared
+            .store
+            .remove(SESSION_CHATS_TREE, pruned.session.as_bytes());
+    }
+}
+
 /// Notes a worker started (`+1`) or let go (`-1`) in the `/metrics` gauge of its platform.
 fn live_sessions(worker: &SessionWorker, change: i64) {
     crate::metrics::METRICS

@@ -127,6 +127,16 @@ impl Allowlists {
         Ok(removed)
     }
 
+    /// Drops every "always this tool" of `session` (an idle session being pruned); how many.
+    /// Written with the caller's next flush.
+    pub fn forget_session_tools(&self, session: &str) -> Result<usize> {
+        let entries = self.store.scan_prefix(TOOL_TREE, &prefix_of(session))?;
+        for (key, _) in &entries {
+            self.store.remove(TOOL_TREE, key)?;
+        }
+        Ok(entries.len())
+    }
+
     pub fn tool_entries(&self, session: Option<&str>) -> Result<Vec<ToolEntry>> {
         let prefix = session.map(prefix_of).unwrap_or_default();
         self.store

@@ -267,6 +267,26 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     runs.save_transcript("telegram:7", &[ChatMessage::new(Role::User, "hi")])
         .unwrap();
     store.insert("session_dials", b"telegram:7", b"{}").unwrap();
+    // The session's own bookkeeping goes with it; the agent's memory stays.
+    store.insert("todos", b"telegram:7", b"[]").unwrap();
+    store
+        .insert("memory", b"session\0telegram:7\0k", b"mine")
+        .unwrap();
+    store
+        .insert("memory", b"agent\0a\0k", b"the agent's")
+        .unwrap();
+    tollgate::store::Allowlists::new(store.clone())
+        .add_tool(&tollgate::store::ToolEntry {
+            session: "telegram:7".into(),
+            tool: "write_file".into(),
+            by: "admin".into(),
+            at: "then".into(),
+        })
+        .unwrap();
+    // A session that never finished a run, whose dials an admin set: dated all the same.
+    store.insert("session_dials", b"telegram:9", b"{}").unwrap();
+    runs.note_activity("telegram:9", "a", tollgate::clock::now_secs())
+        .unwrap();
     let workspace = config.agents["a"]
         .workspace
         .clone()
@@ -309,8 +329,24 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
         (1, 1, 1, 1, 1),
         "{report:?}"
     );
-    let sessions: Vec<&str> = report.sessions.iter().map(|s| s.session.as_str()).collect();
-    assert_eq!(sessions, ["telegram:7"]);
+    let mut sessions: Vec<&str> = report.sessions.iter().map(|s| s.session.as_str()).collect();
+    sessions.sort_unstable();
+    assert_eq!(sessions, ["telegram:7", "telegram:9"]);
+    assert!(store.get("session_dials", b"telegram:9").unwrap().is_none());
+    assert!(store.get("todos", b"telegram:7").unwrap().is_none());
+    assert!(
+        store
+            .get("memory", b"session\0telegram:7\0k")
+            .unwrap()
+            .is_none()
+    );
+    assert!(store.get("memory", b"agent\0a\0k").unwrap().is_some());
+    assert!(
+        tollgate::store::Allowlists::new(store.clone())
+            .tools("telegram:7")
+            .unwrap()
+            .is_empty()
+    );
     assert!(approvals.get(&settled).unwrap().is_none());
     assert_eq!(approvals.waiting().unwrap().len(), 1);
     assert!(runs.load("done-run").unwrap().is_none());
@@ -445,4 +481,47 @@ fn the_reminder_sweep_reads_only_what_is_due() {
     store.reset();
     assert!(reminders.take_due(700, |_| true).unwrap().is_empty());
     assert_eq!(store.take("reminders") + store.take("reminders_due"), 0);
+}
+
+/// Retention reads only the sessions idle past its cutoff (a time index), not every session
+/// the bot has ever seen.
+#[test]
+fn retention_reads_only_the_idle_sessions() {
+    let store = Arc::new(Counting::default());
+    let runs = RunStore::new(store.clone());
+    let now = 1_000_000;
+    for n in 0..HISTORY {
+        runs.note_activity(&format!("telegram:{n}"), "a", now)
+            .unwrap();
+    }
+    runs.note_activity("telegram:old", "a", 10).unwrap();
+    // Active again later: its old index entry is gone, not just outdated.
+    runs.note_activity("telegram:0", "a", now + 1).unwrap();
+    store.reset();
+    let pruned = runs.prune_idle_sessions(now).unwrap();
+    let names: Vec<&str> = pruned.iter().map(|p| p.session.as_str()).collect();
+    assert_eq!(names, ["telegram:old"]);
+    assert_eq!(pruned[0].agent, "a");
+    assert_eq!(store.take("session_activity_aged"), 1);
+    assert_eq!(store.take("session_activity"), 1);
+}
+
+/// Activity recorded before its time index existed is indexed once at open, and pruned.
+#[test]
+fn session_activity_from_before_its_index_is_indexed_once() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut activity = 10u64.to_be_bytes().to_vec();
+    activity.extend_from_slice(b"a");
+    store
+        .insert("session_activity", b"telegram:5", &activity)
+        .unwrap();
+    let runs = RunStore::new(store.clone());
+    assert!(
+        runs.prune_idle_sessions(100).unwrap().is_empty(),
+        "not indexed yet"
+    );
+    runs.index_existing().unwrap();
+    let pruned = runs.prune_idle_sessions(100).unwrap();
+    assert_eq!(pruned.len(), 1);
+    assert_eq!(pruned[0].session, "telegram:5");
 }

@@ -6,6 +6,7 @@ mod media;
 mod plain;
 mod shell;
 mod state;
+pub use state::forget_session;
 mod web;
 
 use super::approved::{ApprovedCall, ToolOutput};
