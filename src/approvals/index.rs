@@ -1,6 +1,7 @@
 //! The indexes that keep hot paths off the full approvals tree, which holds every card ever
 //! shown: the waiting cards by expiry (the expiry sweep, and resending after a restart, read
-//! only those), and each call's card (a resumed run finds its card by one lookup).
+//! only those), each call's card (a resumed run finds its card by one lookup), and the waiting
+//! cards by the chat they are shown in (a chat's "Approve all N" row reads its own cards).
 //!
 //! An index entry is written before its record and removed after it, so the index is always a
 //! superset of the truth: a kill between the two leaves an entry that the next reader finds
@@ -9,6 +10,7 @@
 
 use super::pending::{PendingApproval, PendingState};
 use crate::store::{Store, StoreError};
+use tollgate_surface::{CardRef, ChatRef};
 
 /// Waiting records: `expires` (8 bytes, big-endian, so the tree is in expiry order) then the
 /// token → empty.
@@ -16,6 +18,32 @@ pub const WAITING_TREE: &str = "approvals_waiting";
 /// `session \0 run \0 call id` → token of the call's latest card.
 pub const BY_CALL_TREE: &str = "approvals_by_call";
 const INDEXED_MARKER: &[u8] = b"approvals-indexed-v1";
+/// Waiting cards by chat: the chat (as JSON) `\0` token → empty. Written when a card is
+/// posted, before its record says where; dropped when it settles (or found stale on reading).
+pub const IN_CHAT_TREE: &str = "approvals_in_chat";
+const IN_CHAT_MARKER: &[u8] = b"approvals-in-chat-v1";
+
+/// The keys of `chat`'s entries start with this.
+#[must_use]
+pub fn chat_prefix(chat: &ChatRef) -> Vec<u8> {
+    let mut key = serde_json::to_vec(chat).unwrap_or_default();
+    key.push(0);
+    key
+}
+
+fn in_chat_key(chat: &ChatRef, token: &str) -> Vec<u8> {
+    let mut key = chat_prefix(chat);
+    key.extend_from_slice(token.as_bytes());
+    key
+}
+
+/// Notes that the card `token` is shown at `posted` (before the record says so).
+pub fn shown_in(store: &dyn Store, token: &str, posted: &[CardRef]) -> Result<(), StoreError> {
+    for at in posted {
+        store.insert(IN_CHAT_TREE, &in_chat_key(&at.chat, token), b"")?;
+    }
+    Ok(())
+}
 
 #[must_use]
 pub fn waiting_key(expires: u64, token: &str) -> Vec<u8> {
@@ -62,6 +90,9 @@ pub fn settled(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreE
         &crate::store::aged::key(crate::clock::now_secs(), record.token.as_bytes()),
         b"",
     )?;
+    for at in &record.posted_to {
+        store.remove(IN_CHAT_TREE, &in_chat_key(&at.chat, &record.token))?;
+    }
     store
         .remove(WAITING_TREE, &waiting_key(record.expires, &record.token))
         .map(|_| ())
@@ -77,6 +108,20 @@ pub fn index_existing(
         for (_, bytes) in store.scan_prefix(tree, b"")? {
             if let Some(record) = decode(&bytes) {
                 add(store, &record)?;
+            }
+        }
+        Ok(())
+    })?;
+    // The chat index came later: the waiting cards (found through their own index) only.
+    crate::store::migrate::once(store, IN_CHAT_MARKER, || {
+        for (key, _) in store.scan_prefix(WAITING_TREE, b"")? {
+            let Some((_, token)) = split_waiting_key(&key) else {
+                continue;
+            };
+            if let Some(record) = store.get(tree, token.as_bytes())?.and_then(|b| decode(&b))
+                && record.state == PendingState::Waiting
+            {
+                shown_in(store, &record.token, &record.posted_to)?;
             }
         }
         Ok(())

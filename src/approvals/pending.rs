@@ -235,6 +235,7 @@ impl PendingApprovals {
     /// Notes where the card was posted (after sending it: a kill before this line means the
     /// card is sent again on the next start, never that a sent card is forgotten).
     pub fn set_posted(&self, token: &ApprovalToken, posted: &[CardRef]) -> Result<(), StoreError> {
+        index::shown_in(self.store.as_ref(), token.as_str(), posted)?;
         self.update(token, |record| {
             record.posted_to = posted.to_vec();
             true
@@ -372,6 +373,34 @@ impl PendingApprovals {
 
     /// The waiting record a waiting-index entry names; a stale entry (its record settled, or
     /// gone) is removed and `None` returned.
+    /// The waiting cards shown in `chat` (through the chat index: never the other chats').
+    pub fn waiting_in_chat(&self, chat: &ChatRef) -> Result<Vec<PendingApproval>, StoreError> {
+        let prefix = index::chat_prefix(chat);
+        let mut waiting = Vec::new();
+        for (key, _) in self.store.scan_prefix(index::IN_CHAT_TREE, &prefix)? {
+            let Some(token) = key.get(prefix.len()..) else {
+                continue;
+            };
+            match self
+                .store
+                .get(APPROVALS_TREE, token)?
+                .and_then(|b| decode(&b))
+            {
+                Some(record) if record.state == PendingState::Waiting => {
+                    // Not yet saying so: a `set_posted` between its index and its record.
+                    if record.posted_to.iter().any(|at| at.chat == *chat) {
+                        waiting.push(record);
+                    }
+                }
+                // Settled (or gone) since: a stale entry.
+                _ => {
+                    self.store.remove(index::IN_CHAT_TREE, &key)?;
+                }
+            }
+        }
+        Ok(waiting)
+    }
+
     fn indexed(&self, key: &[u8], token: &str) -> Result<Option<PendingApproval>, StoreError> {
         let record = self
             .store

@@ -58,10 +58,9 @@ async fn keep(shared: Arc<Shared>, chat: ChatRef, mut nudged: mpsc::Receiver<()>
 pub fn waiting_in(shared: &Shared, chat: &ChatRef) -> Vec<PendingApproval> {
     let mut waiting: Vec<PendingApproval> = shared
         .approvals
-        .waiting()
+        .waiting_in_chat(chat)
         .unwrap_or_default()
         .into_iter()
-        .filter(|r| r.posted_to.iter().any(|c| c.chat == *chat))
         // A picker has nothing to approve until someone picks: no "all N" row answers it.
         .filter(|r| r.options.is_empty())
         .collect();

@@ -525,3 +525,65 @@ fn session_activity_from_before_its_index_is_indexed_once() {
     assert_eq!(pruned.len(), 1);
     assert_eq!(pruned[0].session, "telegram:5");
 }
+
+/// A chat's "Approve all N" row reads the cards waiting in that chat only — not the 10,000
+/// waiting elsewhere — and a settled card leaves the chat's index.
+#[test]
+fn a_chats_waiting_cards_are_read_without_the_other_chats() {
+    let store = Arc::new(Counting::default());
+    let approvals = PendingApprovals::new(store.clone());
+    let at = |chat: i64| CardRef {
+        chat: ChatRef::private(Platform::Telegram, chat),
+        message_id: 1,
+    };
+    for n in 0..HISTORY {
+        let token = ApprovalToken::generate().unwrap();
+        approvals.create(&approval(&token, n, u64::MAX)).unwrap();
+        approvals
+            .set_posted(&token, &[at(1_000 + (n % 97) as i64)])
+            .unwrap();
+    }
+    let mine: Vec<ApprovalToken> = (0..2)
+        .map(|n| {
+            let token = ApprovalToken::generate().unwrap();
+            approvals.create(&approval(&token, n, u64::MAX)).unwrap();
+            approvals.set_posted(&token, &[at(5)]).unwrap();
+            token
+        })
+        .collect();
+    store.reset();
+    let waiting = approvals.waiting_in_chat(&at(5).chat).unwrap();
+    assert_eq!(waiting.len(), 2);
+    assert_eq!(store.take("approvals"), 2);
+    assert_eq!(store.take("approvals_in_chat"), 2);
+    approvals.settle(&mine[0], PendingState::TimedOut).unwrap();
+    store.reset();
+    assert_eq!(approvals.waiting_in_chat(&at(5).chat).unwrap().len(), 1);
+    assert_eq!(store.take("approvals_in_chat"), 1);
+}
+
+/// Cards posted before the chat index existed are indexed once, when the store is opened.
+#[test]
+fn cards_posted_before_the_chat_index_are_indexed_once() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let approvals = PendingApprovals::new(store.clone());
+    let token = ApprovalToken::generate().unwrap();
+    approvals.create(&approval(&token, 1, u64::MAX)).unwrap();
+    // Where it was posted, written as an older tollgate wrote it: no chat index entry.
+    let mut record = approvals.get(&token).unwrap().unwrap();
+    record.posted_to = vec![CardRef {
+        chat: ChatRef::private(Platform::Telegram, 5),
+        message_id: 9,
+    }];
+    store
+        .insert(
+            "approvals",
+            token.as_str().as_bytes(),
+            &serde_json::to_vec(&record).unwrap(),
+        )
+        .unwrap();
+    let chat = ChatRef::private(Platform::Telegram, 5);
+    assert!(approvals.waiting_in_chat(&chat).unwrap().is_empty());
+    PendingApprovals::index_existing(store.as_ref()).unwrap();
+    assert_eq!(approvals.waiting_in_chat(&chat).unwrap().len(), 1);
+}
