@@ -3,7 +3,7 @@
 //! the window are
 //! deleted; a session idle that long loses its transcript, dials, todos, session memory and
 //! "always this tool" grants (its workspace too, with `prune_workspaces = true`). Each kind is found through its time-ordered index
-//! (`store::aged`), so a pass reads only what it deletes (and the sessions' activity list).
+//! (`store::aged`), so a pass reads only what it deletes.
 //! Waiting approvals and open runs are never pruned.
 
 use crate::agent::runs::{PrunedSession, RunStore};

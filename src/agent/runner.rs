@@ -76,6 +76,9 @@ impl AgentRunner {
             calls: Vec::new(),
             usage: super::llm::Usage::default(),
         };
+        // Active from its first message (retention never takes a session mid-turn).
+        self.runs
+            .note_activity(&session.key, &self.agent, crate::clock::now_secs())?;
         self.runs.save_soon(&run).await?;
         self.event(
             &session.key,
@@ -324,7 +327,8 @@ impl AgentRunner {
                 };
                 transcript.push(ChatMessage::tool_result(&record.call.id, output));
             }
-            self.runs.save_transcript(&session.key, &transcript)?;
+            // Flushed with the run record just below.
+            self.runs.stage_transcript(&session.key, &transcript)?;
         }
         lock(shared).phase = if cancel.is_cancelled() {
             RunPhase::Finished {

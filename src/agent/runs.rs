@@ -201,21 +201,21 @@ impl RunStore {
 
     /// Saves a run, durably.
     pub fn save(&self, run: &RunRecord) -> Result<(), StoreError> {
-        let now = self.write(run)?;
+        self.write(run)?;
         self.store.flush()?;
-        self.after_durable(run, now)
+        self.after_durable(run)
     }
 
     /// [`RunStore::save`] from async code: the flush is waited for without holding an async
     /// worker (the store's flusher thread answers).
     pub async fn save_soon(&self, run: &RunRecord) -> Result<(), StoreError> {
-        let now = self.write(run)?;
+        self.write(run)?;
         self.store.flush_soon().await?;
-        self.after_durable(run, now)
+        self.after_durable(run)
     }
 
-    /// A save's writes before its flush; when they were made.
-    fn write(&self, run: &RunRecord) -> Result<u64, StoreError> {
+    /// A save's writes before its flush.
+    fn write(&self, run: &RunRecord) -> Result<(), StoreError> {
         let open = run.is_open();
         if open {
             self.store.insert(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
@@ -227,19 +227,8 @@ impl RunStore {
             // A session's activity is dated when a run ends (once a turn, not at every step):
             // a session with an open run is never idle, whatever its date says.
             self.note_activity(&run.session, &run.agent, now)?;
-        }
-        Ok(now)
-    }
-
-    /// A save's writes once the run is durable.
-    fn after_durable(&self, run: &RunRecord, now: u64) -> Result<(), StoreError> {
-        if !run.is_open() {
-            // Durable with the next flush; until then a stale entry is only read and dropped.
-            self.store.remove(OPEN_RUNS_TREE, run.id.as_bytes())?;
-            let steps = format!("{}\0", run.id);
-            for (key, _) in self.store.scan_prefix(RUN_CALLS_TREE, steps.as_bytes())? {
-                self.store.remove(RUN_CALLS_TREE, &key)?;
-            }
+            // Dated with the record, before the flush: a save dropped after its flush (a
+            // cancelled task) still leaves a finished run retention can find.
             self.store.insert(
                 FINISHED_RUNS_TREE,
                 &crate::store::aged::key(now, run.id.as_bytes()),
@@ -249,13 +238,38 @@ impl RunStore {
         Ok(())
     }
 
+    /// A save's writes once the run is durable.
+    fn after_durable(&self, run: &RunRecord) -> Result<(), StoreError> {
+        if !run.is_open() {
+            // Durable with the next flush; until then a stale entry is only read and dropped.
+            self.forget_open(&run.id)?;
+        }
+        Ok(())
+    }
+
+    /// Drops what only an open run needs: its open-runs entry and its calls' own steps.
+    fn forget_open(&self, id: &str) -> Result<(), StoreError> {
+        self.store.remove(OPEN_RUNS_TREE, id.as_bytes())?;
+        let steps = format!("{id}\0");
+        for (key, _) in self.store.scan_prefix(RUN_CALLS_TREE, steps.as_bytes())? {
+            self.store.remove(RUN_CALLS_TREE, &key)?;
+        }
+        Ok(())
+    }
+
     /// Deletes the runs that finished before `before` (seconds); how many.
     pub fn prune_finished(&self, before: u64) -> Result<usize, StoreError> {
         let store = self.store.as_ref();
         let mut pruned = 0;
         for (index_key, id) in crate::store::aged::older_than(store, FINISHED_RUNS_TREE, before)? {
-            if store.get(OPEN_RUNS_TREE, &id)?.is_none() && store.remove(RUNS_TREE, &id)?.is_some()
-            {
+            // Judged by the record itself: a save cut off after its flush may have left the
+            // open-runs entry and call steps behind, and they go with it.
+            let finished = store
+                .get(RUNS_TREE, &id)?
+                .is_some_and(|b| decode::<RunRecord>(&b).is_ok_and(|run| !run.is_open()));
+            if finished {
+                self.forget_open(&String::from_utf8_lossy(&id))?;
+                store.remove(RUNS_TREE, &id)?;
                 pruned += 1;
             }
             store.remove(FINISHED_RUNS_TREE, &index_key)?;
@@ -291,8 +305,15 @@ impl RunStore {
             if busy.contains(&session_name) {
                 continue;
             }
+            // Claimed by swapping its activity out: a session active again since it was read
+            // (a run started, a dial set) keeps everything.
+            if store
+                .compare_and_swap(SESSION_ACTIVITY_TREE, &session, activity.as_deref(), None)?
+                .is_err()
+            {
+                continue;
+            }
             store.remove(TRANSCRIPT_TREE, &session)?;
-            store.remove(SESSION_ACTIVITY_TREE, &session)?;
             store.remove(SESSION_IDLE_TREE, &index_key)?;
             let agent = activity
                 .as_deref()

@@ -371,8 +371,6 @@ impl PendingApprovals {
         Ok(pruned)
     }
 
-    /// The waiting record a waiting-index entry names; a stale entry (its record settled, or
-    /// gone) is removed and `None` returned.
     /// The waiting cards shown in `chat` (through the chat index: never the other chats').
     pub fn waiting_in_chat(&self, chat: &ChatRef) -> Result<Vec<PendingApproval>, StoreError> {
         let prefix = index::chat_prefix(chat);
@@ -401,6 +399,8 @@ impl PendingApprovals {
         Ok(waiting)
     }
 
+    /// The waiting record a waiting-index entry names; a stale entry (its record settled, or
+    /// gone) is removed and `None` returned.
     fn indexed(&self, key: &[u8], token: &str) -> Result<Option<PendingApproval>, StoreError> {
         let record = self
             .store

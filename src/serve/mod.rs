@@ -98,7 +98,7 @@ pub async fn run(
         });
     }
     background.spawn(housekeeping(service.clone()));
-    background.spawn(prune_periodically(shared.clone()));
+    background.spawn(prune_periodically(service.clone()));
     {
         let log_to = shared.clone();
         background.spawn(crate::agent::scheduler::run(
@@ -165,7 +165,8 @@ fn event_platform(event: &BridgeEvent) -> Platform {
 /// Lets idle workers go and hands freed memory back, every few seconds.
 /// Retention (`[store] retain_days`): a pass at start, then every hour, on the blocking pool
 /// (it deletes through the store).
-async fn prune_periodically(shared: Arc<Shared>) {
+async fn prune_periodically(service: Arc<Service>) {
+    let shared = service.shared.clone();
     loop {
         let pass = shared.clone();
         let pruned = tokio::task::spawn_blocking(move || {
@@ -174,7 +175,7 @@ async fn prune_periodically(shared: Arc<Shared>) {
         .await;
         match pruned {
             Ok(Ok(report)) if !report.is_empty() => {
-                sessions::forget_chats(&shared, &report.sessions);
+                service.forget_chats(&report.sessions);
                 shared.log(&report.to_string());
             }
             Ok(Ok(_)) => {}

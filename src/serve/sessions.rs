@@ -12,16 +12,6 @@ use tollgate_surface::ChatRef;
 /// Where a session's chat is remembered, to resume its run after a restart.
 const SESSION_CHATS_TREE: &str = "bridge_sessions";
 
-/// Forgets where the sessions retention pruned were seen (they start afresh if they write
-/// again). Written with the store's next flush.
-pub fn forget_chats(shared: &Shared, sessions: &[crate::agent::runs::PrunedSession]) {
-    for pruned in sessions {
-        let _ = shared
-            .store
-            .remove(SESSION_CHATS_TREE, pruned.session.as_bytes());
-    }
-}
-
 /// Notes a worker started (`+1`) or let go (`-1`) in the `/metrics` gauge of its platform.
 fn live_sessions(worker: &SessionWorker, change: i64) {
     crate::metrics::METRICS
@@ -99,6 +89,21 @@ impl Service {
             worker.clone()
         });
         Ok(live.clone())
+    }
+
+    /// Forgets where the sessions retention pruned were seen — except one that has a live
+    /// worker again (its chat is where a run it starts would resume). Written with the
+    /// store's next flush.
+    pub fn forget_chats(&self, sessions: &[crate::agent::runs::PrunedSession]) {
+        for pruned in sessions {
+            if lock(&self.workers).contains_key(&pruned.session) {
+                continue;
+            }
+            let _ = self
+                .shared
+                .store
+                .remove(SESSION_CHATS_TREE, pruned.session.as_bytes());
+        }
     }
 
     /// Lets go of workers idle for longer than their bridge's `idle_session_secs`.

@@ -64,7 +64,18 @@ impl<S: Store + 'static> GroupCommit<S> {
                             // starts now covers them all.
                             let mut waiters = vec![first];
                             waiters.extend(waiting.try_iter());
-                            let flushed = core.flush_shared();
+                            // A panicking store answers its waiters with an error; the
+                            // thread goes on serving the next ones.
+                            let flushed =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    core.flush_shared()
+                                }))
+                                .unwrap_or_else(|_| {
+                                    Err(StoreError {
+                                        context: "flushing the store".into(),
+                                        message: "the store's flush panicked".into(),
+                                    })
+                                });
                             for waiter in waiters {
                                 let _ = waiter.send(flushed.clone());
                             }
@@ -140,6 +151,18 @@ impl<S: Store + 'static> Store for GroupCommit<S> {
     }
 }
 
+/// Clears `running` (and wakes the waiters) when dropped during a panic.
+struct ClearRunningOnPanic<'a, S: Store>(&'a Core<S>);
+
+impl<S: Store> Drop for ClearRunningOnPanic<'_, S> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().running = false;
+            self.0.done.notify_all();
+        }
+    }
+}
+
 impl<S: Store> Core<S> {
     fn flush_shared(&self) -> Result<()> {
         let mut state = self.lock();
@@ -162,7 +185,12 @@ impl<S: Store> Core<S> {
             drop(state);
             failpoint::abort_if_due();
             let started = std::time::Instant::now();
-            let flushed = self.inner.flush();
+            let flushed = {
+                // If the inner flush panics, the next caller must be able to lead a flush
+                // rather than wait for this one forever.
+                let _unwinding = ClearRunningOnPanic(self);
+                self.inner.flush()
+            };
             crate::metrics::METRICS
                 .store_flush_seconds
                 .get_or_create(&Vec::new())
@@ -319,5 +347,54 @@ mod tests {
             "{flushes} flushes for 200 calls: none were shared"
         );
         assert_eq!(store.core.inner.durable.load(Ordering::SeqCst), 200);
+    }
+
+    /// A store whose first flush panics.
+    #[derive(Default)]
+    struct PanicsOnce {
+        memory: MemoryStore,
+        flushes: AtomicU64,
+    }
+
+    impl Store for PanicsOnce {
+        fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+            self.memory.get(tree, key)
+        }
+        fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+            self.memory.insert(tree, key, value)
+        }
+        fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+            self.memory.remove(tree, key)
+        }
+        fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+            self.memory.scan_prefix(tree, prefix)
+        }
+        fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+            self.memory.scan_before(tree, end)
+        }
+        fn compare_and_swap(
+            &self,
+            tree: &str,
+            key: &[u8],
+            expected: Option<&[u8]>,
+            new: Option<&[u8]>,
+        ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
+            self.memory.compare_and_swap(tree, key, expected, new)
+        }
+        fn flush(&self) -> Result<()> {
+            if self.flushes.fetch_add(1, Ordering::SeqCst) == 0 {
+                panic!("the disk caught fire");
+            }
+            Ok(())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flush_that_panics_fails_its_waiters_and_later_flushes_still_run() {
+        let store = GroupCommit::new(PanicsOnce::default());
+        assert!(store.flush_soon().await.is_err());
+        // Neither the flusher thread nor the shared state is left stuck.
+        store.flush_soon().await.unwrap();
+        store.flush().unwrap();
     }
 }
