@@ -251,6 +251,8 @@ mod tests {
         written: AtomicU64,
         durable: AtomicU64,
         flushes: AtomicU64,
+        /// Its first flush panics (a store that fails in the worst way).
+        first_flush_panics: bool,
     }
 
     impl Store for SlowDisk {
@@ -282,7 +284,9 @@ mod tests {
         fn flush(&self) -> Result<()> {
             // Everything written before the flush starts is what it makes durable.
             let covers = self.written.load(Ordering::SeqCst);
-            self.flushes.fetch_add(1, Ordering::SeqCst);
+            if self.flushes.fetch_add(1, Ordering::SeqCst) == 0 && self.first_flush_panics {
+                panic!("the disk caught fire");
+            }
             // An fsync's latency, so that callers overlap.
             std::thread::sleep(std::time::Duration::from_millis(2));
             self.durable.fetch_max(covers, Ordering::SeqCst);
@@ -349,49 +353,12 @@ mod tests {
         assert_eq!(store.core.inner.durable.load(Ordering::SeqCst), 200);
     }
 
-    /// A store whose first flush panics.
-    #[derive(Default)]
-    struct PanicsOnce {
-        memory: MemoryStore,
-        flushes: AtomicU64,
-    }
-
-    impl Store for PanicsOnce {
-        fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-            self.memory.get(tree, key)
-        }
-        fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
-            self.memory.insert(tree, key, value)
-        }
-        fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-            self.memory.remove(tree, key)
-        }
-        fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-            self.memory.scan_prefix(tree, prefix)
-        }
-        fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-            self.memory.scan_before(tree, end)
-        }
-        fn compare_and_swap(
-            &self,
-            tree: &str,
-            key: &[u8],
-            expected: Option<&[u8]>,
-            new: Option<&[u8]>,
-        ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
-            self.memory.compare_and_swap(tree, key, expected, new)
-        }
-        fn flush(&self) -> Result<()> {
-            if self.flushes.fetch_add(1, Ordering::SeqCst) == 0 {
-                panic!("the disk caught fire");
-            }
-            Ok(())
-        }
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_flush_that_panics_fails_its_waiters_and_later_flushes_still_run() {
-        let store = GroupCommit::new(PanicsOnce::default());
+        let store = GroupCommit::new(SlowDisk {
+            first_flush_panics: true,
+            ..SlowDisk::default()
+        });
         assert!(store.flush_soon().await.is_err());
         // Neither the flusher thread nor the shared state is left stuck.
         store.flush_soon().await.unwrap();
