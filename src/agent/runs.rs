@@ -335,11 +335,17 @@ impl RunStore {
             .transpose()
     }
 
-    /// Saves one call's step, durably (the journal's write).
-    pub fn save_call(&self, run: &str, call: &str, state: &CallState) -> Result<(), StoreError> {
+    /// Saves one call's step, durably (the journal's write), waiting for the flush without
+    /// holding an async worker.
+    pub async fn save_call_soon(
+        &self,
+        run: &str,
+        call: &str,
+        state: &CallState,
+    ) -> Result<(), StoreError> {
         self.store
             .insert(RUN_CALLS_TREE, &call_key(run, call), &encode(state)?)?;
-        self.store.flush()
+        self.store.flush_soon().await
     }
 
     /// The run with each call's own record applied where it got further than the run's copy
@@ -474,12 +480,27 @@ impl RunJournal {
 }
 
 impl CallJournal for RunJournal {
-    fn record(
+    fn record<'a>(
+        &'a self,
+        session: &'a str,
+        call_id: &'a str,
+        status: JournalStatus,
+    ) -> crate::executor::JournalFuture<'a> {
+        Box::pin(async move {
+            let (run_id, state) = self.step(session, call_id, status)?;
+            Ok(self.runs.save_call_soon(&run_id, call_id, &state).await?)
+        })
+    }
+}
+
+impl RunJournal {
+    /// Applies a call's step to the active run in memory: the run and the step to write.
+    fn step(
         &self,
         session: &str,
         call_id: &str,
         status: JournalStatus,
-    ) -> Result<(), JournalError> {
+    ) -> Result<(String, CallState), JournalError> {
         let run = self
             .active
             .lock()
@@ -505,7 +526,7 @@ impl CallJournal for RunJournal {
             record.state = state.clone();
             run_id
         };
-        Ok(self.runs.save_call(&run_id, call_id, &state)?)
+        Ok((run_id, state))
     }
 }
 

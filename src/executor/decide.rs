@@ -163,7 +163,9 @@ impl Executor {
         self.event(session, call, EventKind::PermissionRequested, json!({"reason_code": decision.reason_code, "reason": decision.reason, "tier": decision.tier}));
         // The card goes out only once its pending record is durable.
         if let Some(journal) = &self.journal
-            && let Err(e) = journal.record(&session.key, &call.id, JournalStatus::Pending)
+            && let Err(e) = journal
+                .record(&session.key, &call.id, JournalStatus::Pending)
+                .await
         {
             return Err(finish(
                 ToolOutput::error(format!(

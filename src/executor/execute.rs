@@ -89,7 +89,9 @@ impl Executor {
         // Marked running, durably, before it starts: after a crash it is reported as
         // interrupted, never run twice.
         if let Some(journal) = &self.journal
-            && let Err(e) = journal.record(&session.key, &call.id, JournalStatus::Running)
+            && let Err(e) = journal
+                .record(&session.key, &call.id, JournalStatus::Running)
+                .await
         {
             return finish(
                 ToolOutput::error(format!(

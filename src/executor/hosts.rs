@@ -19,15 +19,19 @@ impl Classifier for NoClassifier {
     }
 }
 
+pub type JournalFuture<'a> = Pin<Box<dyn Future<Output = Result<(), JournalError>> + Send + 'a>>;
+
 /// Where a call's progress is written ahead: pending before its card is shown, running before
 /// it starts, done after. A failed write stops the call (nothing runs that was not recorded).
+/// The future completes once the step is durable (its flush waited for without holding an
+/// async worker).
 pub trait CallJournal: Send + Sync {
-    fn record(
-        &self,
-        session: &str,
-        call_id: &str,
+    fn record<'a>(
+        &'a self,
+        session: &'a str,
+        call_id: &'a str,
         status: JournalStatus,
-    ) -> Result<(), JournalError>;
+    ) -> JournalFuture<'a>;
 }
 
 /// Why a call's step could not be written ahead (the call then does not run).

@@ -30,8 +30,8 @@ use approval::{Answer, ApprovalRequest, Approver};
 pub use call::{CallOutcome, MAX_ARGUMENTS, ToolCallRequest, ToolCallResult};
 pub use execute::STORE_RESULT_OVER;
 pub use hosts::{
-    CallJournal, Classifier, ClassifyFuture, JournalError, JournalStatus, NoClassifier,
-    SubagentHost,
+    CallJournal, Classifier, ClassifyFuture, JournalError, JournalFuture, JournalStatus,
+    NoClassifier, SubagentHost,
 };
 use serde_json::{Value, json};
 use session::SessionPolicy;

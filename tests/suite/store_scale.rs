@@ -368,8 +368,8 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     );
 }
 
-#[test]
-fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record() {
+#[tokio::test]
+async fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record() {
     use tollgate::agent::llm::ToolCall;
     use tollgate::agent::runs::{CallRecord, CallState};
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
@@ -387,8 +387,10 @@ fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record() {
         .to_vec();
     runs.save(&record).unwrap();
     // The journal writes each call's step under its own key, the run record untouched.
-    runs.save_call("r", "a", &CallState::Running).unwrap();
-    runs.save_call(
+    runs.save_call_soon("r", "a", &CallState::Running)
+        .await
+        .unwrap();
+    runs.save_call_soon(
         "r",
         "b",
         &CallState::Done {
@@ -396,6 +398,7 @@ fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record() {
             is_error: false,
         },
     )
+    .await
     .unwrap();
     let loaded = runs.load("r").unwrap().unwrap();
     let states: Vec<&CallState> = loaded.calls.iter().map(|c| &c.state).collect();
