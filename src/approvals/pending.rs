@@ -161,10 +161,23 @@ impl PendingApprovals {
 
     /// Saves a new record, durably: the card may be sent only after this returns.
     pub fn create(&self, record: &PendingApproval) -> Result<(), StoreError> {
+        self.write_new(record)?;
+        self.store.flush()
+    }
+
+    /// [`PendingApprovals::create`] from async code: the flush is waited for without holding
+    /// an async worker (the store's flusher thread answers).
+    pub async fn create_soon(&self, record: &PendingApproval) -> Result<(), StoreError> {
+        self.write_new(record)?;
+        self.store.flush_soon().await
+    }
+
+    /// A new record's writes: its index entries first, then the record.
+    fn write_new(&self, record: &PendingApproval) -> Result<(), StoreError> {
         index::add(self.store.as_ref(), record)?;
         self.store
-            .insert(APPROVALS_TREE, record.token.as_bytes(), &encode(record)?)?;
-        self.store.flush()
+            .insert(APPROVALS_TREE, record.token.as_bytes(), &encode(record)?)
+            .map(|_| ())
     }
 
     pub fn get(&self, token: &ApprovalToken) -> Result<Option<PendingApproval>, StoreError> {

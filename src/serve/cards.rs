@@ -167,7 +167,7 @@ impl CardApprover {
             Some(record) if answer_of(&record).is_some() => {
                 return answer_of(&record).unwrap_or(Answer::TimedOut);
             }
-            _ => match self.create_record(&request, &run) {
+            _ => match self.create_record(&request, &run).await {
                 Ok(record) => record,
                 Err(reason) => return Answer::Unanswerable { reason },
             },
@@ -222,7 +222,7 @@ impl CardApprover {
         }
     }
 
-    fn create_record(
+    async fn create_record(
         &self,
         request: &ApprovalRequest,
         run: &str,
@@ -260,7 +260,8 @@ impl CardApprover {
         // Write ahead: the card goes out only once this record is on disk.
         self.shared
             .approvals
-            .create(&record)
+            .create_soon(&record)
+            .await
             .map_err(|e| format!("the approval request could not be saved ({e}); nothing ran"))?;
         Ok(record)
     }
