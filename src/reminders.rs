@@ -151,10 +151,7 @@ impl Reminders {
             let Some((bytes, reminder)) = record.and_then(|b| decode(&b).map(|r| (b, r))) else {
                 // No record: cancelled, or an orphan of a crash between `add`'s two writes —
                 // or an `add` between them right now, whose entry must stay.
-                let due = index_key
-                    .get(..8)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                    .map_or(0, u64::from_be_bytes);
+                let due = aged::time_of(&index_key).unwrap_or(0);
                 if due.saturating_add(ORPHAN_AFTER_SECS) < now {
                     self.store.remove(DUE_TREE, &index_key)?;
                 }

@@ -112,7 +112,8 @@ fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, StoreError> {
 const OPEN_RUNS_TREE: &str = "runs_open";
 /// Finished runs by when they finished (`store::aged` keys), for retention.
 const FINISHED_RUNS_TREE: &str = "runs_finished";
-/// Each session's last activity: session → seconds (8 bytes, big-endian) then the agent.
+/// Each session's last activity: session → seconds (8 bytes, big-endian) then the agent (the
+/// time read back with `store::aged::time_of`).
 const SESSION_ACTIVITY_TREE: &str = "session_activity";
 /// The same by time (`store::aged` keys: seconds, session): retention reads only the sessions
 /// idle past its cutoff.
@@ -123,11 +124,6 @@ const ACTIVITY_INDEXED_MARKER: &[u8] = b"session-activity-indexed-v1";
 /// call's step without rewriting the run or holding its lock across the write, so concurrent
 /// calls of one run share a group commit instead of queueing behind each other's flush.
 const RUN_CALLS_TREE: &str = "run_calls";
-
-/// When an activity record says its session was last active.
-fn activity_time(activity: &[u8]) -> Option<u64> {
-    Some(u64::from_be_bytes(activity.get(..8)?.try_into().ok()?))
-}
 
 fn call_key(run: &str, call: &str) -> Vec<u8> {
     format!("{run}\0{call}").into_bytes()
@@ -162,7 +158,7 @@ impl RunStore {
         })?;
         crate::store::migrate::once(store, ACTIVITY_INDEXED_MARKER, || {
             for (session, activity) in store.scan_prefix(SESSION_ACTIVITY_TREE, b"")? {
-                if let Some(at) = activity_time(&activity) {
+                if let Some(at) = crate::store::aged::time_of(&activity) {
                     store.insert(
                         SESSION_IDLE_TREE,
                         &crate::store::aged::key(at, &session),
@@ -181,7 +177,7 @@ impl RunStore {
         if let Some(at) = store
             .get(SESSION_ACTIVITY_TREE, session.as_bytes())?
             .as_deref()
-            .and_then(activity_time)
+            .and_then(crate::store::aged::time_of)
         {
             store.remove(
                 SESSION_IDLE_TREE,
@@ -290,14 +286,9 @@ impl RunStore {
         let mut pruned = Vec::new();
         for (index_key, session) in idle {
             let activity = store.get(SESSION_ACTIVITY_TREE, &session)?;
-            let dated = activity.as_deref().and_then(activity_time);
+            let dated = activity.as_deref().and_then(crate::store::aged::time_of);
             // An entry its session outgrew (active again since) is only dropped.
-            if dated
-                != index_key
-                    .get(..8)
-                    .and_then(|b| b.try_into().ok())
-                    .map(u64::from_be_bytes)
-            {
+            if dated != crate::store::aged::time_of(&index_key) {
                 store.remove(SESSION_IDLE_TREE, &index_key)?;
                 continue;
             }

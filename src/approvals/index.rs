@@ -53,9 +53,8 @@ pub fn waiting_key(expires: u64, token: &str) -> Vec<u8> {
 /// The expiry and token of a waiting-index key.
 #[must_use]
 pub fn split_waiting_key(key: &[u8]) -> Option<(u64, &str)> {
-    let (expires, token) = key.split_at_checked(8)?;
-    let expires = u64::from_be_bytes(expires.try_into().ok()?);
-    Some((expires, std::str::from_utf8(token).ok()?))
+    let expires = crate::store::aged::time_of(key)?;
+    Some((expires, std::str::from_utf8(key.get(8..)?).ok()?))
 }
 
 #[must_use]

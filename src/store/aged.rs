@@ -12,6 +12,13 @@ pub fn key(at: u64, what: &[u8]) -> Vec<u8> {
     key
 }
 
+/// The time a key made by [`key`] starts with (or any value laid out the same way: seconds,
+/// 8 bytes big-endian, then the rest); `None` if it is too short.
+#[must_use]
+pub fn time_of(key: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(key.get(..8)?.try_into().ok()?))
+}
+
 /// The entries of `tree` dated before `before`, oldest first: (index key, what it dates).
 pub fn older_than(store: &dyn Store, tree: &str, before: u64) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     Ok(store
