@@ -15,7 +15,7 @@ mod fakes;
 
 mod common;
 
-use common::{Tollgate, ask_model, ms, percentile};
+use common::{Tollgate, ask_model, cpu_time_of, ms, percentile};
 use fakes::llm::{FakeLlm, text};
 use fakes::telegram::{FakeTelegram, user_message};
 use std::time::{Duration, Instant};
@@ -242,10 +242,14 @@ async fn speed() {
     tokio::spawn(minimal_llm_bot(llm_fake.url.clone(), model.url.clone()));
     wait_polling(&llm_fake).await;
     let llm_seq = sequential(&llm_fake, 100_000).await;
+    let llm_cpu = cpu_time_of(std::process::id());
     let llm_rate = burst(&llm_fake, 200_000).await;
+    let llm_cpu = (cpu_time_of(std::process::id()) - llm_cpu).as_secs_f64() * 1e6
+        / f64::from((BURST_CHATS * BURST_PER_CHAT) as u32);
 
     let mut rows = Vec::new();
     let mut first = None;
+    let mut cpu = Vec::new();
     for (label, quiet) in [
         ("tollgate, typing and progress off", true),
         ("tollgate, default config", false),
@@ -255,7 +259,14 @@ async fn speed() {
         let tollgate = start_tollgate(&fake, replies, quiet, "").await;
         wait_polling(&fake).await;
         let seq = sequential(&fake, 100_000).await;
+        let (serve_cpu, fakes_cpu) = (tollgate.cpu_time(), cpu_time_of(std::process::id()));
         let rate = burst(&fake, 200_000).await;
+        let messages = f64::from((BURST_CHATS * BURST_PER_CHAT) as u32);
+        cpu.push((
+            label,
+            (tollgate.cpu_time() - serve_cpu).as_secs_f64() * 1e6 / messages,
+            (cpu_time_of(std::process::id()) - fakes_cpu).as_secs_f64() * 1e6 / messages,
+        ));
         if quiet {
             first = Some((rate, first_messages(&fake, 300_000, NEW_CHATS).await));
         }
@@ -289,6 +300,14 @@ async fn speed() {
             p99 - llm_p99,
         );
     }
+    println!(
+        "\nCPU during the burst, minimal LLM bot: the benchmark's process (the bot, fake Bot API and model) {llm_cpu:.0} µs a message"
+    );
+    for (label, serve, fakes) in &cpu {
+        println!(
+            "CPU during the burst, {label}: serve {serve:.0} µs a message, the benchmark's process (fake Bot API and model) {fakes:.0} µs a message"
+        );
+    }
     if let Some((repeat, new)) = first {
         println!(
             "\nFirst messages, {NEW_CHATS} new chats at once (typing and progress off): {new:.0} msgs/s = {:.2}x the repeat-chat burst ({repeat:.0} msgs/s)",
@@ -311,6 +330,9 @@ fn main() {
         let only_memory = std::env::var("TOLLGATE_BENCH_PHASE").as_deref() == Ok("memory");
         if !only_memory {
             speed().await;
+        }
+        if std::env::var("TOLLGATE_BENCH_PHASE").as_deref() == Ok("speed") {
+            return;
         }
         // Memory: 10,000 sessions that each answered one message, then sit idle — first with
         // their workers kept (the default keeps an idle worker 10 minutes), then let go after

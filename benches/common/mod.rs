@@ -68,6 +68,11 @@ impl Tollgate {
         report.to_string()
     }
 
+    /// Time the child's threads have spent on a CPU so far (from each thread's `schedstat`).
+    pub fn cpu_time(&self) -> Duration {
+        cpu_time_of(self.child.id())
+    }
+
     /// The child's resident memory, in KiB.
     pub fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
@@ -78,6 +83,19 @@ impl Tollgate {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or(0)
     }
+}
+
+/// Time the threads of process `pid` have spent on a CPU so far.
+pub fn cpu_time_of(pid: u32) -> Duration {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Duration::ZERO;
+    };
+    let nanos: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(nanos)
 }
 
 /// One streamed chat completion: the content deltas joined.

@@ -21,6 +21,19 @@ pub const MAX_USER_MESSAGE: usize = 256 * 1024;
 /// What the model is told about a call that was running when the process stopped.
 pub const INTERRUPTED: &str = "interrupted: the process stopped while this call ran; its outcome is unknown, and it was not run again";
 
+/// How long a new run's record may wait for the answer's flush before it is flushed on its
+/// own: a kill within this much of a message's arrival loses the message (as a kill before
+/// its first flush always did), never anything sent.
+pub const STAGED_FOR: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether a run's stored record is durable yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Durability {
+    Flushed,
+    /// Written, waiting for the next flush.
+    Staged,
+}
+
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TurnOutcome {
@@ -79,14 +92,16 @@ impl AgentRunner {
         // Active from its first message (retention never takes a session mid-turn).
         self.runs
             .note_activity(&session.key, &self.agent, crate::clock::now_secs())?;
-        self.runs.save_soon(&run).await?;
+        // Not flushed yet: nothing that leaves the process depends on it before the model
+        // answers (see `ask_model`), and the answer's own flush makes both durable.
+        self.runs.stage(&run)?;
         self.event(
             &session.key,
             EventKind::MessageReceived,
             json!({"chars": text.chars().count()}),
         );
         self.event(&session.key, EventKind::RunStarted, json!({"run": run_id}));
-        self.drive(session, run, cancel).await
+        self.drive(session, run, cancel, Durability::Staged).await
     }
 
     /// Continues a stored run (after a restart).
@@ -96,7 +111,7 @@ impl AgentRunner {
         run: RunRecord,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, RunError> {
-        self.drive(session, run, cancel).await
+        self.drive(session, run, cancel, Durability::Flushed).await
     }
 
     async fn drive(
@@ -104,10 +119,11 @@ impl AgentRunner {
         session: Arc<SessionPolicy>,
         run: RunRecord,
         cancel: CancellationToken,
+        stored: Durability,
     ) -> Result<TurnOutcome, RunError> {
         let shared = Arc::new(Mutex::new(run));
         self.journal.activate(shared.clone());
-        let outcome = self.drive_active(&session, &shared, cancel).await;
+        let outcome = self.drive_active(&session, &shared, cancel, stored).await;
         let run = lock(&shared).clone();
         let classifier = self
             .classifier_usage
@@ -146,6 +162,7 @@ impl AgentRunner {
         session: &Arc<SessionPolicy>,
         shared: &Arc<Mutex<RunRecord>>,
         cancel: CancellationToken,
+        mut stored: Durability,
     ) -> Result<TurnOutcome, RunError> {
         loop {
             let run = lock(shared).clone();
@@ -159,7 +176,12 @@ impl AgentRunner {
                 }
                 // Only the model's failures are recorded as a phase.
                 RunPhase::Failed { error } => return Err(RunError::Model(error)),
-                RunPhase::AskingModel => self.ask_model(session, shared, &run, &cancel).await?,
+                RunPhase::AskingModel => {
+                    // Every save after the first round's flushes; only the start is staged.
+                    let start = std::mem::replace(&mut stored, Durability::Flushed);
+                    self.ask_model(session, shared, &run, &cancel, start)
+                        .await?;
+                }
                 RunPhase::RunningTools => self.run_tools(session, shared, &cancel).await?,
             }
         }
@@ -171,6 +193,7 @@ impl AgentRunner {
         shared: &Mutex<RunRecord>,
         run: &RunRecord,
         cancel: &CancellationToken,
+        stored: Durability,
     ) -> Result<(), RunError> {
         if run.round >= self.max_rounds {
             let answer = format!(
@@ -198,11 +221,10 @@ impl AgentRunner {
             tools: self.executor.tool_definitions(),
             max_tokens: self.max_tokens,
         };
-        let quiet = |_: &str| {};
         // `/stop` does not wait for a slow model: the request is dropped (nothing of it was
         // stored yet) and the run ends.
         let completed = tokio::select! {
-            completed = self.provider.complete(&request, &quiet) => completed,
+            completed = self.complete_durably(&request, stored) => completed?,
             () = cancel.cancelled() => {
                 lock(shared).phase = RunPhase::Finished {
                     answer: "Stopped.".into(),
@@ -262,6 +284,30 @@ impl AgentRunner {
             }
         }
         self.save(shared).await
+    }
+
+    /// The model's answer to `request`. A run whose start is only staged is flushed once the
+    /// model has taken [`STAGED_FOR`] — a slow model's run survives a restart (and is asked
+    /// again) — while a prompt answer's save makes both durable with one flush.
+    async fn complete_durably(
+        &self,
+        request: &LlmRequest,
+        stored: Durability,
+    ) -> Result<Result<super::llm::LlmReply, super::llm::LlmError>, RunError> {
+        let quiet = |_: &str| {};
+        let call = self.provider.complete(request, &quiet);
+        if stored == Durability::Flushed {
+            return Ok(call.await);
+        }
+        tokio::pin!(call);
+        tokio::select! {
+            biased;
+            completed = &mut call => return Ok(completed),
+            () = tokio::time::sleep(STAGED_FOR) => {}
+        }
+        let (flushed, completed) = tokio::join!(self.runs.flush_soon(), call);
+        flushed?;
+        Ok(completed)
     }
 
     async fn run_tools(

@@ -210,6 +210,17 @@ impl RunStore {
         self.after_durable(run)
     }
 
+    /// Writes a run that has not started anything yet, without flushing: durable with the
+    /// caller's next flush (a new run's record, whose model call waits on nothing but it).
+    pub fn stage(&self, run: &RunRecord) -> Result<(), StoreError> {
+        self.write(run)
+    }
+
+    /// Makes every write so far durable, without holding an async worker.
+    pub async fn flush_soon(&self) -> Result<(), StoreError> {
+        self.store.flush_soon().await
+    }
+
     /// A save's writes before its flush.
     fn write(&self, run: &RunRecord) -> Result<(), StoreError> {
         let open = run.is_open();

@@ -18,9 +18,18 @@ pub fn bash_path() -> Option<PathBuf> {
     })
 }
 
-/// Probes the running kernel and looks for bash.
+/// What this machine can enforce, probed once per process: every session of every agent asks
+/// (each assembles an executor), and the kernel's answer does not change while the process
+/// runs (a sysctl changed later is read at the next start; until then a sandbox the kernel
+/// refuses fails its command, closed).
 #[must_use]
 pub fn probe() -> SandboxSupport {
+    static PROBED: std::sync::OnceLock<SandboxSupport> = std::sync::OnceLock::new();
+    *PROBED.get_or_init(probe_now)
+}
+
+/// Probes the running kernel and looks for bash.
+fn probe_now() -> SandboxSupport {
     SandboxSupport {
         landlock_abi: landlock_abi(),
         user_namespaces: user_namespaces_allowed(),

@@ -3,7 +3,7 @@
 
 use super::{runner, world, ws};
 use crate::suite::executor::Scripted;
-use crate::suite::fakes::llm::{FakeLlm, text, tool_calls};
+use crate::suite::fakes::llm::{Condition, FakeLlm, Reply, text, tool_calls};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tollgate::agent::error::RunError;
@@ -45,6 +45,47 @@ async fn a_multi_step_turn_keeps_a_valid_transcript() {
         roles,
         [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
     );
+}
+
+#[tokio::test]
+async fn a_prompt_answer_makes_its_run_durable_with_one_flush() {
+    let w = world("");
+    let llm = FakeLlm::start(vec![text("Hello.")]).await;
+    let (runner, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let outcome = runner
+        .start(session, "run-p", "hi", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Hello.");
+    assert!(
+        w.store.durable("run-p"),
+        "the answer is sent only once durable"
+    );
+    assert_eq!(
+        w.store.flushes(),
+        1,
+        "the start's record rides on the answer's flush"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_model_finds_its_run_already_durable() {
+    let w = world("");
+    let store = w.store.clone();
+    // The model answers only once the run's record is durable: without a flush of its own
+    // during the model call, the record would wait for this answer, which waits for it.
+    let llm = FakeLlm::start(vec![Reply::Until(
+        Condition(Arc::new(move || store.durable("run-s"))),
+        Box::new(text("Slow but sure.")),
+    )])
+    .await;
+    let (runner, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let outcome = runner
+        .start(session, "run-s", "hi", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Slow but sure.");
+    assert_eq!(w.store.flushes(), 2);
 }
 
 #[tokio::test]
