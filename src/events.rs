@@ -201,6 +201,18 @@ impl StoreEvents {
         crate::store::aged::prune(store, EVENTS_AGED_TREE, EVENTS_TREE, before)
     }
 
+    /// Dates at `now` the events of a store written before they were dated.
+    pub fn date_undated(
+        store: &dyn crate::store::Store,
+        now: u64,
+    ) -> Result<usize, crate::store::StoreError> {
+        let keys = store
+            .scan_prefix(EVENTS_TREE, b"")?
+            .into_iter()
+            .map(|(k, _)| k);
+        crate::store::aged::date_undated(store, EVENTS_AGED_TREE, keys, now)
+    }
+
     /// Every stored event, of one session or all, optionally since a time (RFC 3339, UTC).
     pub fn read(
         store: &dyn crate::store::Store,

@@ -1,10 +1,10 @@
 //! Retention: what the store keeps, and for how long (`[store] retain_days`). Settled
-//! approvals, finished runs, stored tool results, audit events and fired reminders older than
-//! the window are
-//! deleted; a session idle that long loses its transcript, dials, todos, session memory and
-//! "always this tool" grants (its workspace too, with `prune_workspaces = true`). Each kind is found through its time-ordered index
-//! (`store::aged`), so a pass reads only what it deletes.
-//! Waiting approvals and open runs are never pruned.
+//! approvals, used "Approve all" rows, finished runs, stored tool results, audit events and
+//! fired reminders older than the window are deleted; a session idle that long loses its
+//! transcript, dials, todos, session memory and "always this tool" grants (its workspace too,
+//! with `prune_workspaces = true`). Each kind is found through its time-ordered index
+//! (`store::aged`), so a pass reads only what it deletes. Waiting approvals, live rows and open
+//! runs are never pruned.
 
 use crate::agent::runs::{PrunedSession, RunStore};
 use crate::approvals::PendingApprovals;
@@ -21,6 +21,8 @@ const DAY: u64 = 86_400;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PruneReport {
     pub approvals: usize,
+    /// "Approve all N" rows used or replaced.
+    pub rows: usize,
     pub runs: usize,
     pub results: usize,
     pub events: usize,
@@ -40,8 +42,9 @@ impl std::fmt::Display for PruneReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "pruned {} settled approval(s), {} finished run(s), {} stored result(s), {} audit event(s), {} fired reminder(s), {} idle session(s) and {} workspace(s)",
+            "pruned {} settled approval(s), {} approve-all row(s), {} finished run(s), {} stored result(s), {} audit event(s), {} fired reminder(s), {} idle session(s) and {} workspace(s)",
             self.approvals,
+            self.rows,
             self.runs,
             self.results,
             self.events,
@@ -58,12 +61,31 @@ pub fn cutoff(config: &Config, now: u64) -> u64 {
     now.saturating_sub(config.store.retain_days.saturating_mul(DAY))
 }
 
+/// Marks a store whose records predating their age indexes were dated.
+const DATED_MARKER: &[u8] = b"retention-dated-v1";
+
+/// Dates at `now` what a store written before the age indexes holds undated (settled approvals,
+/// used rows, finished runs, stored results, audit events), once: retention then deletes them
+/// `retain_days` after the upgrade instead of never. Run where the store is opened.
+pub fn date_undated(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError> {
+    crate::store::migrate::once(store.as_ref(), DATED_MARKER, || {
+        RunStore::new(store.clone()).date_undated(now)?;
+        let store = store.as_ref();
+        PendingApprovals::date_undated(store, now)?;
+        crate::approvals::BulkApprovals::date_undated(store, now)?;
+        crate::tools::builtin::date_undated_results(store, now)?;
+        crate::events::StoreEvents::date_undated(store, now)?;
+        Ok(())
+    })
+}
+
 /// One pass at `now` (seconds; injected, so tests move time instead of waiting).
 pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneReport, StoreError> {
     let before = cutoff(config, now);
     let runs = RunStore::new(store.clone());
     let mut report = PruneReport {
         approvals: PendingApprovals::new(store.clone()).prune_settled(before)?,
+        rows: crate::approvals::BulkApprovals::prune_done(store.as_ref(), before)?,
         runs: runs.prune_finished(before)?,
         results: crate::tools::builtin::prune_results(store.as_ref(), before)?,
         events: crate::events::StoreEvents::prune(store.as_ref(), before)?,

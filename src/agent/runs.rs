@@ -264,6 +264,20 @@ impl RunStore {
         Ok(())
     }
 
+    /// Dates at `now` the finished runs of a store written before they were dated.
+    pub fn date_undated(&self, now: u64) -> Result<usize, StoreError> {
+        let store = self.store.as_ref();
+        let finished = store
+            .scan_prefix(RUNS_TREE, b"")?
+            .into_iter()
+            .filter_map(|(id, bytes)| {
+                decode::<RunRecord>(&bytes)
+                    .is_ok_and(|run| !run.is_open())
+                    .then_some(id)
+            });
+        crate::store::aged::date_undated(store, FINISHED_RUNS_TREE, finished, now)
+    }
+
     /// Deletes the runs that finished before `before` (seconds); how many.
     pub fn prune_finished(&self, before: u64) -> Result<usize, StoreError> {
         let store = self.store.as_ref();

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use tollgate_surface::CardRef;
 
 const BULK_TREE: &str = "approval_bulks";
+/// Rows used or replaced, by when (`store::aged` keys), for retention.
+const DONE_TREE: &str = "approval_bulks_done";
 
 /// One "all N" row and the cards it answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,11 +141,38 @@ impl BulkApprovals {
                 Some(&encode(&bulk)?),
             )?;
             if swapped.is_ok() {
+                if bulk.used || bulk.replaced {
+                    self.store.insert(
+                        DONE_TREE,
+                        &crate::store::aged::key(
+                            crate::clock::now_secs(),
+                            token.as_str().as_bytes(),
+                        ),
+                        b"",
+                    )?;
+                }
                 self.store.flush()?;
                 return Ok(true);
             }
             // Changed in between (a press racing a replacement): look again.
         }
+    }
+
+    /// Deletes the rows used or replaced before `before` (seconds); how many.
+    pub fn prune_done(store: &dyn Store, before: u64) -> Result<usize, StoreError> {
+        crate::store::aged::prune(store, DONE_TREE, BULK_TREE, before)
+    }
+
+    /// Dates at `now` the used or replaced rows of a store written before they were dated.
+    pub fn date_undated(store: &dyn Store, now: u64) -> Result<usize, StoreError> {
+        let done = store
+            .scan_prefix(BULK_TREE, b"")?
+            .into_iter()
+            .filter_map(|(key, bytes)| {
+                let row = serde_json::from_slice::<BulkApproval>(&bytes).ok()?;
+                (row.used || row.replaced).then_some(key)
+            });
+        crate::store::aged::date_undated(store, DONE_TREE, done, now)
     }
 
     /// Notes where the row was posted.

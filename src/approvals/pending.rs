@@ -384,6 +384,17 @@ impl PendingApprovals {
         Ok(pruned)
     }
 
+    /// Dates at `now` the settled records of a store written before they were dated.
+    pub fn date_undated(store: &dyn Store, now: u64) -> Result<usize, StoreError> {
+        let settled = store
+            .scan_prefix(APPROVALS_TREE, b"")?
+            .into_iter()
+            .filter_map(|(token, bytes)| {
+                (decode(&bytes)?.state != PendingState::Waiting).then_some(token)
+            });
+        crate::store::aged::date_undated(store, index::SETTLED_TREE, settled, now)
+    }
+
     /// The waiting cards shown in `chat` (through the chat index: never the other chats').
     pub fn waiting_in_chat(&self, chat: &ChatRef) -> Result<Vec<PendingApproval>, StoreError> {
         let prefix = index::chat_prefix(chat);

@@ -45,6 +45,29 @@ pub fn prune(store: &dyn Store, index: &str, tree: &str, before: u64) -> Result<
     Ok(pruned)
 }
 
+/// Dates at `now` each of `keys` that `index` does not date yet — records written before the
+/// index existed, kept `retain_days` from the upgrade rather than forever; how many.
+pub fn date_undated(
+    store: &dyn Store,
+    index: &str,
+    keys: impl IntoIterator<Item = Vec<u8>>,
+    now: u64,
+) -> Result<usize> {
+    let dated: std::collections::HashSet<Vec<u8>> = store
+        .scan_prefix(index, b"")?
+        .into_iter()
+        .filter_map(|(index_key, _)| index_key.get(8..).map(<[u8]>::to_vec))
+        .collect();
+    let mut undated = 0;
+    for what in keys {
+        if !dated.contains(&what) {
+            store.insert(index, &key(now, &what), b"")?;
+            undated += 1;
+        }
+    }
+    Ok(undated)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

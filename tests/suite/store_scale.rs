@@ -302,6 +302,13 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
         tool: String::new(),
         fields: serde_json::json!({}),
     });
+    // An "Approve all" row that was used, and one still on screen.
+    let bulks = tollgate::approvals::BulkApprovals::new(store.clone());
+    let (used_row, live_row) = (bulk_row(&bulks), bulk_row(&bulks));
+    assert!(matches!(
+        bulks.take(&used_row).unwrap(),
+        tollgate::approvals::Taken::Row(_)
+    ));
     // What is live whatever its age: a waiting card and an open run (its session is kept).
     let waiting = ApprovalToken::generate().unwrap();
     approvals.create(&approval(&waiting, 2, u64::MAX)).unwrap();
@@ -321,14 +328,17 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     assert_eq!(
         (
             report.approvals,
+            report.rows,
             report.runs,
             report.results,
             report.events,
             report.workspaces
         ),
-        (1, 1, 1, 1, 1),
+        (1, 1, 1, 1, 1, 1),
         "{report:?}"
     );
+    assert!(bulks.get(&used_row).unwrap().is_none());
+    assert!(bulks.get(&live_row).unwrap().is_some(), "a live row stays");
     let mut sessions: Vec<&str> = report.sessions.iter().map(|s| s.session.as_str()).collect();
     sessions.sort_unstable();
     assert_eq!(sessions, ["telegram:7", "telegram:9"]);
@@ -365,6 +375,110 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
         tollgate::retention::prune(&store, &config, now + 31 * day)
             .unwrap()
             .is_empty()
+    );
+}
+
+/// A new "Approve all" row over two cards.
+fn bulk_row(bulks: &tollgate::approvals::BulkApprovals) -> ApprovalToken {
+    let token = ApprovalToken::generate().unwrap();
+    bulks
+        .create(&tollgate::approvals::BulkApproval {
+            token: token.to_string(),
+            cards: vec!["t1".into(), "t2".into()],
+            tools: vec!["shell".into(), "shell".into()],
+            posted_to: None,
+            used: false,
+            replaced: false,
+        })
+        .unwrap();
+    token
+}
+
+#[test]
+fn a_store_written_before_the_age_indexes_is_dated_at_the_upgrade() {
+    use tollgate::events::{Event, EventKind, EventSink, StoreEvents};
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n";
+    let file = dir.path().join("tollgate.toml");
+    std::fs::write(&file, toml).unwrap();
+    let config = tollgate::config::load_with_env(Some(file), Some(toml), HashMap::new()).unwrap();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    // One of each kind retention deletes by age, written as this version writes it...
+    let approvals = PendingApprovals::new(store.clone());
+    let settled = ApprovalToken::generate().unwrap();
+    approvals.create(&approval(&settled, 1, 1_600)).unwrap();
+    approvals.settle(&settled, PendingState::TimedOut).unwrap();
+    let bulks = tollgate::approvals::BulkApprovals::new(store.clone());
+    let row = bulk_row(&bulks);
+    bulks.retire(&row).unwrap();
+    let runs = RunStore::new(store.clone());
+    runs.save(&run(
+        "old-run",
+        RunPhase::Finished {
+            answer: "ok".into(),
+        },
+    ))
+    .unwrap();
+    tollgate::tools::builtin::store_result(store.as_ref(), "telegram:1", "c1", "big").unwrap();
+    StoreEvents::new(store.clone(), None).record(Event {
+        kind: EventKind::RunCompleted,
+        session: "telegram:1".into(),
+        run: None,
+        call_id: String::new(),
+        tool: String::new(),
+        fields: serde_json::json!({}),
+    });
+    // ...then stripped of their age index entries, as an older tollgate left them.
+    let indexes = [
+        "approvals_settled",
+        "approval_bulks_done",
+        "runs_finished",
+        "tool_results_aged",
+        "events_aged",
+    ];
+    for index in indexes {
+        let entries = store.scan_prefix(index, b"").unwrap();
+        assert_eq!(entries.len(), 1, "{index} dates its record");
+        store.remove(index, &entries[0].0).unwrap();
+    }
+    let day = 86_400;
+    let upgraded = tollgate::clock::now_secs() + 100 * day;
+    let nothing = tollgate::retention::prune(&store, &config, upgraded + 31 * day).unwrap();
+    assert_eq!(
+        (
+            nothing.approvals,
+            nothing.rows,
+            nothing.runs,
+            nothing.results,
+            nothing.events
+        ),
+        (0, 0, 0, 0, 0),
+        "undated records are never pruned: {nothing:?}"
+    );
+
+    tollgate::retention::date_undated(&store, upgraded).unwrap();
+    for index in indexes {
+        assert_eq!(store.scan_prefix(index, b"").unwrap().len(), 1, "{index}");
+    }
+    // Once: a second opening dates nothing more (its marker says it ran).
+    tollgate::retention::date_undated(&store, upgraded + day).unwrap();
+    assert_eq!(store.scan_prefix("events_aged", b"").unwrap().len(), 1);
+    let early = tollgate::retention::prune(&store, &config, upgraded + 29 * day).unwrap();
+    assert!(
+        early.is_empty(),
+        "kept retain_days from the upgrade: {early:?}"
+    );
+    let report = tollgate::retention::prune(&store, &config, upgraded + 31 * day).unwrap();
+    assert_eq!(
+        (
+            report.approvals,
+            report.rows,
+            report.runs,
+            report.results,
+            report.events
+        ),
+        (1, 1, 1, 1, 1),
+        "{report:?}"
     );
 }
 

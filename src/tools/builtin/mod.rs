@@ -28,6 +28,18 @@ pub const RESULTS_TREE: &str = "tool_results";
 /// Stored results by when they were stored (`store::aged` keys), for retention.
 pub const RESULTS_AGED_TREE: &str = "tool_results_aged";
 
+/// Dates at `now` the stored results of a store written before they were dated.
+pub fn date_undated_results(
+    store: &dyn crate::store::Store,
+    now: u64,
+) -> Result<usize, crate::store::StoreError> {
+    let keys = store
+        .scan_prefix(RESULTS_TREE, b"")?
+        .into_iter()
+        .map(|(k, _)| k);
+    crate::store::aged::date_undated(store, RESULTS_AGED_TREE, keys, now)
+}
+
 /// Stores a large result under its session and call, dated for retention.
 pub fn store_result(
     store: &dyn crate::store::Store,
