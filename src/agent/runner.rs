@@ -26,6 +26,31 @@ pub const INTERRUPTED: &str = "interrupted: the process stopped while this call 
 /// its first flush always did), never anything sent.
 pub const STAGED_FOR: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Drops a model reply whose run step was lost. The transcript and the run record are separate
+/// writes, so a kill can keep the reply (another session's flush made it durable) without the
+/// step that acts on it: a run asking the model again, or a new turn after a run that never
+/// reached its calls, would otherwise follow it with a second reply or leave its tool calls
+/// without results (which providers refuse). The model is asked again instead.
+fn drop_lost_reply(transcript: &mut Vec<ChatMessage>, lost: Ending) {
+    let is_lost = transcript.last().is_some_and(|m| {
+        m.role == Role::Assistant && (lost == Ending::AnyReply || !m.tool_calls.is_empty())
+    });
+    if is_lost {
+        transcript.pop();
+    }
+}
+
+/// Which transcript endings mean a lost run step.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// Before a new turn: a reply's tool calls with no results after them (a finished turn
+    /// ends in its answer, which stays).
+    ToolCalls,
+    /// Before asking the model: any reply (the run's own step always follows its reply: the
+    /// results are added, or the run ends).
+    AnyReply,
+}
+
 /// Whether a run's stored record is durable yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Durability {
@@ -77,6 +102,7 @@ impl AgentRunner {
             });
         }
         let mut transcript = self.runs.transcript(&session.key)?;
+        drop_lost_reply(&mut transcript, Ending::ToolCalls);
         transcript.push(ChatMessage::new(Role::User, text));
         // Flushed with the run record just below.
         self.runs.stage_transcript(&session.key, &transcript)?;
@@ -212,7 +238,8 @@ impl AgentRunner {
                 json!({"problem": problem}),
             );
         }
-        let transcript = self.runs.transcript(&session.key)?;
+        let mut transcript = self.runs.transcript(&session.key)?;
+        drop_lost_reply(&mut transcript, Ending::AnyReply);
         let mut messages = vec![ChatMessage::new(Role::System, self.system_prompt.clone())];
         messages.extend(transcript.iter().cloned());
         let request = LlmRequest {

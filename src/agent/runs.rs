@@ -112,6 +112,20 @@ fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, StoreError> {
 const OPEN_RUNS_TREE: &str = "runs_open";
 /// Finished runs by when they finished (`store::aged` keys), for retention.
 const FINISHED_RUNS_TREE: &str = "runs_finished";
+/// Finished runs of chat sessions whose answer may not have reached the chat: run id → empty.
+/// Written with the finished record, removed once the answer is sent (with a later flush), so
+/// a kill between the two leaves the answer to be sent after the restart, never lost (sent
+/// twice, at worst, if the kill came after the send and before that removal was durable).
+const UNANSWERED_TREE: &str = "runs_unanswered";
+
+/// Whether a session's answers go to a chat (a bridge's session, not a subagent's, the
+/// console's or a one-off `run`'s: those are printed by the process that ran them).
+fn answered_in_a_chat(session: &str) -> bool {
+    ["telegram:", "discord:"]
+        .iter()
+        .any(|prefix| session.starts_with(prefix))
+        && !session.contains(":sub:")
+}
 /// Each session's last activity: session → seconds (8 bytes, big-endian) then the agent (the
 /// time read back with `store::aged::time_of`).
 const SESSION_ACTIVITY_TREE: &str = "session_activity";
@@ -230,6 +244,9 @@ impl RunStore {
         self.store
             .insert(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
         let now = crate::clock::now_secs();
+        if matches!(run.phase, RunPhase::Finished { .. }) && answered_in_a_chat(&run.session) {
+            self.store.insert(UNANSWERED_TREE, run.id.as_bytes(), b"")?;
+        }
         if !open {
             // A session's activity is dated when a run ends (once a turn, not at every step):
             // a session with an open run is never idle, whatever its date says.
@@ -264,6 +281,34 @@ impl RunStore {
         Ok(())
     }
 
+    /// Notes that run `id`'s answer reached its chat (durable with the next flush).
+    pub fn answered(&self, id: &str) -> Result<(), StoreError> {
+        self.store
+            .remove(UNANSWERED_TREE, id.as_bytes())
+            .map(|_| ())
+    }
+
+    /// The finished runs whose answer may not have reached their chat (after a restart: a kill
+    /// came between the finished record and the answer).
+    pub fn unanswered(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let mut unanswered = Vec::new();
+        for (id, _) in self.store.scan_prefix(UNANSWERED_TREE, b"")? {
+            match self
+                .store
+                .get(RUNS_TREE, &id)?
+                .map(|b| decode::<RunRecord>(&b))
+            {
+                Some(Ok(run)) if matches!(run.phase, RunPhase::Finished { .. }) => {
+                    unanswered.push(run);
+                }
+                _ => {
+                    self.store.remove(UNANSWERED_TREE, &id)?;
+                }
+            }
+        }
+        Ok(unanswered)
+    }
+
     /// Dates at `now` the finished runs of a store written before they were dated.
     pub fn date_undated(&self, now: u64) -> Result<usize, StoreError> {
         let store = self.store.as_ref();
@@ -290,6 +335,7 @@ impl RunStore {
                 .is_some_and(|b| decode::<RunRecord>(&b).is_ok_and(|run| !run.is_open()));
             if finished {
                 self.forget_open(&String::from_utf8_lossy(&id))?;
+                store.remove(UNANSWERED_TREE, &id)?;
                 store.remove(RUNS_TREE, &id)?;
                 pruned += 1;
             }

@@ -1,7 +1,8 @@
 //! What a start does with what the last process left (design.md section 4, "Durable"): records
 //! that expired while it was down are resolved as timeouts and their cards edited; records
-//! whose card was never sent are sent; the last process's "all N" rows are replaced; open runs
-//! continue in their sessions, where their calls ask again and find the cards already shown.
+//! whose card was never sent are sent; the last process's "all N" rows are replaced; answers
+//! it wrote down but may not have sent are sent; open runs continue in their sessions, where
+//! their calls ask again and find the cards already shown.
 //! Each card is posted and edited through the bridge of its own chat's platform; what belongs
 //! to a platform this process does not run is left for the process that does.
 
@@ -9,6 +10,8 @@ use super::bulk::retire_on_screen;
 use super::cards::{post_card, refresh_rows};
 use super::sessions::Service;
 use super::shared::Shared;
+use super::worker::SessionWorker;
+use crate::agent::runs::{RunPhase, RunRecord};
 use crate::approvals::ApprovalToken;
 use crate::clock::now_secs;
 use crate::executor::approval::Answer;
@@ -52,6 +55,36 @@ pub async fn recover(service: &Arc<Service>) {
             refresh_rows(shared, &record.posted_to);
         }
     }
+    // A run of a session this service answers, by session and agent (a subagent's run is no
+    // chat session: it is not resumed as one — it stays open in the store, and its parent's
+    // resumed run asks for what it needs again).
+    let serving = |run: &RunRecord| {
+        !run.session.contains(":sub:")
+            && shared.gateway.iter().any(|h| {
+                run.session
+                    .strip_prefix(h.settings.platform.as_str())
+                    .is_some_and(|rest| rest.starts_with(':'))
+                    && run.agent == h.settings.agent
+            })
+    };
+    // Answers the last process wrote down but may not have sent go first (a session's later
+    // work comes after them in its queue).
+    let unanswered = shared.runs.unanswered().unwrap_or_else(|e| {
+        shared.log(&format!("reading unanswered runs: {e}"));
+        Vec::new()
+    });
+    for run in unanswered.into_iter().filter(|run| serving(run)) {
+        if let Some(worker) = worker_for(service, &run) {
+            let RunPhase::Finished { answer } = run.phase else {
+                continue;
+            };
+            shared.log(&format!(
+                "sending the answer of run {} of session {} (the last process stopped before it could)",
+                run.id, run.session
+            ));
+            let _ = worker.send_answer(run.id, answer);
+        }
+    }
     let open = match shared.runs.open_runs() {
         Ok(open) => open,
         Err(e) => {
@@ -59,39 +92,32 @@ pub async fn recover(service: &Arc<Service>) {
             return;
         }
     };
-    for run in open {
-        // A subagent's run is no chat session: it is not resumed as one (it stays open in the
-        // store; its parent's resumed run asks for what it needs again).
-        if run.session.contains(":sub:") {
-            continue;
-        }
-        let serving = shared.gateway.iter().any(|h| {
-            run.session
-                .strip_prefix(h.settings.platform.as_str())
-                .is_some_and(|rest| rest.starts_with(':'))
-                && run.agent == h.settings.agent
-        });
-        if !serving {
-            continue;
-        }
-        let Some(chat) = service.remembered_chat(&run.session) else {
+    for run in open.into_iter().filter(|run| serving(run)) {
+        if let Some(worker) = worker_for(service, &run) {
             shared.log(&format!(
-                "run {} of session {} cannot resume: its chat is unknown",
+                "resuming run {} of session {}",
                 run.id, run.session
             ));
-            continue;
-        };
-        match service.session(&run.session, &chat) {
-            Ok(worker) => {
-                shared.log(&format!(
-                    "resuming run {} of session {}",
-                    run.id, run.session
-                ));
-                let _ = worker.resume(run);
-            }
-            Err(e) => shared.log(&format!("session {} could not start: {e}", run.session)),
+            let _ = worker.resume(run);
         }
     }
+}
+
+/// The worker of a stored run's session, started if need be; `None` (logged) when its chat is
+/// unknown or it cannot start.
+fn worker_for(service: &Arc<Service>, run: &RunRecord) -> Option<Arc<SessionWorker>> {
+    let shared = &service.shared;
+    let Some(chat) = service.remembered_chat(&run.session) else {
+        shared.log(&format!(
+            "run {} of session {} cannot resume: its chat is unknown",
+            run.id, run.session
+        ));
+        return None;
+    };
+    service
+        .session(&run.session, &chat)
+        .map_err(|e| shared.log(&format!("session {} could not start: {e}", run.session)))
+        .ok()
 }
 
 /// Resolves records past their deadline as timeouts and edits their cards.

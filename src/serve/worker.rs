@@ -39,6 +39,8 @@ pub enum Work {
     Reset,
     /// A reminder fired: an unattended run (nobody answers its prompts) with this text.
     Reminder { text: String },
+    /// The answer of a run the last process finished but may not have sent.
+    Answer { run: String, answer: String },
 }
 
 /// Whether a message got into the queue.
@@ -181,6 +183,11 @@ impl SessionWorker {
         self.push_always(Work::Reset)
     }
 
+    /// The answer of a finished run the last process may not have sent (never dropped).
+    pub fn send_answer(&self, run: String, answer: String) -> Queued {
+        self.push_always(Work::Answer { run, answer })
+    }
+
     /// A fired reminder (already claimed in the store: it is never dropped for a full queue).
     pub fn remind(&self, text: String) -> Queued {
         self.push_always(Work::Reminder { text })
@@ -257,6 +264,16 @@ async fn work(shared: Arc<Shared>, worker: Arc<SessionWorker>) {
     }
 }
 
+/// Notes that a run's answer was sent (so a restart does not send it again).
+fn answered(shared: &Shared, worker: &SessionWorker, run: &str) {
+    if let Err(e) = shared.runs.answered(run) {
+        shared.log(&format!(
+            "session {}: noting run {run} answered: {e}",
+            worker.key
+        ));
+    }
+}
+
 /// Runs one queued item and sends its answer.
 async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, turn: &mut u64) {
     let cancel = CancellationToken::new();
@@ -316,6 +333,11 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             }
             return;
         }
+        Work::Answer { run, answer } => {
+            shared.answer(&worker.chat, &answer).await;
+            answered(shared, worker, &run);
+            return;
+        }
         Work::Reminder { text } => {
             *turn += 1;
             let run_id = format!(
@@ -337,7 +359,10 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
     };
     lock(&worker.running).take();
     match outcome {
-        Ok(done) => shared.answer(&worker.chat, &done.answer).await,
+        Ok(done) => {
+            shared.answer(&worker.chat, &done.answer).await;
+            answered(shared, worker, &done.run_id);
+        }
         Err(error) => {
             // The chat is untrusted: a provider's error carries its endpoint and response
             // body, a store error a path. The chat gets the gist; the log gets the rest.

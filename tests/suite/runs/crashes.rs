@@ -191,3 +191,69 @@ async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
         .unwrap();
     assert_eq!(resumed.answer, "Back again.");
 }
+
+/// A reply kept without its run step (a kill between the transcript's write and the run
+/// record's, another session's flush making the first durable): the next turn and a resumed
+/// run ask the model again rather than leave a tool call without a result or add a second
+/// reply.
+#[tokio::test]
+async fn a_reply_whose_run_step_was_lost_is_asked_for_again() {
+    use tollgate::agent::llm::{ChatMessage, ToolCall};
+    let w = world("");
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    let lost_call = ChatMessage {
+        role: Role::Assistant,
+        content: String::new(),
+        tool_calls: vec![ToolCall {
+            id: "lost".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path":"a.txt"}"#.into(),
+        }],
+        tool_call_id: None,
+    };
+    runs.save_transcript(
+        "console:op",
+        &[
+            ChatMessage::new(Role::User, "read a.txt"),
+            lost_call.clone(),
+        ],
+    )
+    .unwrap();
+    let llm = FakeLlm::start(vec![text("Hello."), text("Asked again.")]).await;
+    // OpenAI refuses a transcript with a call and no result: so does the fake now.
+    llm.reject_unpaired_tool_messages();
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let outcome = first
+        .start(session, "run-next", "hello?", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Hello.");
+    let roles: Vec<Role> = runs
+        .transcript("console:op")
+        .unwrap()
+        .iter()
+        .map(|m| m.role)
+        .collect();
+    assert_eq!(roles, [Role::User, Role::User, Role::Assistant]);
+
+    // A run stored as asking the model, whose reply reached the transcript but not the run.
+    let mut stored = runs.load("run-next").unwrap().unwrap();
+    stored.id = "run-resumed".into();
+    stored.phase = tollgate::agent::runs::RunPhase::AskingModel;
+    let mut transcript = runs.transcript("console:op").unwrap();
+    transcript.push(ChatMessage::new(Role::User, "and?"));
+    transcript.push(lost_call);
+    runs.save_transcript("console:op", &transcript).unwrap();
+    runs.save(&stored).unwrap();
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let resumed = second
+        .resume(session, stored, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(resumed.answer, "Asked again.");
+    let asked = &llm.requests()[1].body["messages"];
+    assert_eq!(asked.as_array().unwrap().last().unwrap()["content"], "and?");
+    let transcript = runs.transcript("console:op").unwrap();
+    assert_eq!(transcript.last().unwrap().content, "Asked again.");
+    assert_eq!(transcript[transcript.len() - 2].role, Role::User);
+}

@@ -1,28 +1,40 @@
-//! A kill inside a group commit while three sessions write at once (a test failpoint aborts
+//! A kill inside a group commit while twelve sessions write at once (a test failpoint aborts
 //! the process at its Nth commit, after the writes and before their flush). After the restart,
-//! every card a user saw still answers, the approved calls run once, and every session answers
-//! again.
+//! every card a user saw still answers, the approved calls run once, every session answers
+//! again, and the store the last process leaves holds no open run, no waiting card and a
+//! transcript whose every call has exactly one result.
 
-use super::{ADMIN, GROUP, Served, USER, WAIT, button};
+use super::{ADMIN, CROWD, GROUP, Served, USER, WAIT, button};
 use crate::suite::fakes::llm::{Reply, text, tool_calls};
 use crate::suite::fakes::telegram::user_message;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-/// The three chats: (chat, sender, kind, what to say).
-const CHATS: [(i64, i64, &str, &str); 3] = [
-    (USER, USER, "private", "go"),
-    (11, 11, "private", "go"),
-    (GROUP, USER, "supergroup", "@toll_bot go"),
-];
+/// The chats: (chat, sender, kind, what to say) — two private chats, a group, and a crowd of
+/// private chats.
+fn chats() -> Vec<(i64, i64, &'static str, &'static str)> {
+    let mut chats = vec![
+        (USER, USER, "private", "go"),
+        (11, 11, "private", "go"),
+        (GROUP, USER, "supergroup", "@toll_bot go"),
+    ];
+    chats.extend(CROWD.map(|user| (user, user, "private", "go")));
+    chats
+}
 
 /// The model: a user's message gets one shell call, whose line names the turn (each session
-/// logs into its own workspace); a tool result gets "Done."
+/// logs into its own workspace); a tool result gets "Done:" and the message it answers.
 fn model(body: &Value) -> Reply {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     if messages.last().is_some_and(|m| m["role"] == "tool") {
-        return text("Done.");
+        let asked = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default();
+        return text(&format!("Done: {asked}"));
     }
     let turn = messages.iter().filter(|m| m["role"] == "user").count();
     let line = format!("turn-{turn}");
@@ -55,9 +67,11 @@ fn cards(served: &Served) -> BTreeMap<(String, i64), (i64, Value)> {
     shown
 }
 
-/// The "Done." answers each chat got after the first `skip` messages sent to it.
-fn done_after(served: &Served, skip: &BTreeMap<i64, usize>) -> BTreeSet<i64> {
-    CHATS
+/// The chats that answered their first message (`again` false) or the one sent after the
+/// restart (a session's turns run in order, so every turn before it is over too), looking
+/// past the first `skip` messages.
+fn done_after(served: &Served, skip: &BTreeMap<i64, usize>, again: bool) -> BTreeSet<i64> {
+    chats()
         .iter()
         .filter(|(chat, ..)| {
             served
@@ -65,7 +79,7 @@ fn done_after(served: &Served, skip: &BTreeMap<i64, usize>) -> BTreeSet<i64> {
                 .texts_to(*chat)
                 .iter()
                 .skip(skip.get(chat).copied().unwrap_or(0))
-                .any(|t| t.contains("Done."))
+                .any(|t| t.contains("Done:") && t.contains("again") == again)
         })
         .map(|(chat, ..)| *chat)
         .collect()
@@ -87,13 +101,54 @@ fn press_new_cards(
     }
 }
 
-async fn crash_at(flush: u64) -> usize {
+/// A crash at the `flush`th commit (or, if every chat answered before it came, a kill then):
+/// the cards seen before it, and whether it came inside a commit.
+/// A press on a card that arrived before the service recorded where the card went is told
+/// "Answer on the card itself" (correct at that instant: it does not know the message yet).
+/// The admin presses such a card again — the latest copy of its token, refused since
+/// `answers_from`; `handled` holds the refusals already acted on.
+fn press_again_if_early(
+    served: &Served,
+    presses: &BTreeMap<String, (String, i64)>,
+    pressed: &mut BTreeSet<(String, i64)>,
+    handled: &mut BTreeSet<String>,
+    answers_from: usize,
+) {
+    let shown = cards(served);
+    for answer in served
+        .telegram
+        .calls("AnswerCallbackQuery")
+        .into_iter()
+        .skip(answers_from)
+    {
+        let Some(callback) = answer["callback_query_id"].as_str() else {
+            continue;
+        };
+        let Some((token, id)) = presses.get(callback) else {
+            continue;
+        };
+        let latest = !shown.keys().any(|(t, other)| t == token && other > id);
+        if latest
+            && answer["text"]
+                .as_str()
+                .unwrap_or("")
+                .contains("card itself")
+            && handled.insert(callback.to_string())
+        {
+            pressed.remove(&(token.clone(), *id));
+        }
+    }
+}
+
+async fn crash_at(flush: u64) -> (usize, bool) {
     let mut served = Served::new(Vec::new(), "tools = [\"execute_command\"]\n", "").await;
     served.llm.classify_as("high-risk");
     served.llm.respond_with(model);
+    // Every request after a restart must be a transcript a provider accepts.
+    served.llm.reject_unpaired_tool_messages();
     // Not waiting for the poller: the failpoint may fire at a commit during start-up, before it.
     served.spawn_with(&[(tollgate::store::ABORT_AT_FLUSH_ENV, flush.to_string())]);
-    for (chat, from, kind, said) in CHATS {
+    for (chat, from, kind, said) in chats() {
         served
             .telegram
             .push_message(user_message(chat, kind, from, said));
@@ -104,9 +159,17 @@ async fn crash_at(flush: u64) -> usize {
     let mut pressed = BTreeSet::new();
     let mut presses = BTreeMap::new();
     let started = Instant::now();
+    let mut inside_a_commit = true;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
+        }
+        // The turns took fewer commits this time (the group commit shares more or fewer):
+        // every chat answered, and the crash comes now instead.
+        if done_after(&served, &BTreeMap::new(), false).len() == chats().len() {
+            child.kill().unwrap();
+            inside_a_commit = false;
+            break child.wait().unwrap();
         }
         assert!(
             started.elapsed() < WAIT,
@@ -118,7 +181,7 @@ async fn crash_at(flush: u64) -> usize {
     };
     assert!(!status.success(), "the failpoint aborts: {status:?}");
     let seen_before = cards(&served);
-    let sent_before: BTreeMap<i64, usize> = CHATS
+    let sent_before: BTreeMap<i64, usize> = chats()
         .iter()
         .map(|(chat, ..)| (*chat, served.telegram.texts_to(*chat).len()))
         .collect();
@@ -137,7 +200,7 @@ async fn crash_at(flush: u64) -> usize {
     served.ready(starts_before + 1).await;
     // Every chat asks again; each session handles what the crash left (a resumed run, a card
     // to send again) before it.
-    for (chat, from, kind, said) in CHATS {
+    for (chat, from, kind, said) in chats() {
         served
             .telegram
             .push_message(user_message(chat, kind, from, &format!("{said} again")));
@@ -146,22 +209,47 @@ async fn crash_at(flush: u64) -> usize {
     // for cards pressed before the crash: a press the dead process had fetched is gone with it,
     // as on Telegram, and the admin presses again (the first press to arrive wins).
     pressed.clear();
+    let mut handled = BTreeSet::new();
     let started = Instant::now();
-    while done_after(&served, &sent_before).len() < CHATS.len() {
-        assert!(
-            started.elapsed() < WAIT,
-            "crash at flush {flush}: not every chat answered; {:?}\n{}",
-            served.telegram.methods(),
-            served.log()
+    while done_after(&served, &sent_before, true).len() < chats().len() {
+        press_again_if_early(
+            &served,
+            &presses,
+            &mut pressed,
+            &mut handled,
+            answers_before,
         );
+        if started.elapsed() >= WAIT {
+            let done = done_after(&served, &sent_before, true);
+            let silent: Vec<(i64, Vec<String>)> = chats()
+                .iter()
+                .filter(|(chat, ..)| !done.contains(chat))
+                .map(|(chat, ..)| (*chat, served.telegram.texts_to(*chat)))
+                .collect();
+            panic!(
+                "crash at flush {flush}: not every chat answered: {silent:?}\n{}",
+                served.log()
+            );
+        }
         press_new_cards(&served, &mut pressed, &mut presses);
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     // Every card a user saw still answers: no press came back expired or unknown. A copy sent
     // before the crash whose sending was not yet recorded is sent again after it (same
     // token); a press on the first copy is then told to answer on the card itself — allowed
-    // only where that later copy exists.
+    // only where that later copy exists, or where the press came before the card's record
+    // and a later press of it was answered.
     let shown = cards(&served);
+    let all_answers = served.telegram.calls("AnswerCallbackQuery");
+    let answered_later = |n: usize, card: &(String, i64)| {
+        all_answers.iter().skip(n + 1).any(|later| {
+            later["callback_query_id"]
+                .as_str()
+                .and_then(|cb| presses.get(cb))
+                == Some(card)
+                && !later["text"].as_str().unwrap_or("").contains("card itself")
+        })
+    };
     for (n, answer) in served
         .telegram
         .calls("AnswerCallbackQuery")
@@ -181,7 +269,8 @@ async fn crash_at(flush: u64) -> usize {
         );
         if n >= answers_before && said.contains("card itself") {
             assert!(
-                shown.keys().any(|(t, other)| t == token && other > id),
+                shown.keys().any(|(t, other)| t == token && other > id)
+                    || answered_later(n, &(token.clone(), *id)),
                 "crash at flush {flush}: card {id} refused with no later copy: {said}"
             );
         }
@@ -200,22 +289,109 @@ async fn crash_at(flush: u64) -> usize {
             "crash at flush {flush}: {log:?} ran twice: {all:?}"
         );
     }
+    // A turn a user saw (its card) is answered, before the crash or after it.
+    for (chat, ..) in chats() {
+        let texts = served.telegram.texts_to(chat);
+        if texts.iter().any(|t| t.contains("turn-1")) {
+            assert!(
+                texts
+                    .iter()
+                    .any(|t| t.contains("Done:") && !t.contains("again")),
+                "crash at flush {flush}: chat {chat} saw its first turn's card and never got its answer: {texts:?}"
+            );
+        }
+    }
+    // What the last process leaves (killed again: every answer sent was durable first).
+    served.kill();
+    stored_records_are_consistent(&served, flush);
     eprintln!(
-        "crash at flush {flush}: {} card(s) seen before, {} pressed after",
+        "crash at flush {flush} ({}): {} card(s) seen before, {} pressed after",
+        if inside_a_commit {
+            "inside the commit"
+        } else {
+            "every chat had answered: killed then"
+        },
         seen_before.len(),
         pressed.len()
     );
-    seen_before.len()
+    (seen_before.len(), inside_a_commit)
+}
+
+/// Every run finished, no card still waiting, and every session's transcript pairs each tool
+/// call with exactly one result, after it.
+fn stored_records_are_consistent(served: &Served, flush: u64) {
+    use std::sync::Arc;
+    use tollgate::store::Store;
+    let store: Arc<dyn Store> =
+        Arc::new(tollgate::store::SledStore::open(&served.path("store"), 8).unwrap());
+    let runs = tollgate::agent::runs::RunStore::new(store.clone());
+    let open: Vec<String> = runs
+        .open_runs()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert!(
+        open.is_empty(),
+        "crash at flush {flush}: runs left open: {open:?}"
+    );
+    let waiting = tollgate::approvals::PendingApprovals::new(store.clone())
+        .waiting()
+        .unwrap();
+    assert!(
+        waiting.is_empty(),
+        "crash at flush {flush}: cards left waiting: {waiting:?}"
+    );
+    for (chat, ..) in chats() {
+        let session = format!("telegram:{chat}");
+        let transcript = runs.transcript(&session).unwrap();
+        let mut unanswered: Vec<&str> = Vec::new();
+        let mut answered = BTreeSet::new();
+        for message in &transcript {
+            for call in &message.tool_calls {
+                unanswered.push(&call.id);
+            }
+            if let Some(id) = &message.tool_call_id {
+                let position = unanswered.iter().position(|c| c == id);
+                assert!(
+                    position.is_some() && answered.insert(id.clone()),
+                    "crash at flush {flush}: {session}: result {id} without its call, or twice: {transcript:?}"
+                );
+                unanswered.remove(position.unwrap());
+            }
+        }
+        assert!(
+            unanswered.is_empty(),
+            "crash at flush {flush}: {session}: calls without a result {unanswered:?}"
+        );
+        assert!(
+            transcript
+                .iter()
+                .filter(|m| m.role == tollgate::agent::llm::Role::User)
+                .count()
+                >= 2,
+            "crash at flush {flush}: {session} lost a message it answered: {transcript:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kill_inside_a_group_commit_loses_no_card_and_runs_nothing_twice() {
+    // A turn here takes about six commits, shared among the sessions writing at once: the
+    // points run from the first messages' writes to the last answers'.
     let mut cards_seen_before_a_crash = 0;
-    for flush in [3, 7, 11, 15, 19, 23] {
-        cards_seen_before_a_crash += crash_at(flush).await;
+    let mut inside_commits = 0;
+    for flush in [2, 6, 12, 20, 28, 36, 46, 56] {
+        let (seen, inside) = crash_at(flush).await;
+        cards_seen_before_a_crash += seen;
+        inside_commits += usize::from(inside);
     }
     assert!(
         cards_seen_before_a_crash > 0,
         "no crash came after a card was shown: the test proves less than it says"
+    );
+    assert!(
+        inside_commits >= 6,
+        "only {inside_commits} crashes came inside a commit: the test proves less than it says"
     );
 }

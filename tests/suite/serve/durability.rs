@@ -221,3 +221,48 @@ async fn an_idle_session_is_let_go_and_keeps_its_mode() {
     served.say(ADMIN, "hello again");
     served.wait_text(ADMIN, "Hi.").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
+    use tollgate::store::{SledStore, Store};
+    let mut served = Served::start(vec![text("Hello."), text("Second.")], "", "").await;
+    served.say(USER, "hi");
+    served.wait_text(USER, "Hello.").await;
+    served.terminate();
+    // As if a kill had come between the finished record and the answer leaving.
+    {
+        let store = SledStore::open(&served.path("store"), 8).unwrap();
+        let runs = store.scan_prefix("runs", b"").unwrap();
+        assert_eq!(runs.len(), 1);
+        assert!(
+            store
+                .scan_prefix("runs_unanswered", b"")
+                .unwrap()
+                .is_empty(),
+            "a sent answer is noted"
+        );
+        store.insert("runs_unanswered", &runs[0].0, b"").unwrap();
+        store.flush().unwrap();
+    }
+    let hellos = |texts: Vec<String>| texts.iter().filter(|t| t.as_str() == "Hello.").count();
+    served.spawn();
+    served.ready(2).await;
+    served
+        .telegram
+        .wait_for(WAIT, "the answer sent again", |t| {
+            (hellos(t.texts_to(USER)) == 2).then_some(())
+        })
+        .await;
+    // Sent once more, not at every start: the next start answers a new message and nothing else.
+    served.terminate();
+    served.spawn();
+    served.ready(3).await;
+    served.say(USER, "and now?");
+    served.wait_text(USER, "Second.").await;
+    assert_eq!(hellos(served.telegram.texts_to(USER)), 2);
+    assert_eq!(
+        served.llm.requests().len(),
+        2,
+        "the finished run was not run again"
+    );
+}

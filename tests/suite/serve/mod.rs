@@ -14,6 +14,8 @@ const WAIT: Duration = Duration::from_secs(20);
 const USER: i64 = 10;
 const ADMIN: i64 = 1;
 const GROUP: i64 = -100;
+/// Further users allowed in private chats, for tests with many sessions at once.
+const CROWD: std::ops::RangeInclusive<i64> = 201..=209;
 
 /// A served tollgate: its directory, process and fakes.
 pub struct Served {
@@ -65,8 +67,10 @@ impl Served {
             "tools = [\"read_file\", \"write_file\", \"ask_user_question\"]\n"
         };
         let config = format!(
-            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n{tools}workspace = \"ws\"\n{agent_extra}\n[telegram]\napi_url = \"{}\"\nallowed_users = [{USER}, 11]\nallowed_chats = [{GROUP}]\nadmins = [{ADMIN}]\n{quiet}{telegram_extra}\n",
-            llm.url, telegram.url
+            "[store]\npath = \"store\"\ncache_capacity_mb = 8\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n{tools}workspace = \"ws\"\n{agent_extra}\n[telegram]\napi_url = \"{}\"\nallowed_users = [{USER}, 11, {crowd}]\nallowed_chats = [{GROUP}]\nadmins = [{ADMIN}]\n{quiet}{telegram_extra}\n",
+            llm.url,
+            telegram.url,
+            crowd = CROWD.map(|u| u.to_string()).collect::<Vec<_>>().join(", ")
         );
         std::fs::write(dir.path().join("tollgate.toml"), &config).unwrap();
         Served {
@@ -106,6 +110,15 @@ impl Served {
             .spawn()
             .unwrap();
         self.child = Some(child);
+    }
+
+    /// SIGTERM, as an operator stops it, and waits for it to exit.
+    pub fn terminate(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: signalling our own child process.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            child.wait().unwrap();
+        }
     }
 
     /// kill -9.
