@@ -375,6 +375,7 @@ fn main() {
                 tollgate.rss_kib() as f64 / 1024.0,
                 before as f64 / 1024.0,
             );
+            println!("  where: {}", tollgate.rss_breakdown());
             if extra == "idle_session_secs = 5" {
                 disk(&fake, &mut tollgate, idle_sessions).await;
             }

@@ -201,16 +201,22 @@ impl StoreEvents {
         crate::store::aged::prune(store, EVENTS_AGED_TREE, EVENTS_TREE, before)
     }
 
-    /// Dates at `now` the events of a store written before they were dated.
+    /// Dates the events of a store written before they were dated, each at its own `ts` (at
+    /// `now` if that cannot be read).
     pub fn date_undated(
         store: &dyn crate::store::Store,
         now: u64,
     ) -> Result<usize, crate::store::StoreError> {
-        let keys = store
+        let events = store
             .scan_prefix(EVENTS_TREE, b"")?
             .into_iter()
-            .map(|(k, _)| k);
-        crate::store::aged::date_undated(store, EVENTS_AGED_TREE, keys, now)
+            .map(|(k, v)| {
+                let at = serde_json::from_slice::<StoredEvent>(&v)
+                    .ok()
+                    .and_then(|e| crate::reminders::parse_rfc3339(&e.ts));
+                (k, at)
+            });
+        crate::store::aged::date_undated(store, EVENTS_AGED_TREE, events, now)
     }
 
     /// Every stored event, of one session or all, optionally since a time (RFC 3339, UTC).

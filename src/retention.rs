@@ -64,9 +64,10 @@ pub fn cutoff(config: &Config, now: u64) -> u64 {
 /// Marks a store whose records predating their age indexes were dated.
 const DATED_MARKER: &[u8] = b"retention-dated-v1";
 
-/// Dates at `now` what a store written before the age indexes holds undated (settled approvals,
-/// used rows, finished runs, stored results, audit events), once: retention then deletes them
-/// `retain_days` after the upgrade instead of never. Run where the store is opened.
+/// Dates what a store written before the age indexes holds undated (settled approvals, used
+/// rows, finished runs, stored results, audit events), once: audit events at their own time,
+/// the rest (which carry none) at `now`, so retention deletes them `retain_days` after the
+/// upgrade instead of never. Run where the store is opened.
 pub fn date_undated(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError> {
     crate::store::migrate::once(store.as_ref(), DATED_MARKER, || {
         RunStore::new(store.clone()).date_undated(now)?;

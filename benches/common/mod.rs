@@ -73,6 +73,40 @@ impl Tollgate {
         cpu_time_of(self.child.id())
     }
 
+    /// Where the child's resident memory is, from `/proc/<pid>/smaps`: the binary and
+    /// libraries (file-backed), the main heap, and anonymous mappings (malloc's other arenas,
+    /// large allocations, thread stacks) by size — in KiB.
+    pub fn rss_breakdown(&self) -> String {
+        let smaps =
+            std::fs::read_to_string(format!("/proc/{}/smaps", self.child.id())).unwrap_or_default();
+        let (mut files, mut heap, mut big, mut arenas, mut small) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut mapping: (String, u64) = (String::new(), 0);
+        for line in smaps.lines() {
+            let mut words = line.split_whitespace();
+            let first = words.next().unwrap_or("");
+            if first.contains('-') && first.chars().next().is_some_and(|c| c.is_ascii_hexdigit()) {
+                let range: Vec<u64> = first
+                    .split('-')
+                    .map(|h| u64::from_str_radix(h, 16).unwrap_or(0))
+                    .collect();
+                let size = range.get(1).unwrap_or(&0).saturating_sub(range[0]) / 1024;
+                mapping = (words.nth(4).unwrap_or("").to_string(), size);
+            } else if first == "Rss:" {
+                let rss: u64 = words.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+                match mapping.0.as_str() {
+                    "[heap]" => heap += rss,
+                    "" if mapping.1 >= 60 * 1024 => arenas += rss,
+                    "" if mapping.1 >= 1024 => big += rss,
+                    "" => small += rss,
+                    _ => files += rss,
+                }
+            }
+        }
+        format!(
+            "files {files} KiB, main heap {heap} KiB, 64 MiB arenas {arenas} KiB, anonymous ≥1 MiB {big} KiB, smaller anonymous {small} KiB"
+        )
+    }
+
     /// The child's resident memory, in KiB.
     pub fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))

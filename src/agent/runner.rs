@@ -21,42 +21,50 @@ pub const MAX_USER_MESSAGE: usize = 256 * 1024;
 /// What the model is told about a call that was running when the process stopped.
 pub const INTERRUPTED: &str = "interrupted: the process stopped while this call ran; its outcome is unknown, and it was not run again";
 
-/// How long a new run's record may wait for the answer's flush before it is flushed on its
-/// own: a kill within this much of a message's arrival loses the message (as a kill before
-/// its first flush always did), never anything sent.
+/// How long a new run's record may wait for its answer's flush before it is flushed on its
+/// own (counted from when it was written; sled's own background flush, every 500 ms, may come
+/// first). A kill within that time loses the message — as a kill before the record's flush
+/// always did — and never an answer, a card or a call.
 pub const STAGED_FOR: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// Drops a model reply whose run step was lost. The transcript and the run record are separate
-/// writes, so a kill can keep the reply (another session's flush made it durable) without the
-/// step that acts on it: a run asking the model again, or a new turn after a run that never
-/// reached its calls, would otherwise follow it with a second reply or leave its tool calls
-/// without results (which providers refuse). The model is asked again instead.
-fn drop_lost_reply(transcript: &mut Vec<ChatMessage>, lost: Ending) {
-    let is_lost = transcript.last().is_some_and(|m| {
-        m.role == Role::Assistant && (lost == Ending::AnyReply || !m.tool_calls.is_empty())
-    });
-    if is_lost {
-        transcript.pop();
+/// The transcript and the run record are separate writes, so a kill can keep a model reply
+/// (another session's flush made it durable) without the run step that acts on it.
+///
+/// Before a run asks the model: drops what lies past the length its record was written with,
+/// when that is only model replies (a later user message means later turns: left alone).
+/// Whether it dropped anything.
+fn trim_to_step(transcript: &mut Vec<ChatMessage>, step: Option<usize>) -> bool {
+    let Some(step) = step else {
+        return false;
+    };
+    let lost = transcript
+        .get(step..)
+        .is_some_and(|after| !after.is_empty() && after.iter().all(|m| m.role == Role::Assistant));
+    if lost {
+        transcript.truncate(step);
     }
+    lost
 }
 
-/// Which transcript endings mean a lost run step.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ending {
-    /// Before a new turn: a reply's tool calls with no results after them (a finished turn
-    /// ends in its answer, which stays).
-    ToolCalls,
-    /// Before asking the model: any reply (the run's own step always follows its reply: the
-    /// results are added, or the run ends).
-    AnyReply,
+/// Before a new turn: a reply whose tool calls have no results after them belongs to a run
+/// that never reached them (its record was lost; a run that did is resumed, and finished,
+/// before the session's next message), so it is dropped rather than sent without results,
+/// which providers refuse. A finished turn ends in its answer, which stays.
+fn drop_lost_calls(transcript: &mut Vec<ChatMessage>) {
+    if transcript
+        .last()
+        .is_some_and(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+    {
+        transcript.pop();
+    }
 }
 
 /// Whether a run's stored record is durable yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Durability {
     Flushed,
-    /// Written, waiting for the next flush.
-    Staged,
+    /// Written at this instant, waiting for the next flush.
+    Staged(tokio::time::Instant),
 }
 
 /// How a run ended.
@@ -80,6 +88,8 @@ pub struct AgentRunner {
     pub max_tokens: Option<u32>,
     /// The classifier's usage counter, reported apart in `run_completed`.
     pub classifier_usage: Option<Arc<Mutex<super::llm::Usage>>>,
+    /// How long a new run's record may wait for its answer's flush ([`STAGED_FOR`]).
+    pub staged_for: std::time::Duration,
 }
 
 fn lock(run: &Mutex<RunRecord>) -> std::sync::MutexGuard<'_, RunRecord> {
@@ -102,7 +112,7 @@ impl AgentRunner {
             });
         }
         let mut transcript = self.runs.transcript(&session.key)?;
-        drop_lost_reply(&mut transcript, Ending::ToolCalls);
+        drop_lost_calls(&mut transcript);
         transcript.push(ChatMessage::new(Role::User, text));
         // Flushed with the run record just below.
         self.runs.stage_transcript(&session.key, &transcript)?;
@@ -114,6 +124,7 @@ impl AgentRunner {
             phase: RunPhase::AskingModel,
             calls: Vec::new(),
             usage: super::llm::Usage::default(),
+            transcript_len: Some(transcript.len()),
         };
         // Active from its first message (retention never takes a session mid-turn).
         self.runs
@@ -127,7 +138,8 @@ impl AgentRunner {
             json!({"chars": text.chars().count()}),
         );
         self.event(&session.key, EventKind::RunStarted, json!({"run": run_id}));
-        self.drive(session, run, cancel, Durability::Staged).await
+        let staged = Durability::Staged(tokio::time::Instant::now());
+        self.drive(session, run, cancel, staged).await
     }
 
     /// Continues a stored run (after a restart).
@@ -239,7 +251,10 @@ impl AgentRunner {
             );
         }
         let mut transcript = self.runs.transcript(&session.key)?;
-        drop_lost_reply(&mut transcript, Ending::AnyReply);
+        if trim_to_step(&mut transcript, run.transcript_len) {
+            // Kept trimmed even if this call fails or is stopped: the reply was never shown.
+            self.runs.stage_transcript(&session.key, &transcript)?;
+        }
         let mut messages = vec![ChatMessage::new(Role::System, self.system_prompt.clone())];
         messages.extend(transcript.iter().cloned());
         let request = LlmRequest {
@@ -280,7 +295,6 @@ impl AgentRunner {
             EventKind::LlmUsage,
             json!({"purpose": "agent", "model": self.model, "usage": reply.usage}),
         );
-        let mut transcript = transcript;
         transcript.push(ChatMessage {
             role: Role::Assistant,
             content: reply.content.clone(),
@@ -293,6 +307,7 @@ impl AgentRunner {
             let mut run = lock(shared);
             run.round += 1;
             run.usage.add(reply.usage);
+            run.transcript_len = Some(transcript.len());
             if reply.tool_calls.is_empty() {
                 run.phase = RunPhase::Finished {
                     answer: reply.content,
@@ -313,9 +328,10 @@ impl AgentRunner {
         self.save(shared).await
     }
 
-    /// The model's answer to `request`. A run whose start is only staged is flushed once the
-    /// model has taken [`STAGED_FOR`] — a slow model's run survives a restart (and is asked
-    /// again) — while a prompt answer's save makes both durable with one flush.
+    /// The model's answer to `request`. A run whose start is only staged is flushed once
+    /// `staged_for` has passed since it was written — a slow model's run (or a first turn
+    /// that starts MCP servers) survives a restart and is asked again — while a prompt
+    /// answer's save makes both durable with one flush.
     async fn complete_durably(
         &self,
         request: &LlmRequest,
@@ -323,14 +339,14 @@ impl AgentRunner {
     ) -> Result<Result<super::llm::LlmReply, super::llm::LlmError>, RunError> {
         let quiet = |_: &str| {};
         let call = self.provider.complete(request, &quiet);
-        if stored == Durability::Flushed {
+        let Durability::Staged(written) = stored else {
             return Ok(call.await);
-        }
+        };
         tokio::pin!(call);
         tokio::select! {
             biased;
             completed = &mut call => return Ok(completed),
-            () = tokio::time::sleep(STAGED_FOR) => {}
+            () = tokio::time::sleep_until(written + self.staged_for) => {}
         }
         let (flushed, completed) = tokio::join!(self.runs.flush_soon(), call);
         flushed?;
@@ -385,12 +401,20 @@ impl AgentRunner {
         // Give the model every call's result, in order, exactly once.
         let mut transcript = self.runs.transcript(&session.key)?;
         let calls = lock(shared).calls.clone();
+        let since_reply = lock(shared).transcript_len;
         let already = calls.first().is_some_and(|first| {
-            transcript
-                .iter()
-                .rev()
-                .take_while(|m| m.role == Role::Tool)
-                .any(|m| m.tool_call_id.as_deref() == Some(first.call.id.as_str()))
+            let is_its_result = |m: &ChatMessage| {
+                m.role == Role::Tool && m.tool_call_id.as_deref() == Some(first.call.id.as_str())
+            };
+            match since_reply.and_then(|n| transcript.get(n..)) {
+                // After the reply the record was written with: this run's results only.
+                Some(after) => after.iter().any(is_its_result),
+                None => transcript
+                    .iter()
+                    .rev()
+                    .take_while(|m| m.role == Role::Tool)
+                    .any(is_its_result),
+            }
         });
         if !already {
             for record in &calls {
@@ -403,13 +427,17 @@ impl AgentRunner {
             // Flushed with the run record just below.
             self.runs.stage_transcript(&session.key, &transcript)?;
         }
-        lock(shared).phase = if cancel.is_cancelled() {
-            RunPhase::Finished {
-                answer: "Stopped.".into(),
-            }
-        } else {
-            RunPhase::AskingModel
-        };
+        {
+            let mut run = lock(shared);
+            run.transcript_len = Some(transcript.len());
+            run.phase = if cancel.is_cancelled() {
+                RunPhase::Finished {
+                    answer: "Stopped.".into(),
+                }
+            } else {
+                RunPhase::AskingModel
+            };
+        }
         self.save(shared).await
     }
 }

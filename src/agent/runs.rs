@@ -77,6 +77,11 @@ pub struct RunRecord {
     /// The conversation's model usage so far (the classifier's is kept apart).
     #[serde(default)]
     pub usage: super::llm::Usage,
+    /// How long the session's transcript was when this step was written. The transcript is a
+    /// separate write, so a kill can keep a model reply whose step was lost: what lies past
+    /// this length is that reply (`None` in records written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_len: Option<usize>,
 }
 
 impl RunRecord {
@@ -113,18 +118,21 @@ const OPEN_RUNS_TREE: &str = "runs_open";
 /// Finished runs by when they finished (`store::aged` keys), for retention.
 const FINISHED_RUNS_TREE: &str = "runs_finished";
 /// Finished runs of chat sessions whose answer may not have reached the chat: run id → empty.
-/// Written with the finished record, removed once the answer is sent (with a later flush), so
-/// a kill between the two leaves the answer to be sent after the restart, never lost (sent
-/// twice, at worst, if the kill came after the send and before that removal was durable).
+/// Written with the finished record, removed once the answer is sent or refused for good
+/// (durable with a later flush), so a kill between the two — or a network failure — leaves
+/// the answer to be sent after the restart, never lost (sent twice, at worst, if the kill came
+/// after the send and before that removal was durable).
 const UNANSWERED_TREE: &str = "runs_unanswered";
 
 /// Whether a session's answers go to a chat (a bridge's session, not a subagent's, the
 /// console's or a one-off `run`'s: those are printed by the process that ran them).
 fn answered_in_a_chat(session: &str) -> bool {
-    ["telegram:", "discord:"]
-        .iter()
-        .any(|prefix| session.starts_with(prefix))
-        && !session.contains(":sub:")
+    use tollgate_surface::Platform;
+    [Platform::Telegram, Platform::Discord].iter().any(|p| {
+        session
+            .strip_prefix(p.as_str())
+            .is_some_and(|rest| rest.starts_with(':'))
+    }) && !session.contains(":sub:")
 }
 /// Each session's last activity: session → seconds (8 bytes, big-endian) then the agent (the
 /// time read back with `store::aged::time_of`).
@@ -318,7 +326,7 @@ impl RunStore {
             .filter_map(|(id, bytes)| {
                 decode::<RunRecord>(&bytes)
                     .is_ok_and(|run| !run.is_open())
-                    .then_some(id)
+                    .then_some((id, None))
             });
         crate::store::aged::date_undated(store, FINISHED_RUNS_TREE, finished, now)
     }

@@ -273,6 +273,7 @@ pub fn assemble_with(
         max_rounds: agent_config.max_rounds,
         max_tokens: Some(agent_config.max_tokens),
         classifier_usage: Some(classifier_usage),
+        staged_for: super::runner::STAGED_FOR,
     };
     Ok(Assembled {
         runner,
@@ -377,6 +378,7 @@ impl crate::executor::SubagentHost for Subagents {
                 max_rounds: agent.max_rounds,
                 max_tokens: Some(agent.max_tokens),
                 classifier_usage: None,
+                staged_for: super::runner::STAGED_FOR,
             };
             let outcome = runner
                 .start(session, &key, task, cancel)

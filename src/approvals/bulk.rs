@@ -170,7 +170,7 @@ impl BulkApprovals {
             .into_iter()
             .filter_map(|(key, bytes)| {
                 let row = serde_json::from_slice::<BulkApproval>(&bytes).ok()?;
-                (row.used || row.replaced).then_some(key)
+                (row.used || row.replaced).then_some((key, None))
             });
         crate::store::aged::date_undated(store, DONE_TREE, done, now)
     }

@@ -390,7 +390,7 @@ impl PendingApprovals {
             .scan_prefix(APPROVALS_TREE, b"")?
             .into_iter()
             .filter_map(|(token, bytes)| {
-                (decode(&bytes)?.state != PendingState::Waiting).then_some(token)
+                (decode(&bytes)?.state != PendingState::Waiting).then_some((token, None))
             });
         crate::store::aged::date_undated(store, index::SETTLED_TREE, settled, now)
     }

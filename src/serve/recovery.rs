@@ -74,7 +74,7 @@ pub async fn recover(service: &Arc<Service>) {
         Vec::new()
     });
     for run in unanswered.into_iter().filter(|run| serving(run)) {
-        if let Some(worker) = worker_for(service, &run) {
+        if let Some(worker) = worker_for(service, &run, "answer") {
             let RunPhase::Finished { answer } = run.phase else {
                 continue;
             };
@@ -93,7 +93,7 @@ pub async fn recover(service: &Arc<Service>) {
         }
     };
     for run in open.into_iter().filter(|run| serving(run)) {
-        if let Some(worker) = worker_for(service, &run) {
+        if let Some(worker) = worker_for(service, &run, "resume") {
             shared.log(&format!(
                 "resuming run {} of session {}",
                 run.id, run.session
@@ -103,13 +103,13 @@ pub async fn recover(service: &Arc<Service>) {
     }
 }
 
-/// The worker of a stored run's session, started if need be; `None` (logged) when its chat is
-/// unknown or it cannot start.
-fn worker_for(service: &Arc<Service>, run: &RunRecord) -> Option<Arc<SessionWorker>> {
+/// The worker of a stored run's session, started if need be; `None` (logged, saying what
+/// could not be done) when its chat is unknown or it cannot start.
+fn worker_for(service: &Arc<Service>, run: &RunRecord, to: &str) -> Option<Arc<SessionWorker>> {
     let shared = &service.shared;
     let Some(chat) = service.remembered_chat(&run.session) else {
         shared.log(&format!(
-            "run {} of session {} cannot resume: its chat is unknown",
+            "run {} of session {}: cannot {to}: its chat is unknown",
             run.id, run.session
         ));
         return None;

@@ -165,12 +165,23 @@ impl Shared {
     }
 
     /// A run's answer to its chat (guarded by the bridge's wrapper).
-    pub async fn answer(&self, chat: &ChatRef, markdown: &str) {
+    /// Sends a run's answer; whether that is settled — sent, or refused in a way sending again
+    /// would not change (the chat is gone, the platform calls the message wrong). A network
+    /// or platform failure is not: the answer is worth sending again after a restart.
+    pub async fn answer(&self, chat: &ChatRef, markdown: &str) -> bool {
         let Some(handle) = self.bridge(chat.platform) else {
-            return;
+            return false;
         };
-        if let Err(e) = handle.bridge.send_answer(chat, markdown).await {
-            self.log(&format!("sending an answer to chat {}: {e}", chat.id));
+        match handle.bridge.send_answer(chat, markdown).await {
+            Ok(()) => true,
+            Err(e) => {
+                self.log(&format!("sending an answer to chat {}: {e}", chat.id));
+                !matches!(
+                    e.kind,
+                    tollgate_surface::BridgeErrorKind::Transient
+                        | tollgate_surface::BridgeErrorKind::RateLimited { .. }
+                )
+            }
         }
     }
 

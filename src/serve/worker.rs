@@ -172,7 +172,8 @@ impl SessionWorker {
 
     /// Queues a run to resume (after a restart: the queue is empty then).
     pub fn resume(&self, run: RunRecord) -> Queued {
-        self.push(Work::Resume(Box::new(run)))
+        // Never dropped for a full queue: the run's user is waiting for it.
+        self.push_always(Work::Resume(Box::new(run)))
     }
 
     /// `/new`: stops the run and drops what was queued before, then clears the transcript once
@@ -264,7 +265,8 @@ async fn work(shared: Arc<Shared>, worker: Arc<SessionWorker>) {
     }
 }
 
-/// Notes that a run's answer was sent (so a restart does not send it again).
+/// Notes that a run's answer was sent (so a restart does not send it again). An answer that
+/// failed for a reason that may pass stays noted as unanswered: the next start sends it.
 fn answered(shared: &Shared, worker: &SessionWorker, run: &str) {
     if let Err(e) = shared.runs.answered(run) {
         shared.log(&format!(
@@ -334,8 +336,9 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             return;
         }
         Work::Answer { run, answer } => {
-            shared.answer(&worker.chat, &answer).await;
-            answered(shared, worker, &run);
+            if shared.answer(&worker.chat, &answer).await {
+                answered(shared, worker, &run);
+            }
             return;
         }
         Work::Reminder { text } => {
@@ -360,8 +363,9 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
     lock(&worker.running).take();
     match outcome {
         Ok(done) => {
-            shared.answer(&worker.chat, &done.answer).await;
-            answered(shared, worker, &done.run_id);
+            if shared.answer(&worker.chat, &done.answer).await {
+                answered(shared, worker, &done.run_id);
+            }
         }
         Err(error) => {
             // The chat is untrusted: a provider's error carries its endpoint and response

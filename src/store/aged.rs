@@ -45,12 +45,13 @@ pub fn prune(store: &dyn Store, index: &str, tree: &str, before: u64) -> Result<
     Ok(pruned)
 }
 
-/// Dates at `now` each of `keys` that `index` does not date yet — records written before the
-/// index existed, kept `retain_days` from the upgrade rather than forever; how many.
+/// Dates each of `records` (key, and the time it carries if any) that `index` does not date
+/// yet — records written before the index existed — at its own time, or at `now`: kept
+/// `retain_days` from then rather than forever; how many.
 pub fn date_undated(
     store: &dyn Store,
     index: &str,
-    keys: impl IntoIterator<Item = Vec<u8>>,
+    records: impl IntoIterator<Item = (Vec<u8>, Option<u64>)>,
     now: u64,
 ) -> Result<usize> {
     let dated: std::collections::HashSet<Vec<u8>> = store
@@ -59,9 +60,9 @@ pub fn date_undated(
         .filter_map(|(index_key, _)| index_key.get(8..).map(<[u8]>::to_vec))
         .collect();
     let mut undated = 0;
-    for what in keys {
+    for (what, at) in records {
         if !dated.contains(&what) {
-            store.insert(index, &key(now, &what), b"")?;
+            store.insert(index, &key(at.unwrap_or(now), &what), b"")?;
             undated += 1;
         }
     }

@@ -66,7 +66,20 @@ fn sled_backend_and_reopen() {
         store.insert("keep", b"k", b"v").unwrap();
         store.flush().unwrap();
     }
-    let reopened = SledStore::open(dir.path(), 8).unwrap();
+    // sled lets go of its directory's lock when its background flusher thread drops its
+    // handle, shortly after ours: the reopen waits for that, as a second process would not
+    // need to.
+    let started = std::time::Instant::now();
+    let reopened = loop {
+        match SledStore::open(dir.path(), 8) {
+            Ok(store) => break store,
+            Err(e) if started.elapsed() < std::time::Duration::from_secs(10) => {
+                assert!(e.message.contains("holds this store"), "{e}");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
     assert_eq!(reopened.get("keep", b"k").unwrap(), Some(b"v".to_vec()));
 }
 

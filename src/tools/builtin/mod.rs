@@ -36,7 +36,7 @@ pub fn date_undated_results(
     let keys = store
         .scan_prefix(RESULTS_TREE, b"")?
         .into_iter()
-        .map(|(k, _)| k);
+        .map(|(k, _)| (k, None));
     crate::store::aged::date_undated(store, RESULTS_AGED_TREE, keys, now)
 }
 

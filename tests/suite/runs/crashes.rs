@@ -242,6 +242,7 @@ async fn a_reply_whose_run_step_was_lost_is_asked_for_again() {
     stored.phase = tollgate::agent::runs::RunPhase::AskingModel;
     let mut transcript = runs.transcript("console:op").unwrap();
     transcript.push(ChatMessage::new(Role::User, "and?"));
+    stored.transcript_len = Some(transcript.len());
     transcript.push(lost_call);
     runs.save_transcript("console:op", &transcript).unwrap();
     runs.save(&stored).unwrap();

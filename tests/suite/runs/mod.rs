@@ -157,6 +157,7 @@ fn runner(
         max_rounds: agent.max_rounds,
         max_tokens: None,
         classifier_usage: None,
+        staged_for: tollgate::agent::runner::STAGED_FOR,
     };
     (runner, session)
 }

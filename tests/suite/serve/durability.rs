@@ -266,3 +266,31 @@ async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
         "the finished run was not run again"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_the_platform_failed_to_take_is_sent_after_a_restart() {
+    let mut served = Served::start(vec![text("Hello.")], "", "").await;
+    // Telegram's servers fail the send and every retry of it.
+    for _ in 0..4 {
+        served.telegram.fail_next(
+            "SendMessage",
+            serde_json::json!({"ok": false, "error_code": 502, "description": "Bad Gateway"}),
+        );
+    }
+    served.say(USER, "hi");
+    let failed = std::time::Instant::now();
+    while !served.log().contains("sending an answer to chat") {
+        assert!(failed.elapsed() < WAIT, "{}", served.log());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(served.telegram.texts_to(USER).is_empty());
+    served.terminate();
+    served.spawn();
+    served.ready(2).await;
+    served.wait_text(USER, "Hello.").await;
+    assert_eq!(
+        served.llm.requests().len(),
+        1,
+        "sent again, not asked again"
+    );
+}
