@@ -26,6 +26,9 @@ use teloxide::types::{ChatId, UpdateKind};
 const SEQUENTIAL: usize = 300;
 const BURST_CHATS: i64 = 100;
 const BURST_PER_CHAT: i64 = 5;
+/// Bursts per bot: a burst lasts about a tenth of a second, so one is at this machine's mercy;
+/// the median of several is what is reported.
+const BURSTS: i64 = 5;
 /// Idle sessions for the memory phase (`TOLLGATE_BENCH_IDLE` overrides, e.g. 100000).
 const IDLE_SESSIONS: i64 = 10_000;
 const NEW_CHATS: i64 = 5_000;
@@ -228,6 +231,16 @@ async fn first_messages(fake: &FakeTelegram, first_chat: i64, n: i64) -> f64 {
     n as f64 / (last - start).as_secs_f64()
 }
 
+/// [`BURSTS`] bursts, each over new chats: the median rate.
+async fn median_burst(fake: &FakeTelegram, first_chat: i64) -> f64 {
+    let mut rates = Vec::new();
+    for n in 0..BURSTS {
+        rates.push(burst(fake, first_chat + n * 1_000).await);
+    }
+    rates.sort_by(f64::total_cmp);
+    rates[rates.len() / 2]
+}
+
 /// The floors and tollgate, one after another in this run: latency one at a time, a burst of
 /// repeat chats, and (tollgate) a burst of first messages from new chats.
 async fn speed() {
@@ -235,17 +248,18 @@ async fn speed() {
     tokio::spawn(echo_bot(echo_fake.url.clone()));
     wait_polling(&echo_fake).await;
     let echo_seq = sequential(&echo_fake, 100_000).await;
-    let echo_rate = burst(&echo_fake, 200_000).await;
+    let echo_rate = median_burst(&echo_fake, 200_000).await;
 
     let llm_fake = FakeTelegram::start().await;
-    let model = FakeLlm::start((0..SEQUENTIAL + 600).map(|_| text("ok")).collect()).await;
+    let replies = SEQUENTIAL + 100 + (BURSTS * BURST_CHATS * BURST_PER_CHAT) as usize;
+    let model = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
     tokio::spawn(minimal_llm_bot(llm_fake.url.clone(), model.url.clone()));
     wait_polling(&llm_fake).await;
     let llm_seq = sequential(&llm_fake, 100_000).await;
     let llm_cpu = cpu_time_of(std::process::id());
-    let llm_rate = burst(&llm_fake, 200_000).await;
-    let llm_cpu = (cpu_time_of(std::process::id()) - llm_cpu).as_secs_f64() * 1e6
-        / f64::from((BURST_CHATS * BURST_PER_CHAT) as u32);
+    let llm_rate = median_burst(&llm_fake, 200_000).await;
+    let burst_messages = f64::from((BURSTS * BURST_CHATS * BURST_PER_CHAT) as u32);
+    let llm_cpu = (cpu_time_of(std::process::id()) - llm_cpu).as_secs_f64() * 1e6 / burst_messages;
 
     let mut rows = Vec::new();
     let mut first = None;
@@ -255,17 +269,17 @@ async fn speed() {
         ("tollgate, default config", false),
     ] {
         let fake = FakeTelegram::start().await;
-        let replies = SEQUENTIAL + 600 + NEW_CHATS as usize;
+        let replies =
+            SEQUENTIAL + 100 + (BURSTS * BURST_CHATS * BURST_PER_CHAT + NEW_CHATS) as usize;
         let tollgate = start_tollgate(&fake, replies, quiet, "").await;
         wait_polling(&fake).await;
         let seq = sequential(&fake, 100_000).await;
         let (serve_cpu, fakes_cpu) = (tollgate.cpu_time(), cpu_time_of(std::process::id()));
-        let rate = burst(&fake, 200_000).await;
-        let messages = f64::from((BURST_CHATS * BURST_PER_CHAT) as u32);
+        let rate = median_burst(&fake, 200_000).await;
         cpu.push((
             label,
-            (tollgate.cpu_time() - serve_cpu).as_secs_f64() * 1e6 / messages,
-            (cpu_time_of(std::process::id()) - fakes_cpu).as_secs_f64() * 1e6 / messages,
+            (tollgate.cpu_time() - serve_cpu).as_secs_f64() * 1e6 / burst_messages,
+            (cpu_time_of(std::process::id()) - fakes_cpu).as_secs_f64() * 1e6 / burst_messages,
         ));
         if quiet {
             first = Some((rate, first_messages(&fake, 300_000, NEW_CHATS).await));
@@ -275,7 +289,7 @@ async fn speed() {
     }
 
     println!(
-        "| run | msgs/s (burst of {}) | ratio to echo | ratio to LLM bot | p50 latency | p99 latency | p99 added over LLM bot |",
+        "| run | msgs/s (median of {BURSTS} bursts of {}) | ratio to echo | ratio to LLM bot | p50 latency | p99 latency | p99 added over LLM bot |",
         BURST_CHATS * BURST_PER_CHAT
     );
     println!("|---|---|---|---|---|---|---|");

@@ -160,18 +160,19 @@ async fn crash_at(flush: u64) -> (usize, bool) {
     }
     // The abort is the positive signal. Cards are approved as they come, so the turns go on
     // writing (and the crash can land while an approved call runs).
-    let mut child = served.child.take().unwrap();
+    // The child stays in `served` meanwhile: a failing assertion's unwinding kills it.
     let mut pressed = BTreeSet::new();
     let mut presses = BTreeMap::new();
     let started = Instant::now();
     let mut inside_a_commit = true;
     let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = served.child.as_mut().unwrap().try_wait().unwrap() {
             break status;
         }
         // The turns took fewer commits this time (the group commit shares more or fewer):
         // every chat answered, and the crash comes now instead.
         if done_after(&served, &BTreeMap::new(), false).len() == chats().len() {
+            let child = served.child.as_mut().unwrap();
             child.kill().unwrap();
             inside_a_commit = false;
             break child.wait().unwrap();
@@ -184,6 +185,7 @@ async fn crash_at(flush: u64) -> (usize, bool) {
         press_new_cards(&served, &mut pressed, &mut presses);
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
+    served.child = None;
     assert!(!status.success(), "the failpoint aborts: {status:?}");
     let seen_before = cards(&served);
     let shown_before: BTreeSet<i64> = seen_before.values().map(|(chat, _)| *chat).collect();
