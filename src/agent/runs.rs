@@ -140,6 +140,8 @@ const SESSION_ACTIVITY_TREE: &str = "session_activity";
 /// The same by time (`store::aged` keys: seconds, session): retention reads only the sessions
 /// idle past its cutoff.
 const SESSION_IDLE_TREE: &str = "session_activity_aged";
+/// How old a session's activity date must be before a new turn dates it again (seconds).
+pub const REDATE_AFTER: u64 = 3_600;
 /// Marks a store whose session activity (written before its time index) was indexed.
 const ACTIVITY_INDEXED_MARKER: &[u8] = b"session-activity-indexed-v1";
 /// Each call's latest step, under its own key (`run \0 call` → state): the journal writes one
@@ -194,13 +196,22 @@ impl RunStore {
 
     /// Notes that `session` (of `agent`) was active at `now`: retention prunes a session only
     /// once it has been idle for `retain_days`. Written with the caller's next flush.
+    ///
+    /// A session dated less than [`REDATE_AFTER`] ago keeps its date: retention counts in days
+    /// (`retain_days` ≥ 1), so such a session is never among those it claims, and a turn
+    /// costs one read here instead of four writes.
     pub fn note_activity(&self, session: &str, agent: &str, now: u64) -> Result<(), StoreError> {
         let store = self.store.as_ref();
-        if let Some(at) = store
-            .get(SESSION_ACTIVITY_TREE, session.as_bytes())?
+        let current = store.get(SESSION_ACTIVITY_TREE, session.as_bytes())?;
+        let dated = current.as_deref().and_then(crate::store::aged::time_of);
+        let same_agent = current
             .as_deref()
-            .and_then(crate::store::aged::time_of)
-        {
+            .and_then(|a| a.get(8..))
+            .is_some_and(|a| a == agent.as_bytes());
+        if same_agent && dated.is_some_and(|at| now.saturating_sub(at) < REDATE_AFTER) {
+            return Ok(());
+        }
+        if let Some(at) = dated {
             store.remove(
                 SESSION_IDLE_TREE,
                 &crate::store::aged::key(at, session.as_bytes()),

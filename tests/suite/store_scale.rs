@@ -623,7 +623,8 @@ fn retention_reads_only_the_idle_sessions() {
     }
     runs.note_activity("telegram:old", "a", 10).unwrap();
     // Active again later: its old index entry is gone, not just outdated.
-    runs.note_activity("telegram:0", "a", now + 1).unwrap();
+    let later = now + tollgate::agent::runs::REDATE_AFTER;
+    runs.note_activity("telegram:0", "a", later).unwrap();
     store.reset();
     let pruned = runs.prune_idle_sessions(now).unwrap();
     let names: Vec<&str> = pruned.iter().map(|p| p.session.as_str()).collect();
@@ -631,6 +632,37 @@ fn retention_reads_only_the_idle_sessions() {
     assert_eq!(pruned[0].agent, "a");
     assert_eq!(store.take("session_activity_aged"), 1);
     assert_eq!(store.take("session_activity"), 1);
+}
+
+/// A turn of a session dated less than an hour ago writes nothing of its activity (a read
+/// only); an older date, or another agent, is dated again.
+#[test]
+fn a_session_dated_within_the_hour_keeps_its_date() {
+    use tollgate::agent::runs::REDATE_AFTER;
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let runs = RunStore::new(store.clone());
+    let dates = || -> Vec<u64> {
+        store
+            .scan_prefix("session_activity_aged", b"")
+            .unwrap()
+            .iter()
+            .map(|(k, _)| u64::from_be_bytes(k[..8].try_into().unwrap()))
+            .collect()
+    };
+    runs.note_activity("telegram:1", "a", 1_000).unwrap();
+    runs.note_activity("telegram:1", "a", 1_000 + REDATE_AFTER - 1)
+        .unwrap();
+    assert_eq!(dates(), [1_000]);
+    runs.note_activity("telegram:1", "a", 1_000 + REDATE_AFTER)
+        .unwrap();
+    assert_eq!(dates(), [1_000 + REDATE_AFTER]);
+    runs.note_activity("telegram:1", "b", 1_001 + REDATE_AFTER)
+        .unwrap();
+    assert_eq!(
+        dates(),
+        [1_001 + REDATE_AFTER],
+        "another agent's session now"
+    );
 }
 
 /// Activity recorded before its time index existed is indexed once at open, and pruned.
