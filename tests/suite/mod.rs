@@ -7,6 +7,7 @@ mod fakes;
 mod gate_scenarios;
 mod llm;
 mod mcp;
+mod observed;
 mod properties;
 mod runs;
 mod sandbox;

@@ -2,79 +2,15 @@
 //! counted with a store that tallies every record it hands out, over 10,000 settled approvals
 //! and 10,000 finished runs.
 
+use crate::suite::observed::Observed;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tollgate::agent::runs::{RunPhase, RunRecord, RunStore};
 use tollgate::approvals::{
     ApprovalChoice, ApprovalToken, PendingApproval, PendingApprovals, PendingState,
 };
-use tollgate::store::{MemoryStore, Store, StoreError};
+use tollgate::store::{MemoryStore, Store};
 use tollgate_surface::{CardRef, ChatRef, Platform};
-
-/// A store that counts the records it hands out, per tree.
-#[derive(Default)]
-struct Counting {
-    inner: MemoryStore,
-    read: Mutex<HashMap<String, usize>>,
-}
-
-impl Counting {
-    fn count(&self, tree: &str, n: usize) {
-        *self
-            .read
-            .lock()
-            .unwrap()
-            .entry(tree.to_string())
-            .or_default() += n;
-    }
-
-    /// Records read from `tree` since the last call (the count starts over).
-    fn take(&self, tree: &str) -> usize {
-        self.read.lock().unwrap().remove(tree).unwrap_or(0)
-    }
-
-    fn reset(&self) {
-        self.read.lock().unwrap().clear();
-    }
-}
-
-type R<T> = Result<T, StoreError>;
-
-impl Store for Counting {
-    fn get(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
-        let got = self.inner.get(tree, key)?;
-        self.count(tree, usize::from(got.is_some()));
-        Ok(got)
-    }
-    fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> R<Option<Vec<u8>>> {
-        self.inner.insert(tree, key, value)
-    }
-    fn remove(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
-        self.inner.remove(tree, key)
-    }
-    fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
-        let all = self.inner.scan_prefix(tree, prefix)?;
-        self.count(tree, all.len());
-        Ok(all)
-    }
-    fn scan_before(&self, tree: &str, end: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
-        let head = self.inner.scan_before(tree, end)?;
-        self.count(tree, head.len());
-        Ok(head)
-    }
-    fn compare_and_swap(
-        &self,
-        tree: &str,
-        key: &[u8],
-        expected: Option<&[u8]>,
-        new: Option<&[u8]>,
-    ) -> R<Result<(), Option<Vec<u8>>>> {
-        self.inner.compare_and_swap(tree, key, expected, new)
-    }
-    fn flush(&self) -> R<()> {
-        self.inner.flush()
-    }
-}
 
 const HISTORY: usize = 10_000;
 
@@ -112,7 +48,7 @@ fn run(id: &str, phase: RunPhase) -> RunRecord {
 
 #[test]
 fn a_prompt_a_card_edit_and_the_expiry_sweep_read_only_what_they_need() {
-    let store = Arc::new(Counting::default());
+    let store = Arc::new(Observed::default());
     let approvals = PendingApprovals::new(store.clone());
     for n in 0..HISTORY {
         let token = ApprovalToken::generate().unwrap();
@@ -579,7 +515,7 @@ async fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record()
 #[test]
 fn the_reminder_sweep_reads_only_what_is_due() {
     use tollgate::reminders::{Reminder, Reminders};
-    let store = Arc::new(Counting::default());
+    let store = Arc::new(Observed::default());
     let reminders = Reminders::new(store.clone());
     let reminder = |n: usize, due: u64| Reminder {
         id: format!("r{n}"),
@@ -614,7 +550,7 @@ fn the_reminder_sweep_reads_only_what_is_due() {
 /// the bot has ever seen.
 #[test]
 fn retention_reads_only_the_idle_sessions() {
-    let store = Arc::new(Counting::default());
+    let store = Arc::new(Observed::default());
     let runs = RunStore::new(store.clone());
     let now = 1_000_000;
     for n in 0..HISTORY {
@@ -689,7 +625,7 @@ fn session_activity_from_before_its_index_is_indexed_once() {
 /// waiting elsewhere — and a settled card leaves the chat's index.
 #[test]
 fn a_chats_waiting_cards_are_read_without_the_other_chats() {
-    let store = Arc::new(Counting::default());
+    let store = Arc::new(Observed::default());
     let approvals = PendingApprovals::new(store.clone());
     let at = |chat: i64| CardRef {
         chat: ChatRef::private(Platform::Telegram, chat),

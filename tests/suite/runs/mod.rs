@@ -8,6 +8,7 @@ mod crashes;
 mod turns;
 
 use crate::suite::fakes::llm::FakeLlm;
+use crate::suite::observed::Observed;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,71 +23,14 @@ use tollgate::executor::session::{SessionPolicy, Snapshot};
 use tollgate::executor::{Executor, NoClassifier};
 use tollgate::policy::mode::Dials;
 use tollgate::sandbox::ShellRunner;
-use tollgate::store::{MemoryStore, Store};
+use tollgate::store::Store;
 use tollgate::tools::{ToolRegistry, Toolset};
 
 struct World {
     _dir: tempfile::TempDir,
     root: PathBuf,
     config: Config,
-    store: Arc<Watched>,
-}
-
-/// An in-memory store that keeps what its last flush made durable: the records a kill -9
-/// would leave.
-#[derive(Default)]
-struct Watched {
-    inner: MemoryStore,
-    /// Each flush's copy of the runs tree's keys.
-    durable_runs: std::sync::Mutex<BTreeSet<Vec<u8>>>,
-    flushes: std::sync::atomic::AtomicUsize,
-}
-
-impl Watched {
-    /// Whether run `id` was written before the last flush.
-    fn durable(&self, id: &str) -> bool {
-        self.durable_runs.lock().unwrap().contains(id.as_bytes())
-    }
-
-    fn flushes(&self) -> usize {
-        self.flushes.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-type StoreResult<T> = Result<T, tollgate::store::StoreError>;
-
-impl Store for Watched {
-    fn get(&self, tree: &str, key: &[u8]) -> StoreResult<Option<Vec<u8>>> {
-        self.inner.get(tree, key)
-    }
-    fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> StoreResult<Option<Vec<u8>>> {
-        self.inner.insert(tree, key, value)
-    }
-    fn remove(&self, tree: &str, key: &[u8]) -> StoreResult<Option<Vec<u8>>> {
-        self.inner.remove(tree, key)
-    }
-    fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> StoreResult<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.inner.scan_prefix(tree, prefix)
-    }
-    fn scan_before(&self, tree: &str, end: &[u8]) -> StoreResult<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.inner.scan_before(tree, end)
-    }
-    fn compare_and_swap(
-        &self,
-        tree: &str,
-        key: &[u8],
-        expected: Option<&[u8]>,
-        new: Option<&[u8]>,
-    ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
-        self.inner.compare_and_swap(tree, key, expected, new)
-    }
-    fn flush(&self) -> StoreResult<()> {
-        let runs = self.inner.scan_prefix("runs", b"")?;
-        *self.durable_runs.lock().unwrap() = runs.into_iter().map(|(k, _)| k).collect();
-        self.flushes
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(())
-    }
+    store: Arc<Observed>,
 }
 
 fn world(extra: &str) -> World {
@@ -103,7 +47,7 @@ fn world(extra: &str) -> World {
         _dir: dir,
         root,
         config,
-        store: Arc::new(Watched::default()),
+        store: Arc::new(Observed::default()),
     }
 }
 

@@ -1,0 +1,87 @@
+//! An in-memory store that lets a test see what the code under test did with it: the records
+//! it read, per tree (a hot path reads only what it needs), and what its last flush made
+//! durable (the records a kill -9 would leave).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tollgate::store::{MemoryStore, Store, StoreError};
+
+#[derive(Default)]
+pub struct Observed {
+    inner: MemoryStore,
+    read: Mutex<HashMap<String, usize>>,
+    /// Each flush's copy of the runs tree's keys.
+    durable_runs: Mutex<BTreeSet<Vec<u8>>>,
+    flushes: AtomicUsize,
+}
+
+impl Observed {
+    fn count(&self, tree: &str, n: usize) {
+        *self
+            .read
+            .lock()
+            .unwrap()
+            .entry(tree.to_string())
+            .or_default() += n;
+    }
+
+    /// Records read from `tree` since the last call (the count starts over).
+    pub fn take(&self, tree: &str) -> usize {
+        self.read.lock().unwrap().remove(tree).unwrap_or(0)
+    }
+
+    pub fn reset(&self) {
+        self.read.lock().unwrap().clear();
+    }
+
+    /// Whether run `id` was written before the last flush.
+    pub fn durable(&self, id: &str) -> bool {
+        self.durable_runs.lock().unwrap().contains(id.as_bytes())
+    }
+
+    pub fn flushes(&self) -> usize {
+        self.flushes.load(Ordering::SeqCst)
+    }
+}
+
+type R<T> = Result<T, StoreError>;
+
+impl Store for Observed {
+    fn get(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
+        let got = self.inner.get(tree, key)?;
+        self.count(tree, usize::from(got.is_some()));
+        Ok(got)
+    }
+    fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> R<Option<Vec<u8>>> {
+        self.inner.insert(tree, key, value)
+    }
+    fn remove(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
+        self.inner.remove(tree, key)
+    }
+    fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
+        let all = self.inner.scan_prefix(tree, prefix)?;
+        self.count(tree, all.len());
+        Ok(all)
+    }
+    fn scan_before(&self, tree: &str, end: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
+        let head = self.inner.scan_before(tree, end)?;
+        self.count(tree, head.len());
+        Ok(head)
+    }
+    fn compare_and_swap(
+        &self,
+        tree: &str,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> R<Result<(), Option<Vec<u8>>>> {
+        self.inner.compare_and_swap(tree, key, expected, new)
+    }
+    fn flush(&self) -> R<()> {
+        let runs = self.inner.scan_prefix("runs", b"")?;
+        *self.durable_runs.lock().unwrap() = runs.into_iter().map(|(k, _)| k).collect();
+        self.flushes.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
