@@ -110,6 +110,8 @@ pub struct AgentParts {
     pub definitions: Arc<crate::tools::DefinitionsCache>,
     /// One HTTP client for the agent's companion models.
     pub companion_client: reqwest::Client,
+    /// The sandbox helper ([`helper_binary`]), found once: every session's shell runs it.
+    pub helper: std::path::PathBuf,
 }
 
 impl AgentParts {
@@ -138,6 +140,7 @@ impl AgentParts {
                 crate::config::defaults::request_timeout_secs(),
             ))
             .map_err(|e| SetupError::Provider(e.message))?,
+            helper: helper_binary(),
         })
     }
 }
@@ -247,7 +250,7 @@ pub fn assemble_with(
             config.clone(),
             parts.registry.clone(),
             toolset,
-            ShellRunner::new(helper_binary()),
+            ShellRunner::new(parts.helper.clone()),
             approver,
             classifier,
             events.clone(),
