@@ -31,11 +31,16 @@ pub const STAGED_FOR: std::time::Duration = std::time::Duration::from_millis(50)
 /// (another session's flush made it durable) without the run step that acts on it.
 ///
 /// Before a run asks the model: drops what lies past the length its record was written with,
-/// when that is only model replies (a later user message means later turns: left alone).
-/// Whether it dropped anything.
+/// when that is only model replies (a later user message means later turns: left alone). A
+/// record from before the length was kept drops a trailing reply (its run asks the model, so
+/// one there was never acted on). Whether it dropped anything.
 fn trim_to_step(transcript: &mut Vec<ChatMessage>, step: Option<usize>) -> bool {
     let Some(step) = step else {
-        return false;
+        let lost = transcript.last().is_some_and(|m| m.role == Role::Assistant);
+        if lost {
+            transcript.pop();
+        }
+        return lost;
     };
     let lost = transcript
         .get(step..)
@@ -44,6 +49,21 @@ fn trim_to_step(transcript: &mut Vec<ChatMessage>, step: Option<usize>) -> bool 
         transcript.truncate(step);
     }
     lost
+}
+
+/// Whether the transcript already holds the result of call `id`, after the latest reply that
+/// asked for it (a kill can keep staged results whose run step was lost). Looked for by the
+/// reply, not by position: a tool of the run (`summarize_context`) may have shortened the
+/// transcript since, and call ids may repeat across turns.
+fn results_given(transcript: &[ChatMessage], id: &str) -> bool {
+    let asked = transcript
+        .iter()
+        .rposition(|m| m.role == Role::Assistant && m.tool_calls.iter().any(|c| c.id == id));
+    asked.is_some_and(|at| {
+        transcript[at + 1..]
+            .iter()
+            .any(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))
+    })
 }
 
 /// Before a new turn: a reply whose tool calls have no results after them belongs to a run
@@ -111,6 +131,10 @@ impl AgentRunner {
                 limit: MAX_USER_MESSAGE,
             });
         }
+        // Active from its first message, dated before its transcript is read: retention
+        // claims a session by its date, so it cannot take this one between the two.
+        self.runs
+            .note_activity(&session.key, &self.agent, crate::clock::now_secs())?;
         let mut transcript = self.runs.transcript(&session.key)?;
         drop_lost_calls(&mut transcript);
         transcript.push(ChatMessage::new(Role::User, text));
@@ -126,9 +150,6 @@ impl AgentRunner {
             usage: super::llm::Usage::default(),
             transcript_len: Some(transcript.len()),
         };
-        // Active from its first message (retention never takes a session mid-turn).
-        self.runs
-            .note_activity(&session.key, &self.agent, crate::clock::now_secs())?;
         // Not flushed yet: nothing that leaves the process depends on it before the model
         // answers (see `ask_model`), and the answer's own flush makes both durable.
         self.runs.stage(&run)?;
@@ -401,21 +422,9 @@ impl AgentRunner {
         // Give the model every call's result, in order, exactly once.
         let mut transcript = self.runs.transcript(&session.key)?;
         let calls = lock(shared).calls.clone();
-        let since_reply = lock(shared).transcript_len;
-        let already = calls.first().is_some_and(|first| {
-            let is_its_result = |m: &ChatMessage| {
-                m.role == Role::Tool && m.tool_call_id.as_deref() == Some(first.call.id.as_str())
-            };
-            match since_reply.and_then(|n| transcript.get(n..)) {
-                // After the reply the record was written with: this run's results only.
-                Some(after) => after.iter().any(is_its_result),
-                None => transcript
-                    .iter()
-                    .rev()
-                    .take_while(|m| m.role == Role::Tool)
-                    .any(is_its_result),
-            }
-        });
+        let already = calls
+            .first()
+            .is_some_and(|first| results_given(&transcript, &first.call.id));
         if !already {
             for record in &calls {
                 let output = match &record.state {
@@ -439,5 +448,69 @@ impl AgentRunner {
             };
         }
         self.save(shared).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::llm::ToolCall;
+
+    fn asks(id: &str) -> ChatMessage {
+        ChatMessage {
+            role: Role::Assistant,
+            content: String::new(),
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "read_file".into(),
+                arguments: "{}".into(),
+            }],
+            tool_call_id: None,
+        }
+    }
+
+    #[test]
+    fn results_are_found_after_the_reply_that_asked_for_them() {
+        let user = |t: &str| ChatMessage::new(Role::User, t);
+        // An earlier turn used the same call id: its result does not count for this reply.
+        let mut transcript = vec![
+            user("one"),
+            asks("call_0"),
+            ChatMessage::tool_result("call_0", "old"),
+            ChatMessage::new(Role::Assistant, "done"),
+            user("two"),
+            asks("call_0"),
+        ];
+        assert!(!results_given(&transcript, "call_0"));
+        transcript.push(ChatMessage::tool_result("call_0", "new"));
+        assert!(results_given(&transcript, "call_0"));
+        // A tool of the run folded everything before the last user message into one: the
+        // results are still found by their reply, whatever length the record remembers.
+        let folded = transcript.split_off(4);
+        let mut shortened = vec![user("summary of the conversation so far")];
+        shortened.extend(folded);
+        assert!(results_given(&shortened, "call_0"));
+    }
+
+    #[test]
+    fn only_model_replies_past_the_step_are_dropped() {
+        let user = |t: &str| ChatMessage::new(Role::User, t);
+        let mut lost = vec![user("hi"), ChatMessage::new(Role::Assistant, "lost")];
+        assert!(trim_to_step(&mut lost, Some(1)));
+        assert_eq!(lost.len(), 1);
+        // Later turns' messages past the step: left alone.
+        let mut later = vec![
+            user("hi"),
+            ChatMessage::new(Role::Assistant, "a"),
+            user("more"),
+        ];
+        assert!(!trim_to_step(&mut later, Some(1)));
+        assert_eq!(later.len(), 3);
+        // A record from before the length was kept: a trailing reply goes.
+        let mut old = vec![user("hi"), asks("c")];
+        assert!(trim_to_step(&mut old, None));
+        assert_eq!(old.len(), 1);
+        let mut fine = vec![user("hi")];
+        assert!(!trim_to_step(&mut fine, None));
     }
 }

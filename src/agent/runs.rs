@@ -198,8 +198,9 @@ impl RunStore {
     /// once it has been idle for `retain_days`. Written with the caller's next flush.
     ///
     /// A session dated less than [`REDATE_AFTER`] ago keeps its date: retention counts in days
-    /// (`retain_days` ≥ 1), so such a session is never among those it claims, and a turn
-    /// costs one read here instead of four writes.
+    /// (`retain_days` ≥ 1), so such a session is never among those it claims (it may be
+    /// pruned up to that much before `retain_days` of real idleness), and a call costs one
+    /// read here instead of a remove and two inserts.
     pub fn note_activity(&self, session: &str, agent: &str, now: u64) -> Result<(), StoreError> {
         let store = self.store.as_ref();
         let current = store.get(SESSION_ACTIVITY_TREE, session.as_bytes())?;

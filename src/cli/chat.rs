@@ -213,6 +213,8 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
                 continue;
             }
             if let Some(command) = line.strip_prefix('!') {
+                // Not while a reminder's run writes the same transcript.
+                let _turn = turn_lock.lock().await;
                 operator_command(&config, &agent, &session, command.trim(), &runs).await;
                 continue;
             }
