@@ -253,6 +253,11 @@ mod tests {
         flushes: AtomicU64,
         /// Its first flush panics (a store that fails in the worst way).
         first_flush_panics: bool,
+        /// A flush says it started, then waits (at most 10 s) to be let go.
+        held: Option<(
+            std::sync::mpsc::Sender<()>,
+            Mutex<std::sync::mpsc::Receiver<()>>,
+        )>,
     }
 
     impl Store for SlowDisk {
@@ -286,6 +291,16 @@ mod tests {
             let covers = self.written.load(Ordering::SeqCst);
             if self.flushes.fetch_add(1, Ordering::SeqCst) == 0 && self.first_flush_panics {
                 panic!("the disk caught fire");
+            }
+            if let Some((started, release)) = &self.held {
+                let _ = started.send(());
+                let release = release.lock().unwrap();
+                release
+                    .recv_timeout(std::time::Duration::from_secs(10))
+                    .map_err(|e| StoreError {
+                        context: "a held flush".into(),
+                        message: e.to_string(),
+                    })?;
             }
             // An fsync's latency, so that callers overlap.
             std::thread::sleep(std::time::Duration::from_millis(2));
@@ -351,6 +366,35 @@ mod tests {
             "{flushes} flushes for 200 calls: none were shared"
         );
         assert_eq!(store.core.inner.durable.load(Ordering::SeqCst), 200);
+    }
+
+    /// A synchronous flush called from a task (a card press settling, a dial saved) blocks its
+    /// thread on the disk; the worker's other tasks must go on meanwhile. With one worker, the
+    /// task that lets the flush go can only run if the flush stepped aside.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_sync_flush_in_a_task_leaves_the_worker_to_other_tasks() {
+        let (started, wait_started) = std::sync::mpsc::channel();
+        let (release, held) = std::sync::mpsc::channel();
+        let store = Arc::new(GroupCommit::new(SlowDisk {
+            held: Some((started, Mutex::new(held))),
+            ..SlowDisk::default()
+        }));
+        let flushing = tokio::spawn({
+            let store = store.clone();
+            async move { store.flush() }
+        });
+        // The test's own thread is not the worker: it may block here.
+        wait_started
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap();
+        tokio::spawn(async move { release.send(()) })
+            .await
+            .unwrap()
+            .unwrap();
+        flushing
+            .await
+            .unwrap()
+            .expect("the flush was let go by a task on the same worker");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
