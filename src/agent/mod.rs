@@ -3,6 +3,7 @@
 
 pub mod classifier;
 pub mod error;
+pub mod journal;
 pub mod llm;
 pub mod runner;
 pub mod runs;
