@@ -270,7 +270,9 @@ async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_the_platform_failed_to_take_is_sent_after_a_restart() {
     let mut served = Served::start(vec![text("Hello.")], "", "").await;
-    // Telegram's servers fail the send and every retry of it.
+    // Telegram's servers fail the send and every retry of it (the bridge retries a 5xx three
+    // times: bridges/telegram/src/bot.rs, MAX_TRANSIENT_RETRIES). A fault left over would
+    // fail the next start's send, and the test would say so.
     for _ in 0..4 {
         served.telegram.fail_next(
             "SendMessage",
