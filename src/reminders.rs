@@ -159,8 +159,7 @@ impl Reminders {
             };
             if reminder.fired {
                 // Claimed before a crash that came before its index moved: finish the move.
-                self.store.remove(DUE_TREE, &index_key)?;
-                self.store.insert(FIRED_TREE, &aged::key(now, &key), b"")?;
+                self.move_to_fired(&index_key, &key, now)?;
                 continue;
             }
             if !accept(&reminder) {
@@ -178,8 +177,7 @@ impl Reminders {
                 .compare_and_swap(REMINDERS_TREE, &key, Some(&bytes), Some(&new))?
                 .is_ok()
             {
-                self.store.remove(DUE_TREE, &index_key)?;
-                self.store.insert(FIRED_TREE, &aged::key(now, &key), b"")?;
+                self.move_to_fired(&index_key, &key, now)?;
                 claimed.push(reminder);
             }
         }
@@ -187,6 +185,14 @@ impl Reminders {
             self.store.flush()?;
         }
         Ok(claimed)
+    }
+
+    /// Moves a claimed reminder's index entry from the due index to the fired one (dated `now`).
+    fn move_to_fired(&self, due_key: &[u8], key: &[u8], now: u64) -> Result<(), StoreError> {
+        self.store.remove(DUE_TREE, due_key)?;
+        self.store
+            .insert(FIRED_TREE, &aged::key(now, key), b"")
+            .map(|_| ())
     }
 
     /// Deletes the reminders that fired before `before` (seconds), and those due before it

@@ -32,7 +32,7 @@ pub fn confined_true(helper: PathBuf) -> Result<(), String> {
     };
     let env: BTreeMap<String, String> = [(
         "PATH".to_string(),
-        "/usr/local/bin:/usr/bin:/bin".to_string(),
+        crate::policy::env::BASE_PATH.to_string(),
     )]
     .into();
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -164,10 +164,10 @@ impl Shared {
         }
     }
 
-    /// A run's answer to its chat (guarded by the bridge's wrapper).
-    /// Sends a run's answer; whether that is settled — sent, or refused in a way sending again
-    /// would not change (the chat is gone, the platform calls the message wrong). A network
-    /// or platform failure is not: the answer is worth sending again after a restart.
+    /// Sends a run's answer to its chat (guarded by the bridge's wrapper); whether that is
+    /// settled — sent, or refused in a way sending again would not change (the chat is gone,
+    /// the platform calls the message wrong). A network or platform failure is not: the answer
+    /// is worth sending again after a restart.
     pub async fn answer(&self, chat: &ChatRef, markdown: &str) -> bool {
         let Some(handle) = self.bridge(chat.platform) else {
             return false;

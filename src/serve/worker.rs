@@ -265,9 +265,13 @@ async fn work(shared: Arc<Shared>, worker: Arc<SessionWorker>) {
     }
 }
 
-/// Notes that a run's answer was sent (so a restart does not send it again). An answer that
-/// failed for a reason that may pass stays noted as unanswered: the next start sends it.
-fn answered(shared: &Shared, worker: &SessionWorker, run: &str) {
+/// Sends run `run`'s answer to the session's chat and, once that is settled, notes it (so a
+/// restart does not send it again). An answer that failed for a reason that may pass stays
+/// noted as unanswered: the next start sends it.
+async fn deliver(shared: &Shared, worker: &SessionWorker, run: &str, answer: &str) {
+    if !shared.answer(&worker.chat, answer).await {
+        return;
+    }
     if let Err(e) = shared.runs.answered(run) {
         shared.log(&format!(
             "session {}: noting run {run} answered: {e}",
@@ -336,9 +340,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             return;
         }
         Work::Answer { run, answer } => {
-            if shared.answer(&worker.chat, &answer).await {
-                answered(shared, worker, &run);
-            }
+            deliver(shared, worker, &run, &answer).await;
             return;
         }
         Work::Reminder { text } => {
@@ -362,11 +364,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
     };
     lock(&worker.running).take();
     match outcome {
-        Ok(done) => {
-            if shared.answer(&worker.chat, &done.answer).await {
-                answered(shared, worker, &done.run_id);
-            }
-        }
+        Ok(done) => deliver(shared, worker, &done.run_id, &done.answer).await,
         Err(error) => {
             // The chat is untrusted: a provider's error carries its endpoint and response
             // body, a store error a path. The chat gets the gist; the log gets the rest.
