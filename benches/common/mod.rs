@@ -57,7 +57,7 @@ impl Tollgate {
     pub fn prune_as_if_later(&self, days: u64) -> String {
         let config = tollgate::config::load(Some(&self._dir.path().join("tollgate.toml"))).unwrap();
         let store: std::sync::Arc<dyn tollgate::store::Store> =
-            std::sync::Arc::new(tollgate::store::SledStore::open(&config.store.path, 16).unwrap());
+            std::sync::Arc::new(tollgate::store::open_dir(&config.store.path, 16).unwrap());
         let report = tollgate::retention::prune(
             &store,
             &config,

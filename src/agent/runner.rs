@@ -22,8 +22,8 @@ pub const MAX_USER_MESSAGE: usize = 256 * 1024;
 pub const INTERRUPTED: &str = "interrupted: the process stopped while this call ran; its outcome is unknown, and it was not run again";
 
 /// How long a new run's record may wait for its answer's flush before it is flushed on its
-/// own (counted from when it was written; sled's own background flush, every 500 ms, may come
-/// first). A kill within that time loses the message — as a kill before the record's flush
+/// own (counted from when it was written; the store's own background commit, every 500 ms, may
+/// come first). A kill within that time loses the message — as a kill before the record's flush
 /// always did — and never an answer, a card or a call.
 pub const STAGED_FOR: std::time::Duration = std::time::Duration::from_millis(50);
 

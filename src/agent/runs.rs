@@ -500,8 +500,8 @@ impl RunStore {
     }
 
     /// Writes a transcript without flushing: for a write followed at once by a flushed
-    /// [`RunStore::save`]. sled recovers a prefix of its log, so once that save is durable, so
-    /// is this write; one flush instead of two on every turn.
+    /// [`RunStore::save`]. the store recovers a prefix of its writes (SQLite: whole
+    /// commits, in order), so once that save is durable, so is this write; one flush instead of two on every turn.
     pub fn stage_transcript(
         &self,
         session: &str,

@@ -1,4 +1,4 @@
-//! The control socket. sled locks the store's directory, so while `tollgate serve` runs no other
+//! The control socket. The store is locked by the process that opened it, so while `tollgate serve` runs no other
 //! process can open it; `audit`, `allowlist` and `explain` then send their arguments over a
 //! Unix socket beside the store (`<store>.sock`, mode 0600: whoever may write there could
 //! change the allowlists) and the serving process runs them against its open store.
@@ -60,7 +60,7 @@ pub fn listen(
     allowlists_changed: Arc<tokio::sync::Notify>,
 ) -> std::io::Result<Control> {
     let path = socket_path(config);
-    // A socket left by a killed process: nobody listens on it (sled's lock says we are alone).
+    // A socket left by a killed process: nobody listens on it (the store's lock says we are alone).
     let _ = std::fs::remove_file(&path);
     let listener = tokio::net::UnixListener::bind(&path)?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;

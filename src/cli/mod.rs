@@ -1,6 +1,6 @@
 //! The command line: `check`, `explain`, `allowlist`, `chat`, `run`, `audit`, `serve`. Exit
 //! codes: 0 success, 2 invalid config or usage, 1 any other failure. While `serve` runs it holds
-//! the store (sled locks its directory): `audit`, `allowlist` and `explain` then reach it over
+//! the store (it is locked by the process that opened it): `audit`, `allowlist` and `explain` then reach it over
 //! the control socket (see [`control`]).
 
 /// A line of a command's output, into its [`Io`].
@@ -23,7 +23,7 @@ mod run;
 mod serve;
 
 use crate::config::{self, Config};
-use crate::store::{SledStore, Store};
+use crate::store::Store;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -209,7 +209,7 @@ fn existing_store(config: &Config) -> Result<Option<Arc<dyn Store>>, Failure> {
 
 fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
     // Sessions flushing at once share one fsync (group commit).
-    let store = SledStore::open(&config.store.path, config.store.cache_capacity_mb)
+    let store = crate::store::open_dir(&config.store.path, config.store.cache_capacity_mb)
         .map(|s| Arc::new(crate::store::GroupCommit::new(s)) as Arc<dyn Store>)
         .map_err(|e| Failure::runtime(e.to_string()))?;
     // A store written before its indexes existed is indexed once, here.

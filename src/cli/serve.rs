@@ -135,7 +135,7 @@ pub struct ServeArgs {}
 const BLOCKING_THREADS: usize = 8;
 
 pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Failure> {
-    // First: sled starts threads of its own when the store opens.
+    // First: the store starts a thread of its own when it opens.
     few_malloc_arenas();
     let config = Arc::new(load_config(config_path)?);
     let file = config

@@ -33,9 +33,9 @@ pub struct Config {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
-    /// The sled database directory.
+    /// The store's directory (SQLite's `tollgate.sqlite3` is in it).
     pub path: PathBuf,
-    /// sled's page cache, in megabytes (sled's own default is 1 GiB).
+    /// The store's page cache, in megabytes.
     pub cache_capacity_mb: u64,
     /// Settled approvals, finished runs, stored tool results and audit events older than this
     /// are pruned, and sessions idle this long lose their transcript and dials.

@@ -1,6 +1,6 @@
 //! One contract, run against every backend.
 
-use super::{MemoryStore, SledStore, Store};
+use super::{MemoryStore, SledStore, SqliteStore, Store};
 
 fn contract(store: &dyn Store) {
     assert_eq!(store.get("t", b"a").unwrap(), None);
@@ -81,6 +81,33 @@ fn sled_backend_and_reopen() {
         }
     };
     assert_eq!(reopened.get("keep", b"k").unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn sqlite_backend_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = SqliteStore::open(dir.path(), 8).unwrap();
+        contract(&store);
+        store.insert("keep", b"k", b"v").unwrap();
+        store.insert("keep", b"\xff\xff", b"w").unwrap();
+        store.flush().unwrap();
+        // Written and never flushed: closing commits it.
+        store.insert("keep", b"late", b"x").unwrap();
+        let held = SqliteStore::open(dir.path(), 8).err().unwrap();
+        assert!(held.message.contains("holds this store"), "{held}");
+    }
+    let reopened = SqliteStore::open(dir.path(), 8).unwrap();
+    assert_eq!(reopened.get("keep", b"k").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(reopened.get("keep", b"late").unwrap(), Some(b"x".to_vec()));
+    assert_eq!(
+        reopened.scan_prefix("keep", b"\xff").unwrap(),
+        vec![(b"\xff\xff".to_vec(), b"w".to_vec())]
+    );
+    assert_eq!(
+        reopened.tree_names().unwrap(),
+        vec!["keep".to_string(), "t".to_string()]
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]

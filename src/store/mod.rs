@@ -1,4 +1,5 @@
-//! Durable storage behind a small trait, so sled (unmaintained since 2021) stays replaceable.
+//! Durable storage behind a small trait, so the engine stays replaceable (SQLite now; sled,
+//! unmaintained since 2021, only to read a store an older tollgate wrote).
 //! Calls block: from async code, run them with [`blocking`] so they stay off the async threads.
 
 pub mod aged;
@@ -6,14 +7,18 @@ mod allowlist;
 mod group_commit;
 mod memory;
 pub mod migrate;
+mod open;
 mod sled_store;
+mod sqlite_store;
 
 pub use allowlist::{Allowlists, CommandEntry, ToolEntry};
 #[cfg(feature = "test-support")]
 pub use group_commit::ABORT_AT_FLUSH_ENV;
 pub use group_commit::GroupCommit;
 pub use memory::MemoryStore;
+pub use open::open_dir;
 pub use sled_store::SledStore;
+pub use sqlite_store::SqliteStore;
 
 use std::fmt;
 use std::sync::Arc;

@@ -36,6 +36,16 @@ impl SledStore {
         })
     }
 
+    /// Every tree's name (for copying the store), sled's own default tree among them.
+    pub fn tree_names(&self) -> Result<Vec<String>> {
+        Ok(self
+            .db
+            .tree_names()
+            .into_iter()
+            .map(|name| String::from_utf8_lossy(&name).into_owned())
+            .collect())
+    }
+
     fn tree(&self, name: &str) -> Result<sled::Tree> {
         self.db.open_tree(name).map_err(|e| self.error(name, e))
     }

@@ -357,8 +357,7 @@ async fn a_card_binding_is_listed_and_revoked_at_the_cli() {
         stdout(&check)
     );
     {
-        let store =
-            tollgate::store::SledStore::open(&setup.dir.path().join("data/store"), 8).unwrap();
+        let store = tollgate::store::open_dir(&setup.dir.path().join("data/store"), 8).unwrap();
         tollgate::companions::bindings::bind(&store, "a", "analyze:image", "p/vision-1", "Ann")
             .unwrap();
     }

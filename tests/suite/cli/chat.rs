@@ -333,7 +333,7 @@ async fn chat_with_no_config_finds_the_model_in_the_environment() {
     );
 }
 
-/// A second `chat` while another holds the store (sled locks it) says so plainly, and the first
+/// A second `chat` while another holds the store (it is locked) says so plainly, and the first
 /// goes on answering.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_chat_on_a_store_in_use_says_so() {

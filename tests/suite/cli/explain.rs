@@ -1,4 +1,4 @@
-//! `explain`'s JSON and the allowlist round trip through a real sled store, and `explain`
+//! `explain`'s JSON and the allowlist round trip through a real store, and `explain`
 //! asking the agent's classifier model (a scripted server here).
 
 use super::{stderr, stdout, tollgate};

@@ -1,5 +1,5 @@
 //! The binary as a user runs it: exit codes, what `check` prints, `explain`'s JSON, the
-//! allowlist round trip through a real sled store, `run` and `chat` against a scripted model.
+//! allowlist round trip through a real store, `run` and `chat` against a scripted model.
 //! This module holds the helpers that run the binary (`tollgate`, and `Live` for a process
 //! read as it writes); the scenarios live in its submodules.
 

@@ -332,7 +332,7 @@ fn stored_records_are_consistent(served: &Served, flush: u64, shown_before: &BTr
     use std::sync::Arc;
     use tollgate::store::Store;
     let store: Arc<dyn Store> =
-        Arc::new(tollgate::store::SledStore::open(&served.path("store"), 8).unwrap());
+        Arc::new(tollgate::store::open_dir(&served.path("store"), 8).unwrap());
     let runs = tollgate::agent::runs::RunStore::new(store.clone());
     let open: Vec<String> = runs
         .open_runs()

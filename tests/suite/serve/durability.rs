@@ -139,12 +139,12 @@ async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
     use tollgate::approvals::{
         ApprovalChoice, ApprovalToken, PendingApproval, PendingApprovals, PendingState,
     };
-    use tollgate::store::SledStore;
+    use tollgate::store::open_dir;
     use tollgate_surface::{ApprovalCard, Button, ChatKind, ChatRef, Platform};
     let mut served = Served::new(vec![], "", "").await;
     let token = ApprovalToken::generate().unwrap();
     {
-        let store = Arc::new(SledStore::open(&served.path("store"), 8).unwrap());
+        let store = Arc::new(open_dir(&served.path("store"), 8).unwrap());
         let approvals = PendingApprovals::new(store.clone());
         let now = tollgate::clock::now_secs();
         approvals
@@ -224,14 +224,14 @@ async fn an_idle_session_is_let_go_and_keeps_its_mode() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
-    use tollgate::store::{SledStore, Store};
+    use tollgate::store::{Store, open_dir};
     let mut served = Served::start(vec![text("Hello."), text("Second.")], "", "").await;
     served.say(USER, "hi");
     served.wait_text(USER, "Hello.").await;
     served.terminate();
     // As if a kill had come between the finished record and the answer leaving.
     {
-        let store = SledStore::open(&served.path("store"), 8).unwrap();
+        let store = open_dir(&served.path("store"), 8).unwrap();
         let runs = store.scan_prefix("runs", b"").unwrap();
         assert_eq!(runs.len(), 1);
         assert!(
