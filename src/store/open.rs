@@ -40,9 +40,9 @@ fn copy_from_sled(dir: &Path, cache_mb: u64, into: &dyn Store) -> Result<()> {
         if tree == SLED_DEFAULT_TREE {
             continue;
         }
-        for (key, value) in sled.scan_prefix(&tree, b"")? {
-            into.insert(&tree, &key, &value)?;
-        }
+        sled.for_each(&tree, |key, value| {
+            into.insert(&tree, key, value).map(|_| ())
+        })?;
     }
     into.flush()
 }

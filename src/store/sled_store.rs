@@ -46,6 +46,20 @@ impl SledStore {
             .collect())
     }
 
+    /// Calls `each` with every entry of `tree`, in key order, one at a time (a copy of a
+    /// large store never holds a whole tree in memory).
+    pub fn for_each(
+        &self,
+        tree: &str,
+        mut each: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        for entry in self.tree(tree)?.iter() {
+            let (key, value) = entry.map_err(|e| self.error(tree, e))?;
+            each(&key, &value)?;
+        }
+        Ok(())
+    }
+
     fn tree(&self, name: &str) -> Result<sled::Tree> {
         self.db.open_tree(name).map_err(|e| self.error(name, e))
     }

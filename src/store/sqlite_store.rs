@@ -2,26 +2,29 @@
 //!
 //! Writes go into one open transaction, so readers (which share the one connection) see them
 //! at once and a turn's many small writes reach the log together. [`Store::flush`] commits it
-//! and syncs the write-ahead log: SQLite itself never syncs (`synchronous = OFF`) except around
-//! a checkpoint, so the disk wait happens *after* the lock is released — writers carry on
+//! and then syncs the write-ahead log itself, *after* the lock is released: writers carry on
 //! while a flush waits for the disk, as they did with sled.
 //!
 //! Why syncing the log ourselves is enough: a committed transaction is in the `-wal` file
-//! before `COMMIT` returns (written, not yet synced); an `fdatasync` of that file afterwards
-//! makes it durable. The log is only emptied by a checkpoint this file runs itself, with
-//! `synchronous = NORMAL` for its duration, so SQLite syncs the database file before the log
-//! is written over. Automatic checkpoints are off; SQLite's own at close runs with
-//! `synchronous = NORMAL` too.
+//! before `COMMIT` returns (written, not yet synced, under `synchronous = NORMAL`); an
+//! `fdatasync` of that file afterwards makes it durable. What SQLite itself must sync it does
+//! under `NORMAL`: the log before a checkpoint copies it, the database after, and the log's
+//! new header when the next commit starts the log over — so a power cut can never replay old
+//! frames over newer pages. Automatic checkpoints are off; ours runs from the flush.
 //!
 //! The checkpoint starts the log over from its beginning instead of truncating it: a log whose
 //! length stays the same is synced without its inode (`fdatasync` writes only the data).
+//!
+//! Fail closed: if writes a caller was told had succeeded are lost — SQLite rolled the open
+//! transaction back (a full disk does), or syncing the log failed — the store cannot tell
+//! whose they were, so every later write and flush fails, saying why, until a restart.
 
 use super::{Result, Store, StoreError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::Duration;
 
 /// The database file inside the store's directory.
@@ -37,37 +40,71 @@ const COMMIT_EVERY: Duration = Duration::from_millis(500);
 
 pub struct SqliteStore {
     shared: Arc<Shared>,
+    /// Dropped to stop the committer thread, which is then joined: the store is closed when
+    /// `drop` returns, so the same process can open it again at once.
+    stop_committer: Option<mpsc::Sender<()>>,
+    committer: Option<std::thread::JoinHandle<()>>,
 }
 
 struct Shared {
     conn: Mutex<Open>,
     dir: PathBuf,
-    /// The write-ahead log, opened once it exists (synced after each commit).
-    wal: Mutex<Option<File>>,
+    /// The write-ahead log (it exists from the first commit, made at open).
+    wal: File,
     /// Pages in the log, as SQLite reports after each commit.
     wal_pages: Arc<AtomicI64>,
 }
 
-/// The connection, always inside a transaction, and whether that transaction wrote anything.
+/// The connection, inside a transaction whenever something was written, and whether that
+/// transaction holds writes callers were told had succeeded.
 struct Open {
     conn: Connection,
     dirty: bool,
-    /// Why SQLite rolled back the open transaction (a failed write or commit, e.g. a full
-    /// disk): writes callers were told had succeeded are gone, so the next flush fails.
-    rolled_back: Option<String>,
+    /// Why accepted writes were lost: every later write and flush fails with it.
+    lost: Option<String>,
 }
 
 impl Open {
-    /// After a failed statement: if SQLite rolled the transaction back, note it and open the
-    /// next one, so later writes are batched again.
-    fn after_failure(&mut self, why: &str) {
-        if self.conn.is_autocommit() {
-            self.rolled_back.get_or_insert_with(|| why.to_string());
-            self.dirty = false;
-            if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
-                tracing::warn!("reopening the store's transaction: {e}");
-            }
+    fn refuse_if_lost(&self, dir: &Path) -> Result<()> {
+        match &self.lost {
+            Some(why) => Err(StoreError {
+                context: format!("store {}", dir.display()),
+                message: format!(
+                    "writes the store had accepted were lost ({why}); restart tollgate once \
+                     the cause is fixed (e.g. free disk space)"
+                ),
+            }),
+            None => Ok(()),
         }
+    }
+
+    /// After any failed statement: SQLite may have rolled the whole transaction back.
+    fn after_failure(&mut self, why: &rusqlite::Error) {
+        if self.dirty && self.conn.is_autocommit() {
+            self.lost.get_or_insert_with(|| why.to_string());
+            self.dirty = false;
+        }
+    }
+
+    /// Opens the transaction writes are batched in, unless it is open.
+    fn in_transaction(&mut self) -> rusqlite::Result<()> {
+        if self.conn.is_autocommit() {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        }
+        Ok(())
+    }
+
+    /// Commits the open transaction, if any.
+    fn commit(&mut self) -> rusqlite::Result<()> {
+        if self.conn.is_autocommit() {
+            return Ok(());
+        }
+        let committed = self.conn.execute_batch("COMMIT");
+        match &committed {
+            Ok(()) => self.dirty = false,
+            Err(e) => self.after_failure(e),
+        }
+        committed
     }
 }
 
@@ -89,9 +126,8 @@ impl SqliteStore {
             _ => failed(e.to_string()),
         };
         std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
-        let path = dir.join(FILE_NAME);
         let mut conn = Connection::open_with_flags(
-            &path,
+            dir.join(FILE_NAME),
             OpenFlags::SQLITE_OPEN_READ_WRITE
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -101,25 +137,22 @@ impl SqliteStore {
         // Exclusive locking before WAL: the log's index lives in this process's memory (no
         // shared-memory file), and the lock taken at the first transaction is never let go,
         // so a second process cannot open the store underneath this one.
+        conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")
+            .map_err(sqlite_failed)?;
+        let journal: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(sqlite_failed)?;
+        if !journal.eq_ignore_ascii_case("wal") {
+            // Without the log, syncing it would make nothing durable.
+            return Err(failed(format!(
+                "SQLite refused the write-ahead log (journal mode `{journal}`)"
+            )));
+        }
         conn.execute_batch(&format!(
-            "PRAGMA locking_mode = EXCLUSIVE;
-             PRAGMA journal_mode = WAL;
-             PRAGMA synchronous = OFF;
+            "PRAGMA synchronous = NORMAL;
              PRAGMA wal_autocheckpoint = 0;
              PRAGMA cache_size = -{cache_kib};"
         ))
-        .map_err(sqlite_failed)?;
-        // Take the lock now, so a second process fails here with a clear message.
-        conn.execute_batch("BEGIN IMMEDIATE")
-            .map_err(sqlite_failed)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS kv (
-                 tree TEXT NOT NULL,
-                 k BLOB NOT NULL,
-                 v BLOB NOT NULL,
-                 PRIMARY KEY (tree, k)
-             ) WITHOUT ROWID",
-        )
         .map_err(sqlite_failed)?;
         let wal_pages = Arc::new(AtomicI64::new(0));
         let counted = wal_pages.clone();
@@ -129,34 +162,55 @@ impl SqliteStore {
             Ok(())
         }))
         .map_err(sqlite_failed)?;
+        // Take the lock now, so a second process fails here with a clear message; the
+        // table's creation (or a no-op on an existing store) makes the first commit, which
+        // creates the log.
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             CREATE TABLE IF NOT EXISTS kv (
+                 tree TEXT NOT NULL,
+                 k BLOB NOT NULL,
+                 v BLOB NOT NULL,
+                 PRIMARY KEY (tree, k)
+             ) WITHOUT ROWID;
+             PRAGMA user_version = 1;
+             COMMIT;",
+        )
+        .map_err(sqlite_failed)?;
+        let wal = File::open(dir.join(format!("{FILE_NAME}-wal")))
+            .map_err(|e| failed(format!("opening the write-ahead log: {e}")))?;
         let shared = Arc::new(Shared {
             conn: Mutex::new(Open {
                 conn,
-                dirty: true,
-                rolled_back: None,
+                dirty: false,
+                lost: None,
             }),
             dir: dir.to_path_buf(),
-            wal: Mutex::new(None),
+            wal,
             wal_pages,
         });
         // The table (on a first open) is durable, and the log's file is in its directory.
-        shared.flush()?;
+        shared.sync_wal()?;
         shared.sync_dir()?;
-        spawn_committer(Arc::downgrade(&shared));
-        Ok(SqliteStore { shared })
+        let (stop_committer, stop) = mpsc::channel();
+        let committer = spawn_committer(shared.clone(), stop);
+        Ok(SqliteStore {
+            shared,
+            stop_committer: Some(stop_committer),
+            committer,
+        })
     }
 }
 
-/// Commits what nobody flushed every [`COMMIT_EVERY`], until the store is dropped.
-fn spawn_committer(shared: Weak<Shared>) {
+/// Commits what nobody flushed every [`COMMIT_EVERY`], until told to stop.
+fn spawn_committer(
+    shared: Arc<Shared>,
+    stop: mpsc::Receiver<()>,
+) -> Option<std::thread::JoinHandle<()>> {
     let spawned = std::thread::Builder::new()
         .name("tollgate-committer".into())
         .spawn(move || {
-            loop {
-                std::thread::sleep(COMMIT_EVERY);
-                let Some(shared) = shared.upgrade() else {
-                    return;
-                };
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(COMMIT_EVERY) {
                 if shared.lock().dirty
                     && let Err(e) = shared.flush()
                 {
@@ -164,8 +218,26 @@ fn spawn_committer(shared: Weak<Shared>) {
                 }
             }
         });
-    if let Err(e) = spawned {
-        tracing::warn!("no background commit thread (writes wait for the next flush): {e}");
+    match spawned {
+        Ok(handle) => Some(handle),
+        Err(e) => {
+            tracing::warn!("no background commit thread (writes wait for the next flush): {e}");
+            None
+        }
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        self.stop_committer.take();
+        if let Some(committer) = self.committer.take() {
+            let _ = committer.join();
+        }
+        // Commit what is open (closing would roll it back) and fold the log in; SQLite's
+        // own checkpoint at close then finds nothing left and removes the log.
+        if let Err(e) = self.shared.flush().and_then(|()| self.shared.checkpoint()) {
+            tracing::warn!("closing the store: {e}");
+        }
     }
 }
 
@@ -186,21 +258,8 @@ impl Shared {
     fn flush(&self) -> Result<()> {
         let checkpoint = {
             let mut open = self.lock();
-            if let Some(why) = open.rolled_back.take() {
-                return Err(self.error(
-                    "commit",
-                    format!("writes since the last flush were rolled back: {why}"),
-                ));
-            }
-            if open.dirty {
-                if let Err(e) = open.conn.execute_batch("COMMIT; BEGIN IMMEDIATE") {
-                    open.after_failure(&e.to_string());
-                    // This error is the report of the loss.
-                    open.rolled_back = None;
-                    return Err(self.error("commit", e));
-                }
-                open.dirty = false;
-            }
+            open.refuse_if_lost(&self.dir)?;
+            open.commit().map_err(|e| self.error("commit", e))?;
             self.wal_pages.load(Ordering::Relaxed) > CHECKPOINT_AT_PAGES
         };
         self.sync_wal()?;
@@ -210,26 +269,15 @@ impl Shared {
         Ok(())
     }
 
-    fn wal_path(&self) -> PathBuf {
-        self.dir.join(format!("{FILE_NAME}-wal"))
-    }
-
+    /// Syncs the log. A failed sync is final: Linux reports a write-back error once and
+    /// marks the pages clean, so a second sync would succeed without making them durable.
     fn sync_wal(&self) -> Result<()> {
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        if wal.is_none() {
-            match File::open(self.wal_path()) {
-                Ok(file) => *wal = Some(file),
-                // No log yet: nothing was committed through one.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-                Err(e) => return Err(self.error("opening the log", e)),
-            }
-        }
-        match wal.as_ref() {
-            Some(file) => file
-                .sync_data()
-                .map_err(|e| self.error("syncing the log", e)),
-            None => Ok(()),
-        }
+        self.wal.sync_data().map_err(|e| {
+            let mut open = self.lock();
+            open.lost
+                .get_or_insert_with(|| format!("syncing the write-ahead log failed: {e}"));
+            self.error("syncing the log", e)
+        })
     }
 
     fn sync_dir(&self) -> Result<()> {
@@ -238,45 +286,18 @@ impl Shared {
             .map_err(|e| self.error("syncing the directory", e))
     }
 
-    /// Folds the log into the database: with `synchronous = NORMAL` for its duration, SQLite
-    /// syncs the log before copying and the database after; the next commit writes the log
-    /// from its start.
+    /// Folds the log into the database (SQLite syncs the log before copying and the
+    /// database after); the next commit writes the log from its start. Store calls wait
+    /// meanwhile: it runs once per 8 MiB of log.
     fn checkpoint(&self) -> Result<()> {
         let mut open = self.lock();
-        let folded = open.conn.execute_batch(
-            "COMMIT;
-             PRAGMA synchronous = NORMAL;
-             PRAGMA wal_checkpoint(RESTART);
-             PRAGMA synchronous = OFF;
-             BEGIN IMMEDIATE",
-        );
-        folded.map_err(|e| {
-            // Stopped part way: back to syncing ourselves, inside a transaction. What was
-            // committed stays committed, so nothing is reported lost.
-            let _ = open.conn.execute_batch("PRAGMA synchronous = OFF");
-            open.after_failure(&e.to_string());
-            open.rolled_back = None;
-            self.error("checkpoint", e)
-        })?;
+        open.refuse_if_lost(&self.dir)?;
+        open.commit().map_err(|e| self.error("checkpoint", e))?;
+        open.conn
+            .execute_batch("PRAGMA wal_checkpoint(RESTART)")
+            .map_err(|e| self.error("checkpoint", e))?;
         self.wal_pages.store(0, Ordering::Relaxed);
         Ok(())
-    }
-}
-
-impl Drop for Shared {
-    /// Closing commits what is open (SQLite would roll it back) and lets SQLite sync as it
-    /// checkpoints at close. Runs when the last handle goes, the store's or the committer's.
-    fn drop(&mut self) {
-        if let Err(e) = self.flush().and_then(|()| self.checkpoint()) {
-            tracing::warn!("closing the store: {e}");
-        }
-        let open = self.lock();
-        if let Err(e) = open
-            .conn
-            .execute_batch("COMMIT; PRAGMA synchronous = NORMAL")
-        {
-            tracing::warn!("closing the store: {e}");
-        }
     }
 }
 
@@ -296,11 +317,16 @@ fn after_prefix(prefix: &[u8]) -> Option<Vec<u8>> {
 type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 
 impl SqliteStore {
-    fn read_one(&self, open: &Open, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        open.conn
+    fn read_one(&self, open: &mut Open, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let read = open
+            .conn
             .prepare_cached("SELECT v FROM kv WHERE tree = ?1 AND k = ?2")
-            .and_then(|mut s| s.query_row(params![tree, key], |r| r.get(0)).optional())
-            .map_err(|e| self.shared.error(&format!("reading tree `{tree}`"), e))
+            .and_then(|mut s| s.query_row(params![tree, key], |r| r.get(0)).optional());
+        read.map_err(|e| {
+            // A read can spill the cache and fail on a full disk, rolling back like a write.
+            open.after_failure(&e);
+            self.shared.error(&format!("reading tree `{tree}`"), e)
+        })
     }
 
     fn write_one(
@@ -310,7 +336,8 @@ impl SqliteStore {
         key: &[u8],
         value: Option<&[u8]>,
     ) -> Result<()> {
-        let written = match value {
+        open.refuse_if_lost(&self.shared.dir)?;
+        let written = open.in_transaction().and_then(|()| match value {
             Some(value) => open
                 .conn
                 .prepare_cached("INSERT OR REPLACE INTO kv (tree, k, v) VALUES (?1, ?2, ?3)")
@@ -319,9 +346,9 @@ impl SqliteStore {
                 .conn
                 .prepare_cached("DELETE FROM kv WHERE tree = ?1 AND k = ?2")
                 .and_then(|mut s| s.execute(params![tree, key])),
-        };
+        });
         if let Err(e) = written {
-            open.after_failure(&e.to_string());
+            open.after_failure(&e);
             return Err(self.shared.error(&format!("writing tree `{tree}`"), e));
         }
         open.dirty = true;
@@ -329,8 +356,7 @@ impl SqliteStore {
     }
 
     fn scan(&self, tree: &str, from: &[u8], before: Option<&[u8]>) -> Result<Rows> {
-        let open = self.shared.lock();
-        let failed = |e| self.shared.error(&format!("scanning tree `{tree}`"), e);
+        let mut open = self.shared.lock();
         let rows = match before {
             Some(end) => open
                 .conn
@@ -349,35 +375,42 @@ impl SqliteStore {
                         .collect()
                 }),
         };
-        rows.map_err(failed)
+        rows.map_err(|e| {
+            open.after_failure(&e);
+            self.shared.error(&format!("scanning tree `{tree}`"), e)
+        })
     }
 
     /// Every tree's name (for copying a store).
     pub fn tree_names(&self) -> Result<Vec<String>> {
-        let open = self.shared.lock();
-        open.conn
+        let mut open = self.shared.lock();
+        let names = open
+            .conn
             .prepare_cached("SELECT DISTINCT tree FROM kv ORDER BY tree")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(|e| self.shared.error("listing trees", e))
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect());
+        names.map_err(|e| {
+            open.after_failure(&e);
+            self.shared.error("listing trees", e)
+        })
     }
 }
 
 impl Store for SqliteStore {
     fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let open = self.shared.lock();
-        self.read_one(&open, tree, key)
+        let mut open = self.shared.lock();
+        self.read_one(&mut open, tree, key)
     }
 
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut open = self.shared.lock();
-        let previous = self.read_one(&open, tree, key)?;
+        let previous = self.read_one(&mut open, tree, key)?;
         self.write_one(&mut open, tree, key, Some(value))?;
         Ok(previous)
     }
 
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut open = self.shared.lock();
-        let previous = self.read_one(&open, tree, key)?;
+        let previous = self.read_one(&mut open, tree, key)?;
         if previous.is_some() {
             self.write_one(&mut open, tree, key, None)?;
         }
@@ -400,7 +433,7 @@ impl Store for SqliteStore {
         new: Option<&[u8]>,
     ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
         let mut open = self.shared.lock();
-        let current = self.read_one(&open, tree, key)?;
+        let current = self.read_one(&mut open, tree, key)?;
         if current.as_deref() != expected {
             return Ok(Err(current));
         }
@@ -417,14 +450,16 @@ impl Store for SqliteStore {
 
 #[cfg(test)]
 mod tests {
-    use super::{CHECKPOINT_AT_PAGES, SqliteStore, after_prefix};
+    use super::{CHECKPOINT_AT_PAGES, FILE_NAME, SqliteStore, after_prefix};
     use crate::store::Store;
     use std::sync::atomic::Ordering;
 
     #[test]
-    fn a_write_the_disk_refuses_is_an_error_and_the_next_flush_reports_the_loss() {
+    fn writes_lost_to_a_full_disk_fail_every_later_flush_until_a_restart() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path(), 8).unwrap();
+        store.insert("t", b"kept", b"v").unwrap();
+        store.flush().unwrap();
         store.insert("t", b"before", b"v").unwrap();
         // As if the disk were full: the database may not grow past its current size.
         store
@@ -436,24 +471,44 @@ mod tests {
         let big = vec![7u8; 64 * 1024];
         let refused = store.insert("t", b"big", &big).unwrap_err();
         assert!(refused.message.contains("full"), "{refused}");
-        // Either the earlier write is still there and flushes, or the flush says it is gone.
-        // SQLite rolls the whole transaction back on a full disk: the earlier write, which
-        // its caller was told had succeeded, is gone, and the flush that would have made it
-        // durable says so instead of succeeding.
-        let lost = store.flush().unwrap_err();
-        assert!(lost.message.contains("rolled back"), "{lost}");
+        // SQLite rolled the whole transaction back: the earlier write, which its caller was
+        // told had succeeded, is gone. No later flush may report success — the store cannot
+        // tell whose writes were lost — and no later write is accepted.
         assert_eq!(store.get("t", b"before").unwrap(), None);
-        assert_eq!(store.get("t", b"big").unwrap(), None);
-        // And the store goes on working.
+        for _ in 0..2 {
+            let lost = store.flush().unwrap_err();
+            assert!(lost.message.contains("were lost"), "{lost}");
+            assert!(lost.message.contains("full"), "{lost}");
+        }
+        assert!(store.insert("t", b"after", b"w").is_err());
+        assert_eq!(store.get("t", b"kept").unwrap(), Some(b"v".to_vec()));
+        drop(store);
+        // A restart starts clean, with what was flushed.
+        let reopened = SqliteStore::open(dir.path(), 8).unwrap();
+        assert_eq!(reopened.get("t", b"kept").unwrap(), Some(b"v".to_vec()));
+        assert_eq!(reopened.get("t", b"before").unwrap(), None);
+        reopened.insert("t", b"after", b"w").unwrap();
+        reopened.flush().unwrap();
+    }
+
+    #[test]
+    fn a_failed_first_write_of_a_transaction_loses_nothing_and_is_only_its_own_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path(), 8).unwrap();
+        store.insert("t", b"kept", b"v").unwrap();
+        store.flush().unwrap();
         store
             .shared
             .lock()
             .conn
-            .execute_batch("PRAGMA max_page_count = 1000000")
+            .execute_batch("PRAGMA max_page_count = 8")
             .unwrap();
-        store.insert("t", b"after", b"w").unwrap();
+        assert!(store.insert("t", b"big", &vec![7u8; 64 * 1024]).is_err());
+        // Nothing accepted was in that transaction: the store goes on.
         store.flush().unwrap();
-        assert_eq!(store.get("t", b"after").unwrap(), Some(b"w".to_vec()));
+        store.insert("t", b"small", b"s").unwrap();
+        store.flush().unwrap();
+        assert_eq!(store.get("t", b"small").unwrap(), Some(b"s".to_vec()));
     }
 
     #[test]
@@ -471,14 +526,18 @@ mod tests {
                 0,
                 "the flush after a log of more than {CHECKPOINT_AT_PAGES} pages checkpoints"
             );
-            let wal_len = std::fs::metadata(store.shared.wal_path()).unwrap().len();
+            let wal_len = std::fs::metadata(dir.path().join(format!("{FILE_NAME}-wal")))
+                .unwrap()
+                .len();
             // The next commits write the log from its start: it does not grow.
             for i in 3000u32..3100 {
                 store.insert("t", &i.to_be_bytes(), &value).unwrap();
             }
             store.flush().unwrap();
             assert_eq!(
-                std::fs::metadata(store.shared.wal_path()).unwrap().len(),
+                std::fs::metadata(dir.path().join(format!("{FILE_NAME}-wal")))
+                    .unwrap()
+                    .len(),
                 wal_len
             );
         }
