@@ -454,20 +454,30 @@ mod tests {
     use crate::store::Store;
     use std::sync::atomic::Ordering;
 
-    #[test]
-    fn writes_lost_to_a_full_disk_fail_every_later_flush_until_a_restart() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(dir.path(), 8).unwrap();
+    /// A store holding one flushed entry, `t/kept`, in `dir`.
+    fn with_one_entry(dir: &std::path::Path) -> SqliteStore {
+        let store = SqliteStore::open(dir, 8).unwrap();
         store.insert("t", b"kept", b"v").unwrap();
         store.flush().unwrap();
-        store.insert("t", b"before", b"v").unwrap();
-        // As if the disk were full: the database may not grow past its current size.
+        store
+    }
+
+    /// As if the disk were full: the database may not grow past its current size.
+    fn fill_the_disk(store: &SqliteStore) {
         store
             .shared
             .lock()
             .conn
             .execute_batch("PRAGMA max_page_count = 8")
             .unwrap();
+    }
+
+    #[test]
+    fn writes_lost_to_a_full_disk_fail_every_later_flush_until_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = with_one_entry(dir.path());
+        store.insert("t", b"before", b"v").unwrap();
+        fill_the_disk(&store);
         let big = vec![7u8; 64 * 1024];
         let refused = store.insert("t", b"big", &big).unwrap_err();
         assert!(refused.message.contains("full"), "{refused}");
@@ -494,15 +504,8 @@ mod tests {
     #[test]
     fn a_failed_first_write_of_a_transaction_loses_nothing_and_is_only_its_own_error() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(dir.path(), 8).unwrap();
-        store.insert("t", b"kept", b"v").unwrap();
-        store.flush().unwrap();
-        store
-            .shared
-            .lock()
-            .conn
-            .execute_batch("PRAGMA max_page_count = 8")
-            .unwrap();
+        let store = with_one_entry(dir.path());
+        fill_the_disk(&store);
         assert!(store.insert("t", b"big", &vec![7u8; 64 * 1024]).is_err());
         // Nothing accepted was in that transaction: the store goes on.
         store.flush().unwrap();
