@@ -91,7 +91,10 @@ pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneR
         results: crate::tools::builtin::prune_results(store.as_ref(), before)?,
         events: crate::events::StoreEvents::prune(store.as_ref(), before)?,
         reminders: crate::reminders::Reminders::prune_fired(store.as_ref(), before)?,
-        sessions: runs.prune_idle_sessions(before)?,
+        // A session's date may lag its last activity by up to an hour (it is not dated
+        // again sooner): allowing for that hour keeps a session active within the window.
+        sessions: runs
+            .prune_idle_sessions(before.saturating_sub(crate::agent::runs::REDATE_AFTER))?,
         workspaces: 0,
     };
     let allowlists = crate::store::Allowlists::new(store.clone());

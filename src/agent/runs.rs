@@ -196,10 +196,9 @@ impl RunStore {
     /// Notes that `session` (of `agent`) was active at `now`: retention prunes a session only
     /// once it has been idle for `retain_days`. Written with the caller's next flush.
     ///
-    /// A session dated less than [`REDATE_AFTER`] ago keeps its date: retention counts in days
-    /// (`retain_days` ≥ 1), so such a session is never among those it claims (it may be
-    /// pruned up to that much before `retain_days` of real idleness), and a call costs one
-    /// read here instead of a remove and two inserts.
+    /// A session dated less than [`REDATE_AFTER`] ago keeps its date, so a call costs one
+    /// read here instead of a remove and two inserts; the retention pass allows for the lag
+    /// (a session goes up to that much after `retain_days` of idleness, never before).
     pub fn note_activity(&self, session: &str, agent: &str, now: u64) -> Result<(), StoreError> {
         let store = self.store.as_ref();
         let current = store.get(SESSION_ACTIVITY_TREE, session.as_bytes())?;

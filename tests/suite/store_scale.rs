@@ -601,6 +601,38 @@ fn a_session_dated_within_the_hour_keeps_its_date() {
     );
 }
 
+/// A session keeps its date for up to an hour of further activity, so the retention pass
+/// allows for that hour: a session last active `retain_days` minus a minute ago keeps its
+/// transcript, even though its date is older than the window.
+#[test]
+fn a_session_active_within_the_window_is_not_pruned_by_its_older_date() {
+    use tollgate::agent::llm::{ChatMessage, Role};
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n";
+    let file = dir.path().join("tollgate.toml");
+    std::fs::write(&file, toml).unwrap();
+    let config = tollgate::config::load_with_env(Some(file), Some(toml), HashMap::new()).unwrap();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let runs = RunStore::new(store.clone());
+    let (day, window) = (86_400, 30 * 86_400);
+    let dated = 10 * day;
+    runs.note_activity("telegram:1", "a", dated).unwrap();
+    runs.save_transcript("telegram:1", &[ChatMessage::new(Role::User, "hi")])
+        .unwrap();
+    // Active again 50 minutes later: the date stays (it is less than an hour old).
+    let last_active = dated + 50 * 60;
+    runs.note_activity("telegram:1", "a", last_active).unwrap();
+
+    let kept = tollgate::retention::prune(&store, &config, last_active + window - 60).unwrap();
+    assert!(kept.sessions.is_empty(), "{kept:?}");
+    assert_eq!(runs.transcript("telegram:1").unwrap().len(), 1);
+    // Idle for the window and the hour its date may lag by: pruned.
+    let later = last_active + window + tollgate::agent::runs::REDATE_AFTER;
+    let pruned = tollgate::retention::prune(&store, &config, later).unwrap();
+    assert_eq!(pruned.sessions.len(), 1, "{pruned:?}");
+    assert!(runs.transcript("telegram:1").unwrap().is_empty());
+}
+
 /// Activity recorded before its time index existed is indexed once at open, and pruned.
 #[test]
 fn session_activity_from_before_its_index_is_indexed_once() {
