@@ -9,15 +9,31 @@ use std::path::Path;
 /// Set once every tree of the directory's sled store was copied.
 const COPIED_FROM_SLED: &[u8] = b"copied-from-sled-v1";
 
+/// Left beside sled's files once they were copied: a `tollgate.sqlite3` deleted later (to
+/// start afresh) is not filled again from them.
+const SLED_COPIED_FILE: &str = "sled-copied-to-sqlite";
+
 /// sled's own bookkeeping tree, not ours.
 const SLED_DEFAULT_TREE: &str = "__sled__default";
 
 /// Opens the store in `dir` with a page cache of `cache_mb` megabytes. A directory an older
 /// tollgate wrote with sled is copied into SQLite at the first open (sled's files are left
-/// where they are); a copy cut short is started again at the next open.
+/// where they are, with a file saying they were copied); a copy cut short is started again at
+/// the next open.
 pub fn open_dir(dir: &Path, cache_mb: u64) -> Result<SqliteStore> {
     let store = SqliteStore::open(dir, cache_mb)?;
-    if holds_sled(dir) && store.get(META_TREE, COPIED_FROM_SLED)?.is_none() {
+    if !holds_sled(dir) {
+        return Ok(store);
+    }
+    if dir.join(SLED_COPIED_FILE).exists() {
+        tracing::info!(
+            "the sled files in {} were copied into SQLite before ({SLED_COPIED_FILE}); \
+             not copying them again",
+            dir.display()
+        );
+        return Ok(store);
+    }
+    if store.get(META_TREE, COPIED_FROM_SLED)?.is_none() {
         once(&store, COPIED_FROM_SLED, || {
             copy_from_sled(dir, cache_mb, &store)
         })?;
@@ -25,6 +41,15 @@ pub fn open_dir(dir: &Path, cache_mb: u64) -> Result<SqliteStore> {
             "copied the sled store in {} into {FILE_NAME}; sled's files there (`conf`, `db`, \
              `blobs`, `snap.*`) are no longer read and can be deleted",
             dir.display()
+        );
+    }
+    // After the copy is durable (the marker in the store says so, whatever happens here).
+    let copied = std::fs::write(dir.join(SLED_COPIED_FILE), COPIED_FROM_SLED)
+        .and_then(|()| std::fs::File::open(dir)?.sync_all());
+    if let Err(e) = copied {
+        tracing::warn!(
+            "could not write {} (a deleted {FILE_NAME} would be filled from sled again): {e}",
+            dir.join(SLED_COPIED_FILE).display()
         );
     }
     Ok(store)
@@ -79,6 +104,14 @@ mod tests {
             reopened.get("sessions", b"telegram:1").unwrap(),
             Some(b"newer".to_vec())
         );
+        // An operator who deletes the SQLite file starts afresh: sled's old data stays out.
+        drop(reopened);
+        for name in [FILE_NAME.to_string(), format!("{FILE_NAME}-wal")] {
+            let _ = std::fs::remove_file(dir.path().join(name));
+        }
+        let fresh = open_dir(dir.path(), 8).unwrap();
+        assert_eq!(fresh.get("sessions", b"telegram:1").unwrap(), None);
+        assert!(dir.path().join("conf").is_file());
     }
 
     fn retry(open: impl Fn() -> Result<SqliteStore>) -> SqliteStore {
