@@ -18,6 +18,14 @@ pub fn bash_path() -> Option<PathBuf> {
     })
 }
 
+/// Where bash is, looked up once per process like [`probe`]'s answer (which says whether
+/// there is one): a new session's runner no longer stats three paths.
+#[must_use]
+pub fn bash_path_once() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(bash_path).clone()
+}
+
 /// What this machine can enforce, probed once per process: every session of every agent asks
 /// (each assembles an executor), and the kernel's answer does not change while the process
 /// runs (a sysctl changed later is read at the next start; until then a sandbox the kernel
@@ -33,7 +41,7 @@ fn probe_now() -> SandboxSupport {
     SandboxSupport {
         landlock_abi: landlock_abi(),
         user_namespaces: user_namespaces_allowed(),
-        bash: bash_path().is_some(),
+        bash: bash_path_once().is_some(),
     }
 }
 

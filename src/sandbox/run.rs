@@ -5,7 +5,7 @@
 use super::HELPER_ARG;
 use super::helper::{ERROR_PREFIX, SETUP_FAILED};
 use super::output::{CappedOutput, OUTPUT_CAP, read_capped};
-use super::probe::bash_path;
+use super::probe::bash_path_once;
 use super::spec::{BASH_ARGS, SandboxSpec};
 use crate::policy::mode::SandboxPolicy;
 use crate::policy::sandbox::NO_BASH;
@@ -73,7 +73,7 @@ impl ShellRunner {
     pub fn new(helper: PathBuf) -> Self {
         ShellRunner {
             helper,
-            bash: bash_path(),
+            bash: bash_path_once(),
         }
     }
 
