@@ -398,7 +398,7 @@ impl Launcher {
                 tmpdir: tmp.path().to_path_buf(),
                 setup_errors: PathBuf::new(),
                 network: agent.network_access,
-                shell: crate::sandbox::bash_path().unwrap_or_default(),
+                shell: crate::sandbox::bash_path_once().unwrap_or_default(),
                 trust_git_config: agent.trust_git_config,
             };
             let spec_json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
