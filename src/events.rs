@@ -289,8 +289,8 @@ impl EventSink for StoreEvents {
             // An audit write that fails is logged, never fatal to the call it describes.
             let written = self
                 .store
-                .insert(EVENTS_AGED_TREE, &dated, b"")
-                .and_then(|_| self.store.insert(EVENTS_TREE, key.as_bytes(), &bytes));
+                .put(EVENTS_AGED_TREE, &dated, b"")
+                .and_then(|()| self.store.put(EVENTS_TREE, key.as_bytes(), &bytes));
             if let Err(e) = written {
                 tracing::warn!("recording an event failed: {e}");
             }

@@ -174,7 +174,7 @@ impl RunStore {
         crate::store::migrate::once(store, RUNS_INDEXED_MARKER, || {
             for (key, bytes) in store.scan_prefix(RUNS_TREE, b"")? {
                 if decode::<RunRecord>(&bytes).is_ok_and(|run| run.is_open()) {
-                    store.insert(OPEN_RUNS_TREE, &key, b"")?;
+                    store.put(OPEN_RUNS_TREE, &key, b"")?;
                 }
             }
             Ok(())
@@ -182,7 +182,7 @@ impl RunStore {
         crate::store::migrate::once(store, ACTIVITY_INDEXED_MARKER, || {
             for (session, activity) in store.scan_prefix(SESSION_ACTIVITY_TREE, b"")? {
                 if let Some(at) = crate::store::aged::time_of(&activity) {
-                    store.insert(
+                    store.put(
                         SESSION_IDLE_TREE,
                         &crate::store::aged::key(at, &session),
                         b"",
@@ -216,14 +216,14 @@ impl RunStore {
                 &crate::store::aged::key(at, session.as_bytes()),
             )?;
         }
-        store.insert(
+        store.put(
             SESSION_IDLE_TREE,
             &crate::store::aged::key(now, session.as_bytes()),
             b"",
         )?;
         let mut activity = now.to_be_bytes().to_vec();
         activity.extend_from_slice(agent.as_bytes());
-        store.insert(SESSION_ACTIVITY_TREE, session.as_bytes(), &activity)?;
+        store.put(SESSION_ACTIVITY_TREE, session.as_bytes(), &activity)?;
         Ok(())
     }
 
@@ -257,13 +257,13 @@ impl RunStore {
     fn write(&self, run: &RunRecord) -> Result<(), StoreError> {
         let open = run.is_open();
         if open {
-            self.store.insert(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
+            self.store.put(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
         }
         self.store
-            .insert(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
+            .put(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
         let now = crate::clock::now_secs();
         if matches!(run.phase, RunPhase::Finished { .. }) && answered_in_a_chat(&run.session) {
-            self.store.insert(UNANSWERED_TREE, run.id.as_bytes(), b"")?;
+            self.store.put(UNANSWERED_TREE, run.id.as_bytes(), b"")?;
         }
         if !open {
             // A session's activity is dated when a run ends (once a turn, not at every step):
@@ -271,7 +271,7 @@ impl RunStore {
             self.note_activity(&run.session, &run.agent, now)?;
             // Dated with the record, before the flush: a save dropped after its flush (a
             // cancelled task) still leaves a finished run retention can find.
-            self.store.insert(
+            self.store.put(
                 FINISHED_RUNS_TREE,
                 &crate::store::aged::key(now, run.id.as_bytes()),
                 b"",
@@ -424,7 +424,7 @@ impl RunStore {
         state: &CallState,
     ) -> Result<(), StoreError> {
         self.store
-            .insert(RUN_CALLS_TREE, &call_key(run, call), &encode(state)?)?;
+            .put(RUN_CALLS_TREE, &call_key(run, call), &encode(state)?)?;
         self.store.flush_soon().await
     }
 
@@ -507,7 +507,7 @@ impl RunStore {
         transcript: &[ChatMessage],
     ) -> Result<(), StoreError> {
         self.store
-            .insert(TRANSCRIPT_TREE, session.as_bytes(), &encode(&transcript)?)
+            .put(TRANSCRIPT_TREE, session.as_bytes(), &encode(&transcript)?)
             .map(|_| ())
     }
 

@@ -81,7 +81,7 @@ impl Service {
             let _ = self
                 .shared
                 .store
-                .insert(SESSION_CHATS_TREE, key.as_bytes(), &bytes);
+                .put(SESSION_CHATS_TREE, key.as_bytes(), &bytes);
         }
         let mut workers = lock(&self.workers);
         let live = workers.entry(key.to_string()).or_insert_with(|| {

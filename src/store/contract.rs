@@ -12,8 +12,14 @@ fn contract(store: &dyn Store) {
         None,
         "trees are separate"
     );
-    store.insert("t", b"ab", b"3").unwrap();
-    store.insert("t", b"b", b"4").unwrap();
+    store.put("t", b"ab", b"0").unwrap();
+    store.put("t", b"ab", b"3").unwrap();
+    assert_eq!(
+        store.get("t", b"ab").unwrap(),
+        Some(b"3".to_vec()),
+        "put replaces"
+    );
+    store.put("t", b"b", b"4").unwrap();
     let scanned: Vec<Vec<u8>> = store
         .scan_prefix("t", b"a")
         .unwrap()

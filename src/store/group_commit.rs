@@ -104,6 +104,10 @@ impl<S: Store + 'static> Store for GroupCommit<S> {
         self.core.inner.insert(tree, key, value)
     }
 
+    fn put(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<()> {
+        self.core.inner.put(tree, key, value)
+    }
+
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.core.inner.remove(tree, key)
     }

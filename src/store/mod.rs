@@ -45,6 +45,12 @@ pub trait Store: Send + Sync {
     fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Inserts, returning the previous value.
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Inserts where the previous value is not wanted: a backend that must read it back to
+    /// return it (SQLite) skips the read — a transcript or run record is not copied out only
+    /// to be dropped.
+    fn put(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<()> {
+        self.insert(tree, key, value).map(|_| ())
+    }
     /// Removes, returning the previous value.
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Every entry whose key starts with `prefix`, in key order.

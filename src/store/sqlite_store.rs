@@ -421,6 +421,11 @@ impl Store for SqliteStore {
         Ok(previous)
     }
 
+    fn put(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut open = self.shared.lock();
+        self.write_one(&mut open, tree, key, Some(value))
+    }
+
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut open = self.shared.lock();
         let previous = self.read_one(&mut open, tree, key)?;
