@@ -315,6 +315,16 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     );
 }
 
+/// A config file in `dir`: `extra` and one agent `a` on a provider nobody calls.
+fn config_in(dir: &std::path::Path, extra: &str) -> tollgate::config::Config {
+    let toml = format!(
+        "{extra}[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n"
+    );
+    let file = dir.join("tollgate.toml");
+    std::fs::write(&file, &toml).unwrap();
+    tollgate::config::load_with_env(Some(file), Some(&toml), HashMap::new()).unwrap()
+}
+
 /// A new "Approve all" row over two cards.
 fn bulk_row(bulks: &tollgate::approvals::BulkApprovals) -> ApprovalToken {
     let token = ApprovalToken::generate().unwrap();
@@ -335,10 +345,7 @@ fn bulk_row(bulks: &tollgate::approvals::BulkApprovals) -> ApprovalToken {
 fn a_store_written_before_the_age_indexes_is_dated_at_the_upgrade() {
     use tollgate::events::{Event, EventKind, EventSink, StoreEvents};
     let dir = tempfile::tempdir().unwrap();
-    let toml = "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n";
-    let file = dir.path().join("tollgate.toml");
-    std::fs::write(&file, toml).unwrap();
-    let config = tollgate::config::load_with_env(Some(file), Some(toml), HashMap::new()).unwrap();
+    let config = config_in(dir.path(), "[store]\npath = \"store\"\n");
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     // One of each kind retention deletes by age, written as this version writes it...
     let approvals = PendingApprovals::new(store.clone());
@@ -608,10 +615,7 @@ fn a_session_dated_within_the_hour_keeps_its_date() {
 fn a_session_active_within_the_window_is_not_pruned_by_its_older_date() {
     use tollgate::agent::llm::{ChatMessage, Role};
     let dir = tempfile::tempdir().unwrap();
-    let toml = "[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n";
-    let file = dir.path().join("tollgate.toml");
-    std::fs::write(&file, toml).unwrap();
-    let config = tollgate::config::load_with_env(Some(file), Some(toml), HashMap::new()).unwrap();
+    let config = config_in(dir.path(), "");
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let runs = RunStore::new(store.clone());
     let (day, window) = (86_400, 30 * 86_400);
