@@ -218,7 +218,9 @@ async fn hidden_code_waits_for_a_human_and_runs_only_when_approved() {
 
         // An admin approves: the hidden part is real, and runs.
         let classifier = Arc::new(Credulous::default());
-        let b = bench_classified(false, "", classifier.clone());
+        // The command really runs (python3 in the sandbox): one second is too little under a
+        // loaded test run.
+        let b = bench_classified(false, "tool_timeout_secs = 30\n", classifier.clone());
         prepare(&b);
         let id = format!("c{i}");
         b.approver

@@ -215,10 +215,20 @@ provider = "p"
 model = "m"
 tools = ["read_file", "write_file", "edit_file", "ls", "find", "grep", "mkdir", "rm", "mv", "cp", "execute_command", "web_fetch", "http_request", "manage_todos", "list_todos", "view_memory", "manage_memory", "retrieve_tool_result", "get_time", "context_info"]
 workspace = "ws"
-tool_timeout_secs = 1
+TIMEOUT
 EXTRA
 "#
-    .replace("EXTRA", extra_agent_lines);
+    .replace("EXTRA", extra_agent_lines)
+    // One second, so a sleeping tool times out quickly; a bench whose commands really run
+    // in the sandbox sets its own (a loaded machine can take longer to start one).
+    .replace(
+        "TIMEOUT",
+        if extra_agent_lines.contains("tool_timeout_secs") {
+            ""
+        } else {
+            "tool_timeout_secs = 1"
+        },
+    );
     let file = root.join("tollgate.toml");
     std::fs::write(&file, &text).unwrap();
     let config: Config = config::load_with_env(Some(file), Some(&text), HashMap::new()).unwrap();

@@ -11,7 +11,7 @@ use tollgate::store::Store;
 
 #[tokio::test]
 async fn approved_shell_commands_run_sandboxed_and_big_results_are_stored() {
-    let b = bench(false);
+    let b = bench_with(false, "tool_timeout_secs = 30\n");
     let go = b.approver.expect("sh");
     go.send(Answer::Approve {
         by: "console:op".into(),
