@@ -51,9 +51,20 @@ struct Shared {
     dir: PathBuf,
     /// The write-ahead log (it exists from the first commit, made at open).
     wal: File,
+    /// Held across a sync of the log and the check for losses before it. Linux reports a
+    /// write-back error once per open file: of two syncs at once on `wal` (a flush and the
+    /// committer's), the second would succeed without the data being on disk. It waits, and
+    /// then sees the loss the first one recorded.
+    syncing: Mutex<()>,
     /// Pages in the log, as SQLite reports after each commit.
     wal_pages: Arc<AtomicI64>,
+    /// Tests make syncing the log fail through this.
+    #[cfg(test)]
+    sync_fault: Mutex<Option<SyncFault>>,
 }
+
+#[cfg(test)]
+type SyncFault = Box<dyn FnMut() -> std::io::Result<()> + Send>;
 
 /// The connection, inside a transaction whenever something was written, and whether that
 /// transaction holds writes callers were told had succeeded.
@@ -192,7 +203,10 @@ impl SqliteStore {
             }),
             dir: dir.to_path_buf(),
             wal,
+            syncing: Mutex::new(()),
             wal_pages,
+            #[cfg(test)]
+            sync_fault: Mutex::new(None),
         });
         // The table (on a first open) is durable, and the log's file is in its directory.
         shared.sync_wal()?;
@@ -277,12 +291,27 @@ impl Shared {
     /// Syncs the log. A failed sync is final: Linux reports a write-back error once and
     /// marks the pages clean, so a second sync would succeed without making them durable.
     fn sync_wal(&self) -> Result<()> {
-        self.wal.sync_data().map_err(|e| {
+        let _one_at_a_time = self.syncing.lock().unwrap_or_else(|p| p.into_inner());
+        self.lock().refuse_if_lost(&self.dir)?;
+        self.sync_data().map_err(|e| {
             let mut open = self.lock();
             open.lost
                 .get_or_insert_with(|| format!("syncing the write-ahead log failed: {e}"));
             self.error("syncing the log", e)
         })
+    }
+
+    fn sync_data(&self) -> std::io::Result<()> {
+        #[cfg(test)]
+        if let Some(fault) = self
+            .sync_fault
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            return fault();
+        }
+        self.wal.sync_data()
     }
 
     fn sync_dir(&self) -> Result<()> {
@@ -428,6 +457,8 @@ impl Store for SqliteStore {
 
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut open = self.shared.lock();
+        // Even where nothing is written: what it read may be a rolled-back state.
+        open.refuse_if_lost(&self.shared.dir)?;
         let previous = self.read_one(&mut open, tree, key)?;
         if previous.is_some() {
             self.write_one(&mut open, tree, key, None)?;
@@ -451,6 +482,8 @@ impl Store for SqliteStore {
         new: Option<&[u8]>,
     ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
         let mut open = self.shared.lock();
+        // A mismatch answered from a rolled-back state would be a wrong answer, not an error.
+        open.refuse_if_lost(&self.shared.dir)?;
         let current = self.read_one(&mut open, tree, key)?;
         if current.as_deref() != expected {
             return Ok(Err(current));

@@ -73,6 +73,9 @@ fn writes_lost_to_a_full_disk_fail_every_later_flush_until_a_restart() {
         assert!(lost.message.contains("full"), "{lost}");
     }
     assert!(store.insert("t", b"after", b"w").is_err());
+    // Nor an answer built on the rolled-back state: the lost record is not "absent".
+    assert!(store.compare_and_swap("t", b"before", None, None).is_err());
+    assert!(store.remove("t", b"before").is_err());
     assert_eq!(store.get("t", b"kept").unwrap(), Some(b"v".to_vec()));
     drop(store);
     // A restart starts clean, with what was flushed.
@@ -81,6 +84,37 @@ fn writes_lost_to_a_full_disk_fail_every_later_flush_until_a_restart() {
     assert_eq!(reopened.get("t", b"before").unwrap(), None);
     reopened.insert("t", b"after", b"w").unwrap();
     reopened.flush().unwrap();
+}
+
+/// Linux reports a failed write-back once per open file: a flush syncing beside one whose
+/// sync failed must not be told its writes are durable.
+#[test]
+fn a_failed_sync_is_not_hidden_from_a_flush_syncing_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(with_one_entry(dir.path()));
+    let (syncing, first_sync_started) = std::sync::mpsc::channel();
+    let mut syncs = 0;
+    *store.shared.sync_fault.lock().unwrap() = Some(Box::new(move || {
+        syncs += 1;
+        if syncs > 1 {
+            // What a second sync on the same file gets after the error was reported.
+            return Ok(());
+        }
+        syncing.send(()).unwrap();
+        // The window in which the other flush commits and reaches its own sync.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        Err(std::io::Error::other("injected write-back error"))
+    }));
+    store.insert("t", b"first", b"1").unwrap();
+    let first = {
+        let store = store.clone();
+        std::thread::spawn(move || store.flush())
+    };
+    first_sync_started.recv().unwrap();
+    store.insert("t", b"second", b"2").unwrap();
+    let second = store.flush().unwrap_err();
+    assert!(second.message.contains("were lost"), "{second}");
+    assert!(first.join().unwrap().is_err());
 }
 
 #[test]
