@@ -16,7 +16,13 @@ pub struct GroupCommit<S> {
     core: Arc<Core<S>>,
     /// Where async callers queue for the flusher thread: started on first use, `None` when it
     /// could not start (they flush at once instead).
-    flusher: OnceLock<Option<mpsc::Sender<Waiter>>>,
+    flusher: OnceLock<Option<Flusher>>,
+}
+
+/// The flusher thread and its queue.
+struct Flusher {
+    queue: mpsc::Sender<Waiter>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 /// An async caller waiting for a flush.
@@ -82,9 +88,22 @@ impl<S: Store + 'static> GroupCommit<S> {
                         }
                     })
                     .ok()
-                    .map(|_| queue)
+                    .map(|thread| Flusher { queue, thread })
             })
             .as_ref()
+            .map(|flusher| &flusher.queue)
+    }
+}
+
+impl<S> Drop for GroupCommit<S> {
+    fn drop(&mut self) {
+        // The thread holds the store too: closing its queue ends it once everyone queued is
+        // answered, and joining it means the store is closed (and can be opened again at
+        // once, by this process or another) when this returns.
+        if let Some(Some(flusher)) = self.flusher.take() {
+            drop(flusher.queue);
+            let _ = flusher.thread.join();
+        }
     }
 }
 
@@ -257,6 +276,8 @@ mod tests {
         flushes: AtomicU64,
         /// Its first flush panics (a store that fails in the worst way).
         first_flush_panics: bool,
+        /// Gone when the store is (tests hold a `Weak` of it).
+        alive: Arc<()>,
         /// A flush says it started, then waits (at most 10 s) to be let go.
         held: Option<(
             std::sync::mpsc::Sender<()>,
@@ -411,5 +432,29 @@ mod tests {
         // Neither the flusher thread nor the shared state is left stuck.
         store.flush_soon().await.unwrap();
         store.flush().unwrap();
+    }
+
+    /// Once dropped, the store is closed: the flusher thread, which holds it too, has ended
+    /// (a store with a lock on its files can be opened again at once).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_store_is_closed_when_drop_returns() {
+        let (started, flush_started) = std::sync::mpsc::channel();
+        let (release, held) = std::sync::mpsc::channel();
+        let disk = SlowDisk {
+            held: Some((started, Mutex::new(held))),
+            ..SlowDisk::default()
+        };
+        let alive = Arc::downgrade(&disk.alive);
+        let store = GroupCommit::new(disk);
+        store.insert("t", b"k", b"v").unwrap();
+        let flushed = store.flush_soon();
+        flush_started
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap();
+        // The flusher thread is inside the flush when the store is dropped.
+        release.send(()).unwrap();
+        drop(store);
+        assert!(alive.upgrade().is_none(), "the inner store outlived drop");
+        flushed.await.unwrap();
     }
 }
