@@ -190,9 +190,7 @@ impl Reminders {
     /// Moves a claimed reminder's index entry from the due index to the fired one (dated `now`).
     fn move_to_fired(&self, due_key: &[u8], key: &[u8], now: u64) -> Result<(), StoreError> {
         self.store.remove(DUE_TREE, due_key)?;
-        self.store
-            .insert(FIRED_TREE, &aged::key(now, key), b"")
-            .map(|_| ())
+        self.store.put(FIRED_TREE, &aged::key(now, key), b"")
     }
 
     /// Deletes the reminders that fired before `before` (seconds), and those due before it

@@ -499,8 +499,9 @@ impl RunStore {
     }
 
     /// Writes a transcript without flushing: for a write followed at once by a flushed
-    /// [`RunStore::save`]. the store recovers a prefix of its writes (SQLite: whole
-    /// commits, in order), so once that save is durable, so is this write; one flush instead of two on every turn.
+    /// [`RunStore::save`]. The store recovers a prefix of its writes (SQLite: whole commits,
+    /// in order), so once that save is durable, so is this write; one flush instead of two on
+    /// every turn.
     pub fn stage_transcript(
         &self,
         session: &str,
@@ -508,7 +509,6 @@ impl RunStore {
     ) -> Result<(), StoreError> {
         self.store
             .put(TRANSCRIPT_TREE, session.as_bytes(), &encode(&transcript)?)
-            .map(|_| ())
     }
 
     /// Saves a transcript, durably.

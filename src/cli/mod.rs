@@ -1,7 +1,7 @@
 //! The command line: `check`, `explain`, `allowlist`, `chat`, `run`, `audit`, `serve`. Exit
 //! codes: 0 success, 2 invalid config or usage, 1 any other failure. While `serve` runs it holds
-//! the store (it is locked by the process that opened it): `audit`, `allowlist` and `explain` then reach it over
-//! the control socket (see [`control`]).
+//! the store (it is locked by the process that opened it): `audit`, `allowlist` and `explain`
+//! then reach it over the control socket (see [`control`]).
 
 /// A line of a command's output, into its [`Io`].
 macro_rules! io_say {

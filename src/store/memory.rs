@@ -1,5 +1,5 @@
-//! An in-memory store: the same contract as the disk store, for places that must not touch the disk
-//! (`explain` before any store exists) and for the contract test's second backend.
+//! An in-memory store: the same contract as the disk store, for places that must not touch
+//! the disk (`explain` before any store exists) and for the contract test's second backend.
 
 use super::{Result, Store};
 use std::collections::{BTreeMap, HashMap};

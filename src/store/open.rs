@@ -1,7 +1,7 @@
 //! Opening the store directory: SQLite, and once, a copy of what an older tollgate's sled
 //! store held there.
 
-use super::migrate::{META_TREE, once};
+use super::migrate::once;
 use super::sqlite_store::FILE_NAME;
 use super::{Result, SledStore, SqliteStore, Store};
 use std::path::Path;
@@ -33,16 +33,15 @@ pub fn open_dir(dir: &Path, cache_mb: u64) -> Result<SqliteStore> {
         );
         return Ok(store);
     }
-    if store.get(META_TREE, COPIED_FROM_SLED)?.is_none() {
-        once(&store, COPIED_FROM_SLED, || {
-            copy_from_sled(dir, cache_mb, &store)
-        })?;
+    once(&store, COPIED_FROM_SLED, || {
+        copy_from_sled(dir, cache_mb, &store)?;
         tracing::warn!(
             "copied the sled store in {} into {FILE_NAME}; sled's files there (`conf`, `db`, \
              `blobs`, `snap.*`) are no longer read and can be deleted",
             dir.display()
         );
-    }
+        Ok(())
+    })?;
     // After the copy is durable (the marker in the store says so, whatever happens here).
     let copied = std::fs::write(dir.join(SLED_COPIED_FILE), COPIED_FROM_SLED)
         .and_then(|()| std::fs::File::open(dir)?.sync_all());
@@ -65,9 +64,7 @@ fn copy_from_sled(dir: &Path, cache_mb: u64, into: &dyn Store) -> Result<()> {
         if tree == SLED_DEFAULT_TREE {
             continue;
         }
-        sled.for_each(&tree, |key, value| {
-            into.insert(&tree, key, value).map(|_| ())
-        })?;
+        sled.for_each(&tree, |key, value| into.put(&tree, key, value))?;
     }
     into.flush()
 }

@@ -359,9 +359,9 @@ const REMOVE_ONE: &str = "DELETE FROM kv WHERE tree = ?1 AND k = ?2";
 // The scans. `CAST(?1 AS TEXT)` rather than `?1`: SQLite (built with STAT4, as rusqlite
 // bundles it) marks a parameter compared by `=` in a query with `ORDER BY` as one whose value
 // may change the plan, and recompiles the statement whenever a value is bound to it or the
-// bindings are cleared — rusqlite binds at every use and its statement cache clears after. Compiled again at every scan, the
-// two took 4.9% of serve's CPU in the Telegram benchmark; the plan is the same primary-key
-// range search.
+// bindings are cleared — rusqlite binds at every use and its statement cache clears after.
+// Compiled again at every scan, the two took 4.9% of serve's CPU in the Telegram benchmark;
+// the plan is the same primary-key range search.
 const SCAN_RANGE: &str =
     "SELECT k, v FROM kv WHERE tree = CAST(?1 AS TEXT) AND k >= ?2 AND k < ?3 ORDER BY k";
 const SCAN_FROM: &str = "SELECT k, v FROM kv WHERE tree = CAST(?1 AS TEXT) AND k >= ?2 ORDER BY k";
