@@ -65,6 +65,36 @@ async fn streams_text_and_reports_usage() {
 }
 
 #[tokio::test]
+async fn one_provider_reuses_its_connection_for_streamed_and_failed_answers() {
+    let fake = FakeLlm::start(vec![
+        text("one"),
+        Reply::Status {
+            code: 400,
+            retry_after: None,
+        },
+        text("two"),
+    ])
+    .await;
+    let provider = provider(&fake, 1);
+    let ignore = |_: &str| {};
+    assert_eq!(
+        provider.complete(&ask("a"), &ignore).await.unwrap().content,
+        "one"
+    );
+    assert!(provider.complete(&ask("b"), &ignore).await.is_err());
+    assert_eq!(
+        provider.complete(&ask("c"), &ignore).await.unwrap().content,
+        "two"
+    );
+    assert_eq!(fake.requests().len(), 3);
+    assert_eq!(
+        fake.connections.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "a streamed answer read to its end, and an error body, both leave the connection reusable"
+    );
+}
+
+#[tokio::test]
 async fn assembles_streamed_tool_calls_and_sends_results_back_paired() {
     let fake = FakeLlm::start(vec![
         tool_calls(&[("call_a", "read_file", r#"{"path":"a.txt"}"#), ("call_b", "ls", "{}")]),

@@ -2,9 +2,10 @@
 //! script (SSE streams, plain JSON, error statuses, garbage, delays) and records every request,
 //! so tests assert what the model was sent.
 
-use super::http::read_request;
+use super::http::{Connection, accept_all};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,6 +56,8 @@ pub struct FakeLlm {
     pub url: String,
     script: Arc<Mutex<VecDeque<Reply>>>,
     pub requests: Arc<Mutex<Vec<Recorded>>>,
+    /// Connections accepted so far (a client that reuses its connections opens few).
+    pub connections: Arc<AtomicUsize>,
     /// When set, the command classifier's requests get this verdict instead of a scripted
     /// reply (they are still recorded): for tests whose calls reach it in no fixed order.
     verdict: Arc<Mutex<Option<String>>>,
@@ -113,19 +116,20 @@ impl FakeLlm {
             strict.clone(),
             responder.clone(),
         );
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let (s, r, v, st, re) = (s.clone(), r.clone(), v.clone(), st.clone(), re.clone());
-                tokio::spawn(async move { serve(socket, s, r, v, st, re).await });
+        let connections = Arc::new(AtomicUsize::new(0));
+        let task = accept_all(listener, connections.clone(), move |mut connection| {
+            let (s, r, v, st, re) = (s.clone(), r.clone(), v.clone(), st.clone(), re.clone());
+            async move {
+                while let Some(request) = connection.next_request().await {
+                    answer(&mut connection, request, &s, &r, &v, &st, &re).await;
+                }
             }
         });
         FakeLlm {
             url,
             script,
             requests,
+            connections,
             verdict,
             strict,
             responder,
@@ -160,17 +164,15 @@ impl FakeLlm {
     }
 }
 
-async fn serve(
-    mut socket: tokio::net::TcpStream,
-    script: Arc<Mutex<VecDeque<Reply>>>,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-    verdict: Arc<Mutex<Option<String>>>,
-    strict: Arc<std::sync::atomic::AtomicBool>,
-    responder: Responder,
+async fn answer(
+    connection: &mut Connection,
+    request: super::http::Request,
+    script: &Mutex<VecDeque<Reply>>,
+    requests: &Mutex<Vec<Recorded>>,
+    verdict: &Mutex<Option<String>>,
+    strict: &std::sync::atomic::AtomicBool,
+    responder: &Responder,
 ) {
-    let Some(request) = read_request(&mut socket).await else {
-        return;
-    };
     let head = request.head.clone();
     let path = request.path();
     let authorization = head.lines().find_map(|l| {
@@ -197,7 +199,7 @@ async fn serve(
         raw: String::from_utf8_lossy(&request.body).into_owned(),
     });
     if let Some(verdict) = fixed_verdict {
-        return reply_with(&mut socket, text(&verdict)).await;
+        return reply_with(connection, text(&verdict)).await;
     }
     let computed = responder
         .lock()
@@ -205,22 +207,23 @@ async fn serve(
         .clone()
         .map(|reply| reply(&recorded_body));
     if let Some(reply) = computed {
-        return reply_with(&mut socket, reply).await;
+        return reply_with(connection, reply).await;
     }
     if let Some(problem) = unpaired {
         let error =
             json!({"error": {"message": problem, "type": "invalid_request_error", "code": null}});
-        return super::http::respond(&mut socket, 400, "application/json", "", &error.to_string())
+        return connection
+            .respond(400, "application/json", "", error.to_string().as_bytes())
             .await;
     }
     let reply = script.lock().unwrap().pop_front().unwrap_or(Reply::Status {
         code: 500,
         retry_after: None,
     });
-    reply_with(&mut socket, reply).await;
+    reply_with(connection, reply).await;
 }
 
-async fn reply_with(socket: &mut tokio::net::TcpStream, reply: Reply) {
+async fn reply_with(connection: &mut Connection, reply: Reply) {
     let mut reply = reply;
     loop {
         reply = match reply {
@@ -235,12 +238,12 @@ async fn reply_with(socket: &mut tokio::net::TcpStream, reply: Reply) {
                 }
                 *inner
             }
-            other => break reply_now(socket, other).await,
+            other => break reply_now(connection, other).await,
         };
     }
 }
 
-async fn reply_now(socket: &mut tokio::net::TcpStream, reply: Reply) {
+async fn reply_now(connection: &mut Connection, reply: Reply) {
     let (status, extra, content_type, body) = match reply {
         Reply::Stream(events) => {
             let mut body = String::new();
@@ -275,7 +278,9 @@ async fn reply_now(socket: &mut tokio::net::TcpStream, reply: Reply) {
         }
         Reply::Delayed(..) | Reply::Until(..) => unreachable!("answered by reply_with"),
     };
-    super::http::respond(socket, status, content_type, &extra, &body).await;
+    connection
+        .respond(status, content_type, &extra, body.as_bytes())
+        .await;
 }
 
 /// What OpenAI's chat completions API refuses in a transcript: a `tool` message that answers no

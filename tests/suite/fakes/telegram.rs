@@ -6,7 +6,7 @@
 //! button presses), and injects faults (Bot API errors such as 429 with `retry_after`, slow
 //! answers).
 
-use super::http::{listener, read_request, respond};
+use super::http::{Connection, accept_all, listener};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -50,14 +50,8 @@ impl FakeTelegram {
         }));
         let arrived = Arc::new(Notify::new());
         let (shared, notify) = (state.clone(), arrived.clone());
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let (shared, notify) = (shared.clone(), notify.clone());
-                tokio::spawn(async move { serve(socket, shared, notify).await });
-            }
+        let task = accept_all(listener, Arc::default(), move |connection| {
+            serve(connection, shared.clone(), notify.clone())
         });
         FakeTelegram {
             url,
@@ -291,50 +285,64 @@ pub fn mention_entities(text: &str) -> Vec<Value> {
     entities
 }
 
-async fn serve(mut socket: tokio::net::TcpStream, state: Arc<Mutex<State>>, arrived: Arc<Notify>) {
-    let Some(request) = read_request(&mut socket).await else {
-        return;
-    };
-    let path = request.path();
-    if let Some(file) = path.strip_prefix("/file/") {
-        // teloxide sends the file path as one segment (`documents%2FF1`).
-        let file = file.replace("%2F", "/");
-        let id = file.rsplit('/').next().unwrap_or("").to_string();
-        let (bytes, held) = {
-            let mut s = state.lock().unwrap();
-            s.calls
-                .push(("download".into(), json!({"file_id": id}), Instant::now()));
-            (s.files.get(&id).cloned(), s.held.get(&id).cloned())
-        };
-        let _ = match bytes {
-            Some(bytes) => {
-                use tokio::io::AsyncWriteExt;
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    bytes.len()
-                );
-                let _ = socket.write_all(head.as_bytes()).await;
-                let half = bytes.len() / 2;
-                let _ = socket.write_all(&bytes[..half]).await;
-                let _ = socket.flush().await;
-                if let Some(gate) = held {
-                    gate.notified().await;
-                }
-                let _ = socket.write_all(&bytes[half..]).await;
-                socket.shutdown().await
+async fn serve(mut connection: Connection, state: Arc<Mutex<State>>, arrived: Arc<Notify>) {
+    while let Some(request) = connection.next_request().await {
+        if let Some(file) = request.path().strip_prefix("/file/") {
+            match download(connection, file, &state).await {
+                Some(still_open) => connection = still_open,
+                None => return,
             }
-            None => {
-                respond(&mut socket, 404, "text/plain", "", "no such file").await;
-                Ok(())
-            }
-        };
-        return;
+            continue;
+        }
+        let method = request.path().rsplit('/').next().unwrap_or("").to_string();
+        let body: Value = serde_json::from_slice(&request.body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into_owned()));
+        let reply = answer(&state, &arrived, &method, &body).await;
+        connection
+            .respond(200, "application/json", "", reply.to_string().as_bytes())
+            .await;
     }
-    let method = path.rsplit('/').next().unwrap_or("").to_string();
-    let body: Value = serde_json::from_slice(&request.body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into_owned()));
-    let reply = answer(&state, &arrived, &method, &body).await;
-    respond(&mut socket, 200, "application/json", "", &reply.to_string()).await;
+}
+
+/// A file download: written in two halves, the second held back while the test holds the file,
+/// and the connection closed after it (`None`); a file it does not have is a 404 on a
+/// connection that stays open.
+async fn download(
+    mut connection: Connection,
+    file: &str,
+    state: &Mutex<State>,
+) -> Option<Connection> {
+    // teloxide sends the file path as one segment (`documents%2FF1`).
+    let file = file.replace("%2F", "/");
+    let id = file.rsplit('/').next().unwrap_or("").to_string();
+    let (bytes, held) = {
+        let mut s = state.lock().unwrap();
+        s.calls
+            .push(("download".into(), json!({"file_id": id}), Instant::now()));
+        (s.files.get(&id).cloned(), s.held.get(&id).cloned())
+    };
+    let Some(bytes) = bytes else {
+        connection
+            .respond(404, "text/plain", "", b"no such file")
+            .await;
+        return Some(connection);
+    };
+    use tokio::io::AsyncWriteExt;
+    let mut socket = connection.into_socket();
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        bytes.len()
+    );
+    let _ = socket.write_all(head.as_bytes()).await;
+    let half = bytes.len() / 2;
+    let _ = socket.write_all(&bytes[..half]).await;
+    let _ = socket.flush().await;
+    if let Some(gate) = held {
+        gate.notified().await;
+    }
+    let _ = socket.write_all(&bytes[half..]).await;
+    let _ = socket.shutdown().await;
+    None
 }
 
 fn sent_message(id: i64, chat: &Value, text: &Value) -> Value {

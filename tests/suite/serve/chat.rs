@@ -60,6 +60,29 @@ async fn strangers_are_ignored_and_users_answered() {
     );
 }
 
+/// The model endpoint keeps connections open, as OpenAI's does: turns of one session and of
+/// another session of the same agent go over the connection the first turn opened, not a TCP
+/// (and, against a real endpoint, TLS) handshake each.
+#[tokio::test(flavor = "multi_thread")]
+async fn turns_reuse_the_model_connection_across_sessions() {
+    let served = Served::start(vec![text("one."), text("two."), text("three.")], "", "").await;
+    served.say(USER, "first");
+    served.wait_text(USER, "one.").await;
+    served.say(USER, "second");
+    served.wait_text(USER, "two.").await;
+    served.say(11, "third, from another chat");
+    served.wait_text(11, "three.").await;
+    assert_eq!(served.llm.requests().len(), 3);
+    assert_eq!(
+        served
+            .llm
+            .connections
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "three turns, one after another, should share one model connection"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_answer_is_split_and_429s_a_500_and_a_slow_api_lose_nothing() {
     let mut long = String::new();

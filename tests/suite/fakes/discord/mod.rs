@@ -8,7 +8,7 @@
 pub mod gateway;
 pub mod payloads;
 
-use super::http::{Request, listener, read_request, respond};
+use super::http::{Request, accept_all, listener};
 use payloads::{APPLICATION, BOT};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -128,18 +128,15 @@ impl FakeDiscord {
         let changed = Arc::new(Notify::new());
         let (shared, notify) = (state.clone(), changed.clone());
         let base = url.clone();
-        let rest_task = tokio::spawn(async move {
-            loop {
-                let Ok((mut socket, _)) = rest.accept().await else {
-                    return;
-                };
-                let (shared, notify, base) = (shared.clone(), notify.clone(), base.clone());
-                tokio::spawn(async move {
-                    if let Some(request) = read_request(&mut socket).await {
-                        let (status, headers, body) = handle(&shared, &notify, &base, &request);
-                        respond(&mut socket, status, "application/json", &headers, &body).await;
-                    }
-                });
+        let rest_task = accept_all(rest, Arc::default(), move |mut connection| {
+            let (shared, notify, base) = (shared.clone(), notify.clone(), base.clone());
+            async move {
+                while let Some(request) = connection.next_request().await {
+                    let (status, headers, body) = handle(&shared, &notify, &base, &request);
+                    connection
+                        .respond(status, "application/json", &headers, body.as_bytes())
+                        .await;
+                }
             }
         });
         let gateway_task = tokio::spawn(gateway::serve(ws, state.clone(), changed.clone()));
