@@ -153,7 +153,7 @@ impl Reminders {
                 // or an `add` between them right now, whose entry must stay.
                 let due = aged::time_of(&index_key).unwrap_or(0);
                 if due.saturating_add(ORPHAN_AFTER_SECS) < now {
-                    self.store.remove(DUE_TREE, &index_key)?;
+                    self.store.delete(DUE_TREE, &index_key)?;
                 }
                 continue;
             };
@@ -189,7 +189,7 @@ impl Reminders {
 
     /// Moves a claimed reminder's index entry from the due index to the fired one (dated `now`).
     fn move_to_fired(&self, due_key: &[u8], key: &[u8], now: u64) -> Result<(), StoreError> {
-        self.store.remove(DUE_TREE, due_key)?;
+        self.store.delete(DUE_TREE, due_key)?;
         self.store.put(FIRED_TREE, &aged::key(now, key), b"")
     }
 

@@ -99,7 +99,7 @@ pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneR
     };
     let allowlists = crate::store::Allowlists::new(store.clone());
     for idle in &report.sessions {
-        store.remove(
+        store.delete(
             crate::executor::session::DIALS_TREE,
             idle.session.as_bytes(),
         )?;

@@ -211,7 +211,7 @@ impl RunStore {
             return Ok(());
         }
         if let Some(at) = dated {
-            store.remove(
+            store.delete(
                 SESSION_IDLE_TREE,
                 &crate::store::aged::key(at, session.as_bytes()),
             )?;
@@ -291,19 +291,17 @@ impl RunStore {
 
     /// Drops what only an open run needs: its open-runs entry and its calls' own steps.
     fn forget_open(&self, id: &str) -> Result<(), StoreError> {
-        self.store.remove(OPEN_RUNS_TREE, id.as_bytes())?;
+        self.store.delete(OPEN_RUNS_TREE, id.as_bytes())?;
         let steps = format!("{id}\0");
         for (key, _) in self.store.scan_prefix(RUN_CALLS_TREE, steps.as_bytes())? {
-            self.store.remove(RUN_CALLS_TREE, &key)?;
+            self.store.delete(RUN_CALLS_TREE, &key)?;
         }
         Ok(())
     }
 
     /// Notes that run `id`'s answer reached its chat (durable with the next flush).
     pub fn answered(&self, id: &str) -> Result<(), StoreError> {
-        self.store
-            .remove(UNANSWERED_TREE, id.as_bytes())
-            .map(|_| ())
+        self.store.delete(UNANSWERED_TREE, id.as_bytes())
     }
 
     /// The finished runs whose answer may not have reached their chat (after a restart: a kill
@@ -320,7 +318,7 @@ impl RunStore {
                     unanswered.push(run);
                 }
                 _ => {
-                    self.store.remove(UNANSWERED_TREE, &id)?;
+                    self.store.delete(UNANSWERED_TREE, &id)?;
                 }
             }
         }
@@ -353,11 +351,11 @@ impl RunStore {
                 .is_some_and(|b| decode::<RunRecord>(&b).is_ok_and(|run| !run.is_open()));
             if finished {
                 self.forget_open(&String::from_utf8_lossy(&id))?;
-                store.remove(UNANSWERED_TREE, &id)?;
-                store.remove(RUNS_TREE, &id)?;
+                store.delete(UNANSWERED_TREE, &id)?;
+                store.delete(RUNS_TREE, &id)?;
                 pruned += 1;
             }
-            store.remove(FINISHED_RUNS_TREE, &index_key)?;
+            store.delete(FINISHED_RUNS_TREE, &index_key)?;
         }
         Ok(pruned)
     }
@@ -378,7 +376,7 @@ impl RunStore {
             let dated = activity.as_deref().and_then(crate::store::aged::time_of);
             // An entry its session outgrew (active again since) is only dropped.
             if dated != crate::store::aged::time_of(&index_key) {
-                store.remove(SESSION_IDLE_TREE, &index_key)?;
+                store.delete(SESSION_IDLE_TREE, &index_key)?;
                 continue;
             }
             let session_name = String::from_utf8_lossy(&session).into_owned();
@@ -393,8 +391,8 @@ impl RunStore {
             {
                 continue;
             }
-            store.remove(TRANSCRIPT_TREE, &session)?;
-            store.remove(SESSION_IDLE_TREE, &index_key)?;
+            store.delete(TRANSCRIPT_TREE, &session)?;
+            store.delete(SESSION_IDLE_TREE, &index_key)?;
             let agent = activity
                 .as_deref()
                 .and_then(|a| a.get(8..))
@@ -459,7 +457,7 @@ impl RunStore {
             match run {
                 Some(run) => open.push(run),
                 None => {
-                    self.store.remove(OPEN_RUNS_TREE, &id)?;
+                    self.store.delete(OPEN_RUNS_TREE, &id)?;
                 }
             }
         }

@@ -90,11 +90,9 @@ pub fn settled(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreE
         b"",
     )?;
     for at in &record.posted_to {
-        store.remove(IN_CHAT_TREE, &in_chat_key(&at.chat, &record.token))?;
+        store.delete(IN_CHAT_TREE, &in_chat_key(&at.chat, &record.token))?;
     }
-    store
-        .remove(WAITING_TREE, &waiting_key(record.expires, &record.token))
-        .map(|_| ())
+    store.delete(WAITING_TREE, &waiting_key(record.expires, &record.token))
 }
 
 /// Indexes a store written before the indexes existed (once: a marker says it was done).

@@ -374,12 +374,12 @@ impl PendingApprovals {
             {
                 let by_call = index::call_key(&record.session, &record.run, &record.call_id);
                 if store.get(index::BY_CALL_TREE, &by_call)?.as_deref() == Some(token.as_slice()) {
-                    store.remove(index::BY_CALL_TREE, &by_call)?;
+                    store.delete(index::BY_CALL_TREE, &by_call)?;
                 }
-                store.remove(APPROVALS_TREE, &token)?;
+                store.delete(APPROVALS_TREE, &token)?;
                 pruned += 1;
             }
-            store.remove(index::SETTLED_TREE, &index_key)?;
+            store.delete(index::SETTLED_TREE, &index_key)?;
         }
         Ok(pruned)
     }
@@ -416,7 +416,7 @@ impl PendingApprovals {
                 }
                 // Settled (or gone) since: a stale entry.
                 _ => {
-                    self.store.remove(index::IN_CHAT_TREE, &key)?;
+                    self.store.delete(index::IN_CHAT_TREE, &key)?;
                 }
             }
         }
@@ -432,7 +432,7 @@ impl PendingApprovals {
             .and_then(|b| decode(&b))
             .filter(|r| r.state == PendingState::Waiting);
         if record.is_none() {
-            self.store.remove(index::WAITING_TREE, key)?;
+            self.store.delete(index::WAITING_TREE, key)?;
         }
         Ok(record)
     }

@@ -40,7 +40,7 @@ pub fn prune(store: &dyn Store, index: &str, tree: &str, before: u64) -> Result<
         if store.remove(tree, &key)?.is_some() {
             pruned += 1;
         }
-        store.remove(index, &index_key)?;
+        store.delete(index, &index_key)?;
     }
     Ok(pruned)
 }

@@ -132,7 +132,7 @@ impl Allowlists {
     pub fn forget_session_tools(&self, session: &str) -> Result<usize> {
         let entries = self.store.scan_prefix(TOOL_TREE, &prefix_of(session))?;
         for (key, _) in &entries {
-            self.store.remove(TOOL_TREE, key)?;
+            self.store.delete(TOOL_TREE, key)?;
         }
         Ok(entries.len())
     }

@@ -55,6 +55,14 @@ fn contract(store: &dyn Store) {
     assert_eq!(store.get("t", b"c").unwrap(), None);
     assert_eq!(store.remove("t", b"a").unwrap(), Some(b"2".to_vec()));
     assert_eq!(store.remove("t", b"a").unwrap(), None);
+    store.delete("t", b"ab").unwrap();
+    store.delete("t", b"ab").unwrap();
+    assert_eq!(store.get("t", b"ab").unwrap(), None, "delete removes");
+    assert_eq!(
+        store.get("t", b"b").unwrap(),
+        Some(b"4".to_vec()),
+        "and only its key"
+    );
     store.flush().unwrap();
 }
 

@@ -131,6 +131,10 @@ impl<S: Store + 'static> Store for GroupCommit<S> {
         self.core.inner.remove(tree, key)
     }
 
+    fn delete(&self, tree: &str, key: &[u8]) -> Result<()> {
+        self.core.inner.delete(tree, key)
+    }
+
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         self.core.inner.scan_prefix(tree, prefix)
     }

@@ -53,6 +53,11 @@ pub trait Store: Send + Sync {
     }
     /// Removes, returning the previous value.
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Removes where the previous value is not wanted ([`Store::put`]'s counterpart): no read
+    /// of a value only to drop it.
+    fn delete(&self, tree: &str, key: &[u8]) -> Result<()> {
+        self.remove(tree, key).map(|_| ())
+    }
     /// Every entry whose key starts with `prefix`, in key order.
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Every entry whose key is before `end`, in key order (the head of an ordered index: what

@@ -466,6 +466,11 @@ impl Store for SqliteStore {
         Ok(previous)
     }
 
+    fn delete(&self, tree: &str, key: &[u8]) -> Result<()> {
+        let mut open = self.shared.lock();
+        self.write_one(&mut open, tree, key, None)
+    }
+
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Rows> {
         self.scan(tree, prefix, after_prefix(prefix).as_deref())
     }

@@ -73,6 +73,8 @@ fn writes_lost_to_a_full_disk_fail_every_later_flush_until_a_restart() {
         assert!(lost.message.contains("full"), "{lost}");
     }
     assert!(store.insert("t", b"after", b"w").is_err());
+    assert!(store.put("t", b"after", b"w").is_err());
+    assert!(store.delete("t", b"kept").is_err());
     // Nor an answer built on the rolled-back state: the lost record is not "absent".
     assert!(store.compare_and_swap("t", b"before", None, None).is_err());
     assert!(store.remove("t", b"before").is_err());

@@ -19,10 +19,10 @@ const MAX_PAGE: usize = 64 * 1024;
 /// Drops `session`'s todos and its session-scoped memory (an idle session being pruned; the
 /// agent's own memory stays). Written with the caller's next flush.
 pub fn forget_session(store: &dyn Store, session: &str) -> crate::store::Result<()> {
-    store.remove(TODO_TREE, session.as_bytes())?;
+    store.delete(TODO_TREE, session.as_bytes())?;
     let prefix = format!("session\0{session}\0").into_bytes();
     for (key, _) in store.scan_prefix(MEMORY_TREE, &prefix)? {
-        store.remove(MEMORY_TREE, &key)?;
+        store.delete(MEMORY_TREE, &key)?;
     }
     Ok(())
 }
