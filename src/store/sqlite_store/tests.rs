@@ -168,6 +168,89 @@ fn a_long_log_is_folded_into_the_database_and_nothing_is_lost() {
     assert!(rows.iter().all(|(_, v)| *v == value));
 }
 
+/// The checkpoint's copying does not hold the store: while it is held, before it copies, a
+/// write and a read from another thread complete.
+#[test]
+fn store_calls_go_on_beside_a_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStore::open(dir.path(), 8).unwrap());
+    let value = vec![5u8; 4000];
+    for i in 0u32..3000 {
+        store.put("t", &i.to_be_bytes(), &value).unwrap();
+    }
+    let (entered, in_checkpoint) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    *store.shared.in_passive_checkpoint.lock().unwrap() = Some(Box::new(move || {
+        entered.send(()).unwrap();
+        let _ = released.recv();
+    }));
+    let flushing = std::thread::spawn({
+        let store = store.clone();
+        move || store.flush()
+    });
+    in_checkpoint.recv_timeout(WAIT).unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let beside = std::thread::spawn({
+        let store = store.clone();
+        move || {
+            store.put("t", b"beside", b"v").unwrap();
+            done.send(store.get("t", &7u32.to_be_bytes()).unwrap())
+                .unwrap();
+        }
+    });
+    let read = finished
+        .recv_timeout(WAIT)
+        .expect("a store call waited for the checkpoint's copying");
+    assert_eq!(read, Some(value.clone()));
+    release.send(()).unwrap();
+    flushing.join().unwrap().unwrap();
+    beside.join().unwrap();
+    assert_eq!(store.shared.wal_pages.load(Ordering::Relaxed), 0);
+    store.flush().unwrap();
+    drop(store);
+    let reopened = SqliteStore::open(dir.path(), 8).unwrap();
+    assert_eq!(reopened.scan_prefix("t", b"").unwrap().len(), 3001);
+}
+
+/// Writes from one thread while another flushes and checkpoints, many times over: after a
+/// reopen every write is there.
+#[test]
+fn writes_during_checkpoints_are_all_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let value = vec![9u8; 3000];
+    {
+        let store = std::sync::Arc::new(SqliteStore::open(dir.path(), 8).unwrap());
+        let writer = std::thread::spawn({
+            let store = store.clone();
+            let value = value.clone();
+            move || {
+                for i in 0u32..12_000 {
+                    store.put("w", &i.to_be_bytes(), &value).unwrap();
+                }
+            }
+        });
+        while !writer.is_finished() {
+            store.flush().unwrap();
+        }
+        writer.join().unwrap();
+        store.flush().unwrap();
+        // 36 MB were written: the log was started over, more than once, as it went.
+        let wal = std::fs::metadata(dir.path().join(format!("{FILE_NAME}-wal")))
+            .unwrap()
+            .len();
+        assert!(
+            wal < 3 * CHECKPOINT_AT_PAGES as u64 * 4096,
+            "the log grew to {wal} bytes"
+        );
+    }
+    let reopened = SqliteStore::open(dir.path(), 8).unwrap();
+    let rows = reopened.scan_prefix("w", b"").unwrap();
+    assert_eq!(rows.len(), 12_000);
+    assert!(rows.iter().all(|(_, v)| *v == value));
+}
+
+const WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 #[test]
 fn the_end_of_a_prefix_range() {
     assert_eq!(after_prefix(b"ab"), Some(b"ac".to_vec()));
