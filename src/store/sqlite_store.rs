@@ -13,12 +13,7 @@
 //! frames over newer pages. Automatic checkpoints are off; ours runs from the flush.
 //!
 //! The checkpoint starts the log over from its beginning instead of truncating it: a log whose
-//! length stays the same is synced without its inode (`fdatasync` writes only the data). It
-//! runs on a second connection, so the copying is done beside the store's calls rather than
-//! holding them: first a passive checkpoint of everything committed, with nothing held; then,
-//! holding the connection only to commit and to copy the few frames committed meanwhile, the
-//! checkpoint that starts the log over. A lock file, `tollgate.lock`, keeps a second process
-//! out (SQLite's exclusive locking mode did before, but it admits no second connection).
+//! length stays the same is synced without its inode (`fdatasync` writes only the data).
 //!
 //! Fail closed: if writes a caller was told had succeeded are lost — SQLite rolled the open
 //! transaction back (a full disk does), or syncing the log failed — the store cannot tell
@@ -34,9 +29,6 @@ use std::time::Duration;
 
 /// The database file inside the store's directory.
 pub const FILE_NAME: &str = "tollgate.sqlite3";
-
-/// Held locked (`flock`) while a process has the store open.
-const LOCK_NAME: &str = "tollgate.lock";
 
 /// A log of more pages than this (8 MiB of 4 KiB pages) is folded into the database at the
 /// next flush, bounding both the log's size and the time a restart spends reading it.
@@ -55,9 +47,6 @@ pub struct SqliteStore {
 }
 
 struct Shared {
-    /// The second connection, which only checkpoints. Declared before `conn` so that it is
-    /// closed first: the last connection to close folds the log in and removes it.
-    checkpointer: Mutex<Connection>,
     conn: Mutex<Open>,
     dir: PathBuf,
     /// The write-ahead log (it exists from the first commit, made at open).
@@ -72,12 +61,6 @@ struct Shared {
     /// Tests make syncing the log fail through this.
     #[cfg(test)]
     sync_fault: Mutex<Option<SyncFault>>,
-    /// Tests hold the next passive checkpoint through this, to show store calls go on
-    /// beside it.
-    #[cfg(test)]
-    in_passive_checkpoint: Mutex<Option<Box<dyn FnOnce() + Send>>>,
-    /// The lock file, locked; last, so it is let go after both connections are closed.
-    _held: File,
 }
 
 #[cfg(test)]
@@ -159,7 +142,6 @@ impl SqliteStore {
             _ => failed(e.to_string()),
         };
         std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
-        let held = hold_the_lock(dir).map_err(failed)?;
         let mut conn = Connection::open_with_flags(
             dir.join(FILE_NAME),
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -168,6 +150,11 @@ impl SqliteStore {
         )
         .map_err(sqlite_failed)?;
         let cache_kib = i64::try_from(cache_mb.saturating_mul(1024)).unwrap_or(i64::MAX);
+        // Exclusive locking before WAL: the log's index lives in this process's memory (no
+        // shared-memory file), and the lock taken at the first transaction is never let go,
+        // so a second process cannot open the store underneath this one.
+        conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")
+            .map_err(sqlite_failed)?;
         let journal: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(sqlite_failed)?;
@@ -208,19 +195,7 @@ impl SqliteStore {
         .map_err(sqlite_failed)?;
         let wal = File::open(dir.join(format!("{FILE_NAME}-wal")))
             .map_err(|e| failed(format!("opening the write-ahead log: {e}")))?;
-        let checkpointer = Connection::open_with_flags(
-            dir.join(FILE_NAME),
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .and_then(|c| {
-            // NORMAL, as the writer: the log is synced before it is copied, the database
-            // after. The page cache is not used to copy frames.
-            c.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -256;")?;
-            Ok(c)
-        })
-        .map_err(sqlite_failed)?;
         let shared = Arc::new(Shared {
-            checkpointer: Mutex::new(checkpointer),
             conn: Mutex::new(Open {
                 conn,
                 dirty: false,
@@ -232,9 +207,6 @@ impl SqliteStore {
             wal_pages,
             #[cfg(test)]
             sync_fault: Mutex::new(None),
-            #[cfg(test)]
-            in_passive_checkpoint: Mutex::new(None),
-            _held: held,
         });
         // The table (on a first open) is durable, and the log's file is in its directory.
         shared.sync_wal()?;
@@ -246,25 +218,6 @@ impl SqliteStore {
             stop_committer: Some(stop_committer),
             committer,
         })
-    }
-}
-
-/// Opens and locks the lock file; says so when another process holds it.
-fn hold_the_lock(dir: &Path) -> std::result::Result<File, String> {
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join(LOCK_NAME))
-        .map_err(|e| format!("opening {LOCK_NAME}: {e}"))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
-            "{LOCK_NAME} is locked: another tollgate process (is `tollgate serve` running?) \
-             holds this store"
-        )),
-        Err(std::fs::TryLockError::Error(e)) => Err(format!("locking {LOCK_NAME}: {e}")),
     }
 }
 
@@ -368,45 +321,18 @@ impl Shared {
     }
 
     /// Folds the log into the database (SQLite syncs the log before copying and the
-    /// database after); the next commit writes the log from its start. It runs once per
-    /// 8 MiB of log, and store calls wait only for its last, short step.
+    /// database after); the next commit writes the log from its start. Store calls wait
+    /// meanwhile: it runs once per 8 MiB of log.
     fn checkpoint(&self) -> Result<()> {
-        let checkpointer = self.checkpointer.lock().unwrap_or_else(|p| p.into_inner());
-        self.lock().refuse_if_lost(&self.dir)?;
-        #[cfg(test)]
-        {
-            let hold = self
-                .in_passive_checkpoint
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            if let Some(hold) = hold {
-                hold();
-            }
-        }
-        // The bulk, beside the store's calls: every committed frame (the writer's open
-        // transaction reads the newest commit, so no snapshot keeps one back).
-        run_checkpoint(&checkpointer, "PASSIVE").map_err(|e| self.error("checkpoint", e))?;
-        // Starting the log over needs no transaction open: commit, then copy what was
-        // committed since the passive step and restart, with store calls held.
         let mut open = self.lock();
         open.refuse_if_lost(&self.dir)?;
         open.commit().map_err(|e| self.error("checkpoint", e))?;
-        if run_checkpoint(&checkpointer, "RESTART").map_err(|e| self.error("checkpoint", e))? {
-            self.wal_pages.store(0, Ordering::Relaxed);
-        } else {
-            // Nothing is lost: the log grows until a later flush's checkpoint completes.
-            tracing::warn!("the store's log could not be started over; a later flush retries");
-        }
+        open.conn
+            .execute_batch("PRAGMA wal_checkpoint(RESTART)")
+            .map_err(|e| self.error("checkpoint", e))?;
+        self.wal_pages.store(0, Ordering::Relaxed);
         Ok(())
     }
-}
-
-/// Runs `PRAGMA wal_checkpoint(mode)`; whether it completed (SQLite reports "busy" when a
-/// reader or writer kept it from copying everything or starting the log over).
-fn run_checkpoint(conn: &Connection, mode: &str) -> rusqlite::Result<bool> {
-    let busy: i64 = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| r.get(0))?;
-    Ok(busy == 0)
 }
 
 /// The smallest key greater than every key starting with `prefix` (`None`: no such key, the
