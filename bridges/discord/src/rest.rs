@@ -55,6 +55,7 @@ impl Rest {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(30))
+            .pool_idle_timeout(tollgate_surface::limits::IDLE_CONNECTION)
             .build()
             .map_err(|e| BridgeError::rejected(format!("building the HTTP client: {e}")))?;
         let token = token.trim();

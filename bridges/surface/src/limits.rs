@@ -18,6 +18,12 @@ pub const DISCORD_CUSTOM_ID: usize = 100;
 /// Discord: buttons in one action row.
 pub const DISCORD_BUTTONS_PER_ROW: usize = 5;
 
+/// How long an idle HTTP connection (to a platform's API, to a model endpoint) is kept for
+/// reuse. Under the rate-limit window (60 s), so that a burst's connections — hundreds, with
+/// their buffers: about 30 MiB after 500 new chats at once — are let go with everything else
+/// an idle bot keeps no longer (reqwest's default keeps them 90 s).
+pub const IDLE_CONNECTION: Duration = Duration::from_secs(30);
+
 /// What one platform allows, as the runtime needs to know it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {

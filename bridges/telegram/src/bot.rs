@@ -78,12 +78,30 @@ where
     }
 }
 
+/// teloxide's client settings (its timeouts suit long polling) and its `TELOXIDE_PROXY`, as
+/// `Bot::new` would use them, with idle connections let go after
+/// [`tollgate_surface::limits::IDLE_CONNECTION`]; an error where `Bot::new` would panic.
+fn http_client() -> Result<reqwest::Client, BridgeError> {
+    let mut builder = teloxide::net::default_reqwest_settings()
+        .pool_idle_timeout(tollgate_surface::limits::IDLE_CONNECTION);
+    if let Ok(proxy) = std::env::var("TELOXIDE_PROXY") {
+        // The value is not quoted back: a proxy URL can hold a password.
+        let proxy = reqwest::Proxy::all(&proxy).map_err(|e| {
+            BridgeError::rejected(format!("TELOXIDE_PROXY is not a proxy URL: {e}"))
+        })?;
+        builder = builder.proxy(proxy);
+    }
+    builder
+        .build()
+        .map_err(|e| BridgeError::rejected(format!("building the HTTP client: {e}")))
+}
+
 impl TelegramBot {
     /// Connects to the Bot API at `api_url` (the public one, a self-hosted one, or a test fake).
     pub async fn connect(token: &str, api_url: &str) -> Result<Self, BridgeError> {
         let url = reqwest::Url::parse(api_url)
             .map_err(|e| BridgeError::rejected(format!("`{api_url}` is not a URL: {e}")))?;
-        let bot = Bot::new(token).set_api_url(url);
+        let bot = Bot::with_client(token, http_client()?).set_api_url(url);
         let me = bot.get_me().await.map_err(|e| bridge_error(&e))?;
         bot.delete_webhook().await.map_err(|e| bridge_error(&e))?;
         Ok(TelegramBot {

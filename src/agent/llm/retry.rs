@@ -24,11 +24,13 @@ pub fn backoff(attempt: u32, retry_after: Option<&str>) -> Duration {
     Duration::from_millis(millis.min(8_000))
 }
 
-/// An HTTP client for a model endpoint: the request timeout, and a shorter connect timeout.
+/// An HTTP client for a model endpoint: the request timeout, a shorter connect timeout, and
+/// idle connections let go after [`tollgate_surface::limits::IDLE_CONNECTION`].
 pub fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .timeout(timeout)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .pool_idle_timeout(tollgate_surface::limits::IDLE_CONNECTION)
         .build()
         .map_err(|e| LlmError {
             message: format!("could not make an HTTP client: {e}"),
