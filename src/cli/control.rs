@@ -1,7 +1,8 @@
 //! The control socket. The store is locked by the process that opened it, so while `tollgate
 //! serve` runs no other process can open it; `audit`, `allowlist` and `explain` then send
-//! their arguments over a Unix socket beside the store (`<store>.sock`, mode 0600: whoever may write there could
-//! change the allowlists) and the serving process runs them against its open store.
+//! their arguments over a Unix socket beside the store (`<store>.sock`, mode 0600: whoever may
+//! write there could change the allowlists) and the serving process runs them against its
+//! open store.
 
 use super::{Cli, Command, Io, load_config, run_store_command};
 use crate::config::Config;

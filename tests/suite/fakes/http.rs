@@ -24,13 +24,6 @@ impl Request {
             .unwrap_or("")
             .to_string()
     }
-
-    /// The client asked for the connection to end after this answer.
-    fn closes(&self) -> bool {
-        self.head
-            .lines()
-            .any(|l| l.to_ascii_lowercase().replace(' ', "") == "connection:close")
-    }
 }
 
 /// A listener on a free loopback port with a deep accept queue. tokio's `bind` asks for 128: a
@@ -97,7 +90,7 @@ impl Connection {
         }
         let mut buffer = std::mem::take(&mut self.unread);
         let mut chunk = [0u8; 8192];
-        let (head_end, length) = loop {
+        let (head_end, length, closes) = loop {
             if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
                 let head = String::from_utf8_lossy(&buffer[..at]).to_lowercase();
                 let length = head
@@ -107,7 +100,11 @@ impl Connection {
                             .map(|v| v.trim().parse::<usize>().unwrap_or(0))
                     })
                     .unwrap_or(0);
-                break (at + 4, length);
+                // The client asked for the connection to end after this answer.
+                let closes = head
+                    .lines()
+                    .any(|l| l.replace(' ', "") == "connection:close");
+                break (at + 4, length, closes);
             }
             let n = self.socket.read(&mut chunk).await.ok()?;
             if n == 0 {
@@ -123,12 +120,11 @@ impl Connection {
             buffer.extend_from_slice(&chunk[..n]);
         }
         self.unread = buffer.split_off(head_end + length);
-        let request = Request {
+        self.closed = closes;
+        Some(Request {
             head: String::from_utf8_lossy(&buffer[..head_end]).into_owned(),
             body: buffer[head_end..].to_vec(),
-        };
-        self.closed = request.closes();
-        Some(request)
+        })
     }
 
     /// Writes a response (`extra_headers` end with `\r\n` each); the connection stays open for

@@ -287,14 +287,15 @@ pub fn mention_entities(text: &str) -> Vec<Value> {
 
 async fn serve(mut connection: Connection, state: Arc<Mutex<State>>, arrived: Arc<Notify>) {
     while let Some(request) = connection.next_request().await {
-        if let Some(file) = request.path().strip_prefix("/file/") {
+        let path = request.path();
+        if let Some(file) = path.strip_prefix("/file/") {
             match download(connection, file, &state).await {
                 Some(still_open) => connection = still_open,
                 None => return,
             }
             continue;
         }
-        let method = request.path().rsplit('/').next().unwrap_or("").to_string();
+        let method = path.rsplit('/').next().unwrap_or("").to_string();
         let body: Value = serde_json::from_slice(&request.body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into_owned()));
         let reply = answer(&state, &arrived, &method, &body).await;
