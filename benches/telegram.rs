@@ -142,24 +142,17 @@ async fn wait_polling(fake: &FakeTelegram) {
     .await;
 }
 
-/// When the answer to `chat` reached the fake.
-fn answered_at(fake: &FakeTelegram, chat: i64) -> Option<Instant> {
-    fake.timed_calls("SendMessage")
-        .into_iter()
-        .find(|(b, _)| b["chat_id"].as_i64() == Some(chat) && b["text"] != "Working…")
-        .map(|(_, at)| at)
-}
-
 /// One message at a time, each from a new chat: latencies.
 async fn sequential(fake: &FakeTelegram, first_chat: i64) -> Vec<Duration> {
     let mut latencies = Vec::new();
     for i in 0..SEQUENTIAL as i64 {
         let chat = first_chat + i;
+        let from = fake.call_count();
         let pushed = Instant::now();
         fake.push_message(user_message(chat, "private", chat, "ping"));
         let at = fake
             .wait_for(Duration::from_secs(30), "an answer", |t| {
-                answered_at(t, chat)
+                t.answers_since(from, chat..chat + 1).first().copied()
             })
             .await;
         latencies.push(at - pushed);
@@ -168,8 +161,24 @@ async fn sequential(fake: &FakeTelegram, first_chat: i64) -> Vec<Duration> {
     latencies
 }
 
+/// Waits for `total` answers to chats in `chats` recorded since call `from`: when the last
+/// arrived.
+async fn last_answer(
+    fake: &FakeTelegram,
+    from: usize,
+    chats: std::ops::Range<i64>,
+    total: usize,
+) -> Instant {
+    fake.wait_for(Duration::from_secs(600), "a burst's answers", |t| {
+        let answers = t.answers_since(from, chats.clone());
+        (answers.len() >= total).then(|| answers.into_iter().max().unwrap())
+    })
+    .await
+}
+
 /// A burst of messages over several chats: messages per second.
 async fn burst(fake: &FakeTelegram, first_chat: i64) -> f64 {
+    let from = fake.call_count();
     let start = Instant::now();
     for round in 0..BURST_PER_CHAT {
         for c in 0..BURST_CHATS {
@@ -183,51 +192,19 @@ async fn burst(fake: &FakeTelegram, first_chat: i64) -> f64 {
         }
     }
     let total = (BURST_CHATS * BURST_PER_CHAT) as usize;
-    let last = fake
-        .wait_for(Duration::from_secs(300), "the burst's answers", |t| {
-            let answers: Vec<Instant> = t
-                .timed_calls("SendMessage")
-                .into_iter()
-                .filter(|(b, _)| {
-                    b["chat_id"]
-                        .as_i64()
-                        .is_some_and(|c| c >= first_chat && c < first_chat + BURST_CHATS)
-                        && b["text"] != "Working…"
-                })
-                .map(|(_, at)| at)
-                .collect();
-            (answers.len() >= total).then(|| answers.into_iter().max().unwrap())
-        })
-        .await;
+    let last = last_answer(fake, from, first_chat..first_chat + BURST_CHATS, total).await;
     total as f64 / (last - start).as_secs_f64()
 }
 
 /// One first message from each of `n` new chats at once: messages per second.
 async fn first_messages(fake: &FakeTelegram, first_chat: i64, n: i64) -> f64 {
+    let from = fake.call_count();
     let start = Instant::now();
     for c in 0..n {
         let chat = first_chat + c;
         fake.push_message(user_message(chat, "private", chat, "hello"));
     }
-    let last = fake
-        .wait_for(
-            Duration::from_secs(600),
-            "the first messages' answers",
-            |t| {
-                let answers: Vec<Instant> = t
-                    .timed_calls("SendMessage")
-                    .into_iter()
-                    .filter(|(b, _)| {
-                        b["chat_id"]
-                            .as_i64()
-                            .is_some_and(|c| c >= first_chat && c < first_chat + n)
-                    })
-                    .map(|(_, at)| at)
-                    .collect();
-                (answers.len() >= n as usize).then(|| answers.into_iter().max().unwrap())
-            },
-        )
-        .await;
+    let last = last_answer(fake, from, first_chat..first_chat + n, n as usize).await;
     n as f64 / (last - start).as_secs_f64()
 }
 

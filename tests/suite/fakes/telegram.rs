@@ -173,6 +173,32 @@ impl FakeTelegram {
             .collect()
     }
 
+    /// How many calls have been recorded: where a later [`Self::answers_since`] starts.
+    pub fn call_count(&self) -> usize {
+        self.state.lock().unwrap().calls.len()
+    }
+
+    /// When each answer (a `SendMessage` other than the "Working…" progress message) recorded
+    /// from call `from` on, to a chat in `chats`, reached the fake. What the benchmarks wait
+    /// on: it reads only the calls since `from` and copies no bodies, so looking costs the
+    /// benchmark's process about the same whichever bot it measures (a copy of every recorded
+    /// call at each look cost more the longer a bot took).
+    pub fn answers_since(&self, from: usize, chats: std::ops::Range<i64>) -> Vec<Instant> {
+        let state = self.state.lock().unwrap();
+        state
+            .calls
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|(m, b, _)| {
+                m == "SendMessage"
+                    && b["chat_id"].as_i64().is_some_and(|c| chats.contains(&c))
+                    && b["text"] != "Working…"
+            })
+            .map(|(_, _, at)| *at)
+            .collect()
+    }
+
     pub fn methods(&self) -> Vec<String> {
         self.state
             .lock()
