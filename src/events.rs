@@ -157,10 +157,22 @@ pub struct StoreEvents {
     sequence: std::sync::atomic::AtomicU64,
 }
 
-/// The store tree of events.
-pub const EVENTS_TREE: &str = "events";
-/// Events by when they were recorded (`store::aged` keys), for retention.
-const EVENTS_AGED_TREE: &str = "events_aged";
+/// The store tree of events, in the order they were recorded: a key is the second it was
+/// recorded at (`store::aged` layout) and then `session \0 ts \0 sequence`. One write an
+/// event, and the events of sessions recording at once land together at the tree's end (keyed
+/// by session first, each session's events had pages of their own, and a date index beside
+/// them took a second write). Retention deletes the tree's head; a read since a time starts
+/// there.
+pub const EVENTS_TREE: &str = "events_by_time";
+/// Where an older tollgate kept events (by session), and their date index: moved into
+/// [`EVENTS_TREE`] once, when the store is opened.
+const SESSION_EVENTS_TREE: &str = "events";
+const SESSION_EVENTS_AGED_TREE: &str = "events_aged";
+/// Marks a store whose events were moved into [`EVENTS_TREE`].
+const MOVED_MARKER: &[u8] = b"events-by-time-v1";
+/// How much earlier than asked a read since a time starts: a key's second is read just after
+/// its event's `ts`, and a clock stepped back between the two would date the key earlier.
+const SINCE_MARGIN_SECS: u64 = 60;
 
 /// A stored event: the event's fields plus when and in which run.
 #[derive(Clone, Debug, PartialEq, serde::Deserialize, Serialize)]
@@ -198,48 +210,72 @@ impl StoreEvents {
         store: &dyn crate::store::Store,
         before: u64,
     ) -> Result<usize, crate::store::StoreError> {
-        crate::store::aged::prune(store, EVENTS_AGED_TREE, EVENTS_TREE, before)
+        let old = store.scan_before(EVENTS_TREE, &before.to_be_bytes())?;
+        for (key, _) in &old {
+            store.delete(EVENTS_TREE, key)?;
+        }
+        Ok(old.len())
     }
 
-    /// Dates the events of a store written before they were dated, each at its own `ts` (at
-    /// `now` if that cannot be read).
-    pub fn date_undated(
+    /// Moves the events an older tollgate stored by session into [`EVENTS_TREE`], each at
+    /// its own `ts` (at `now` if that cannot be read), and drops their date index; once.
+    /// Moving one again after an interruption puts it under the same key.
+    pub fn move_into_time_order(
         store: &dyn crate::store::Store,
         now: u64,
-    ) -> Result<usize, crate::store::StoreError> {
-        let events = store
-            .scan_prefix(EVENTS_TREE, b"")?
-            .into_iter()
-            .map(|(k, v)| {
-                let at = serde_json::from_slice::<StoredEvent>(&v)
+    ) -> Result<(), crate::store::StoreError> {
+        crate::store::migrate::once(store, MOVED_MARKER, || {
+            for (key, bytes) in store.scan_prefix(SESSION_EVENTS_TREE, b"")? {
+                let at = serde_json::from_slice::<StoredEvent>(&bytes)
                     .ok()
-                    .and_then(|e| crate::reminders::parse_rfc3339(&e.ts));
-                (k, at)
-            });
-        crate::store::aged::date_undated(store, EVENTS_AGED_TREE, events, now)
+                    .and_then(|e| crate::reminders::parse_rfc3339(&e.ts))
+                    .unwrap_or(now);
+                store.put(EVENTS_TREE, &crate::store::aged::key(at, &key), &bytes)?;
+                store.delete(SESSION_EVENTS_TREE, &key)?;
+            }
+            for (key, _) in store.scan_prefix(SESSION_EVENTS_AGED_TREE, b"")? {
+                store.delete(SESSION_EVENTS_AGED_TREE, &key)?;
+            }
+            Ok(())
+        })
     }
 
-    /// Every stored event, of one session or all, optionally since a time (RFC 3339, UTC).
+    /// Every stored event, of one session or all, optionally since a time (RFC 3339, UTC),
+    /// in time order. A read since a time starts at that point of the tree; of one session,
+    /// only its events are decoded (picked by key).
     pub fn read(
         store: &dyn crate::store::Store,
         session: Option<&str>,
         since: Option<&str>,
     ) -> Result<Vec<StoredEvent>, crate::store::StoreError> {
-        let prefix = session
-            .map(|s| format!("{s}\0").into_bytes())
-            .unwrap_or_default();
+        let rows = match since.and_then(crate::reminders::parse_rfc3339) {
+            Some(at) => {
+                let start = at.saturating_sub(SINCE_MARGIN_SECS).to_be_bytes();
+                store.scan_from(EVENTS_TREE, &start)?
+            }
+            None => store.scan_prefix(EVENTS_TREE, b"")?,
+        };
+        let owner = session.map(|s| format!("{s}\0").into_bytes());
         let mut out = Vec::new();
-        for (_, bytes) in store.scan_prefix(EVENTS_TREE, &prefix)? {
+        for (key, bytes) in rows {
+            if let Some(owner) = &owner
+                && !key.get(8..).is_some_and(|k| k.starts_with(owner))
+            {
+                continue;
+            }
             let Ok(event) = serde_json::from_slice::<StoredEvent>(&bytes) else {
                 continue;
             };
             if since.is_some_and(|since| event.ts.as_str() < since) {
                 continue;
             }
-            out.push(event);
+            // Events of one millisecond are in the order recorded: the key ends with the
+            // process's sequence number.
+            let sequence = key.rsplit(|b| *b == 0).next().unwrap_or_default().to_vec();
+            out.push((event, sequence));
         }
-        out.sort_by(|a, b| a.ts.cmp(&b.ts));
-        Ok(out)
+        out.sort_by(|(a, a_seq), (b, b_seq)| a.ts.cmp(&b.ts).then_with(|| a_seq.cmp(b_seq)));
+        Ok(out.into_iter().map(|(event, _)| event).collect())
     }
 }
 
@@ -283,15 +319,11 @@ impl EventSink for StoreEvents {
             tool: event.tool,
             fields,
         };
-        let key = format!("{}\0{ts}\0{sequence:012}", event.session);
+        let what = format!("{}\0{ts}\0{sequence:012}", event.session);
         if let Ok(bytes) = serde_json::to_vec(&stored) {
-            let dated = crate::store::aged::key(crate::clock::now_secs(), key.as_bytes());
+            let key = crate::store::aged::key(crate::clock::now_secs(), what.as_bytes());
             // An audit write that fails is logged, never fatal to the call it describes.
-            let written = self
-                .store
-                .put(EVENTS_AGED_TREE, &dated, b"")
-                .and_then(|()| self.store.put(EVENTS_TREE, key.as_bytes(), &bytes));
-            if let Err(e) = written {
+            if let Err(e) = self.store.put(EVENTS_TREE, &key, &bytes) {
                 tracing::warn!("recording an event failed: {e}");
             }
         }

@@ -65,9 +65,9 @@ pub fn cutoff(config: &Config, now: u64) -> u64 {
 const DATED_MARKER: &[u8] = b"retention-dated-v1";
 
 /// Dates what a store written before the age indexes holds undated (settled approvals, used
-/// rows, finished runs, stored results, audit events), once: audit events at their own time,
-/// the rest (which carry none) at `now`, so retention deletes them `retain_days` after the
-/// upgrade instead of never. Run where the store is opened.
+/// rows, finished runs, stored results), once, at `now` (they carry no time of their own), so
+/// retention deletes them `retain_days` after the upgrade instead of never. Run where the store
+/// is opened. (Audit events are dated by their keys: `StoreEvents::move_into_time_order`.)
 pub fn date_undated(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError> {
     crate::store::migrate::once(store.as_ref(), DATED_MARKER, || {
         RunStore::new(store.clone()).date_undated(now)?;
@@ -75,7 +75,6 @@ pub fn date_undated(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError> 
         PendingApprovals::date_undated(store, now)?;
         crate::approvals::BulkApprovals::date_undated(store, now)?;
         crate::tools::builtin::date_undated_results(store, now)?;
-        crate::events::StoreEvents::date_undated(store, now)?;
         Ok(())
     })
 }

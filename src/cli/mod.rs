@@ -217,6 +217,12 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
         .and_then(|()| crate::agent::runs::RunStore::new(store.clone()).index_existing())
         .and_then(|()| crate::reminders::Reminders::index_existing(store.as_ref()))
         .and_then(|()| crate::retention::date_undated(&store, crate::clock::now_secs()))
+        .and_then(|()| {
+            crate::events::StoreEvents::move_into_time_order(
+                store.as_ref(),
+                crate::clock::now_secs(),
+            )
+        })
         .map_err(|e| Failure::runtime(format!("indexing the store: {e}")))?;
     Ok(store)
 }

@@ -44,6 +44,9 @@ pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failu
         .enable_all()
         .build()
         .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
+    // The run's session is new: its events are all recorded from here on, and reading from
+    // here reads the end of the audit log, not all of it.
+    let started = crate::clock::now_rfc3339_millis();
     let outcome = runtime.block_on(assembled.runner.start(
         assembled.session.clone(),
         &run_id,
@@ -54,7 +57,7 @@ pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failu
     // them durable before the process ends.
     store.flush().map_err(|e| Failure::runtime(e.to_string()))?;
     if args.json {
-        for event in StoreEvents::read(store.as_ref(), Some(&session), None)
+        for event in StoreEvents::read(store.as_ref(), Some(&session), Some(&started))
             .map_err(|e| Failure::runtime(e.to_string()))?
         {
             println!("{}", serde_json::to_string(&event).unwrap_or_default());

@@ -39,6 +39,18 @@ fn contract(store: &dyn Store) {
         "the head before `b`"
     );
     assert!(store.scan_before("t", b"a").unwrap().is_empty());
+    let tail: Vec<Vec<u8>> = store
+        .scan_from("t", b"ab")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        tail,
+        vec![b"ab".to_vec(), b"b".to_vec()],
+        "the tail from `ab`, itself included"
+    );
+    assert!(store.scan_from("t", b"c").unwrap().is_empty());
     // The first of two racing writers wins; the second sees what won.
     assert_eq!(
         store.compare_and_swap("t", b"c", None, Some(b"x")).unwrap(),

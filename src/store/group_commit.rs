@@ -143,6 +143,10 @@ impl<S: Store + 'static> Store for GroupCommit<S> {
         self.core.inner.scan_before(tree, end)
     }
 
+    fn scan_from(&self, tree: &str, start: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.core.inner.scan_from(tree, start)
+    }
+
     fn compare_and_swap(
         &self,
         tree: &str,
@@ -305,6 +309,9 @@ mod tests {
         }
         fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
             self.memory.scan_before(tree, end)
+        }
+        fn scan_from(&self, tree: &str, start: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+            self.memory.scan_from(tree, start)
         }
         fn compare_and_swap(
             &self,

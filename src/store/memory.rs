@@ -56,6 +56,14 @@ impl Store for MemoryStore {
         }))
     }
 
+    fn scan_from(&self, tree: &str, start: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        Ok(self.with(tree, |t| {
+            t.range(start.to_vec()..)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        }))
+    }
+
     fn compare_and_swap(
         &self,
         tree: &str,

@@ -63,6 +63,9 @@ pub trait Store: Send + Sync {
     /// Every entry whose key is before `end`, in key order (the head of an ordered index: what
     /// is due, what is old), without reading the rest of the tree.
     fn scan_before(&self, tree: &str, end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    /// Every entry whose key is at or after `start`, in key order (the tail of an ordered
+    /// tree: what happened since), without reading the rest of the tree.
+    fn scan_from(&self, tree: &str, start: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     /// Sets `key` to `new` only if it currently holds `expected` (`None` = absent). On a
     /// mismatch returns `Ok(Err(current))`: the first of two racing writers wins.
     fn compare_and_swap(

@@ -116,6 +116,17 @@ impl Store for SledStore {
             .collect()
     }
 
+    fn scan_from(&self, tree: &str, start: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let t = self.tree(tree)?;
+        t.range(start..)
+            .map(|entry| {
+                entry
+                    .map(|(k, v)| (k.to_vec(), v.to_vec()))
+                    .map_err(|e| self.error(tree, e))
+            })
+            .collect()
+    }
+
     fn compare_and_swap(
         &self,
         tree: &str,

@@ -479,6 +479,10 @@ impl Store for SqliteStore {
         self.scan(tree, b"", Some(end))
     }
 
+    fn scan_from(&self, tree: &str, start: &[u8]) -> Result<Rows> {
+        self.scan(tree, start, None)
+    }
+
     fn compare_and_swap(
         &self,
         tree: &str,

@@ -69,6 +69,11 @@ impl Store for Observed {
         self.count(tree, head.len());
         Ok(head)
     }
+    fn scan_from(&self, tree: &str, start: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
+        let tail = self.inner.scan_from(tree, start)?;
+        self.count(tree, tail.len());
+        Ok(tail)
+    }
     fn compare_and_swap(
         &self,
         tree: &str,

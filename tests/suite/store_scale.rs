@@ -343,7 +343,6 @@ fn bulk_row(bulks: &tollgate::approvals::BulkApprovals) -> ApprovalToken {
 
 #[test]
 fn a_store_written_before_the_age_indexes_is_dated_at_the_upgrade() {
-    use tollgate::events::{Event, EventKind, EventSink, StoreEvents};
     let dir = tempfile::tempdir().unwrap();
     let config = config_in(dir.path(), "[store]\npath = \"store\"\n");
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
@@ -364,21 +363,12 @@ fn a_store_written_before_the_age_indexes_is_dated_at_the_upgrade() {
     ))
     .unwrap();
     tollgate::tools::builtin::store_result(store.as_ref(), "telegram:1", "c1", "big").unwrap();
-    StoreEvents::new(store.clone(), None).record(Event {
-        kind: EventKind::RunCompleted,
-        session: "telegram:1".into(),
-        run: None,
-        call_id: String::new(),
-        tool: String::new(),
-        fields: serde_json::json!({}),
-    });
     // ...then stripped of their age index entries, as an older tollgate left them.
     let indexes = [
         "approvals_settled",
         "approval_bulks_done",
         "runs_finished",
         "tool_results_aged",
-        "events_aged",
     ];
     for index in indexes {
         let entries = store.scan_prefix(index, b"").unwrap();
@@ -406,9 +396,8 @@ fn a_store_written_before_the_age_indexes_is_dated_at_the_upgrade() {
     }
     // Once: a second opening dates nothing more (its marker says it ran).
     tollgate::retention::date_undated(&store, upgraded + day).unwrap();
-    assert_eq!(store.scan_prefix("events_aged", b"").unwrap().len(), 1);
-    // The audit event carries its own time (100 days before the upgrade): it goes at once.
-    // The rest carry none: kept retain_days from the upgrade.
+    assert_eq!(store.scan_prefix("runs_finished", b"").unwrap().len(), 1);
+    // They carry no time of their own: kept retain_days from the upgrade.
     let early = tollgate::retention::prune(&store, &config, upgraded + 29 * day).unwrap();
     assert_eq!(
         (
@@ -418,7 +407,7 @@ fn a_store_written_before_the_age_indexes_is_dated_at_the_upgrade() {
             early.results,
             early.events
         ),
-        (0, 0, 0, 0, 1),
+        (0, 0, 0, 0, 0),
         "{early:?}"
     );
     let report = tollgate::retention::prune(&store, &config, upgraded + 31 * day).unwrap();
@@ -433,6 +422,132 @@ fn a_store_written_before_the_age_indexes_is_dated_at_the_upgrade() {
         (1, 1, 1, 1, 0),
         "{report:?}"
     );
+}
+
+/// An event as an older tollgate stored it: keyed by session, with a date index entry (or,
+/// older still, without one).
+fn old_layout_event(store: &dyn Store, session: &str, ts: &str, dated: Option<u64>) {
+    let key = format!("{session}\0{ts}\0000000000001");
+    let event = serde_json::json!({"ts": ts, "session": session, "type": "run_completed"});
+    store
+        .insert("events", key.as_bytes(), event.to_string().as_bytes())
+        .unwrap();
+    if let Some(at) = dated {
+        let index = tollgate::store::aged::key(at, key.as_bytes());
+        store.insert("events_aged", &index, b"").unwrap();
+    }
+}
+
+#[test]
+fn events_stored_by_session_are_moved_into_time_order_once_and_keep_their_time() {
+    use tollgate::events::{EVENTS_TREE, StoreEvents};
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), "[store]\npath = \"store\"\n");
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let day = 86_400;
+    // 2026-01-01T00:00:00Z and ten days later.
+    let (first, later) = (1_767_225_600_u64, 1_767_225_600_u64 + 10 * day);
+    old_layout_event(
+        store.as_ref(),
+        "telegram:1",
+        "2026-01-01T00:00:00.000Z",
+        Some(first),
+    );
+    old_layout_event(
+        store.as_ref(),
+        "telegram:2",
+        "2026-01-11T00:00:00.000Z",
+        None,
+    );
+    old_layout_event(store.as_ref(), "telegram:1", "not a time", None);
+    let upgraded = later + 100 * day;
+    StoreEvents::move_into_time_order(store.as_ref(), upgraded).unwrap();
+    assert!(store.scan_prefix("events", b"").unwrap().is_empty());
+    assert!(store.scan_prefix("events_aged", b"").unwrap().is_empty());
+    let moved: Vec<u64> = store
+        .scan_prefix(EVENTS_TREE, b"")
+        .unwrap()
+        .iter()
+        .map(|(k, _)| tollgate::store::aged::time_of(k).unwrap())
+        .collect();
+    assert_eq!(
+        moved,
+        vec![first, later, upgraded],
+        "each at its own time, else now"
+    );
+    let one: Vec<String> = StoreEvents::read(store.as_ref(), Some("telegram:1"), None)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.ts)
+        .collect();
+    assert_eq!(one, vec!["2026-01-01T00:00:00.000Z", "not a time"]);
+
+    // Once: an event an older process left behind later is not moved again.
+    old_layout_event(
+        store.as_ref(),
+        "telegram:3",
+        "2026-01-01T00:00:00.000Z",
+        None,
+    );
+    StoreEvents::move_into_time_order(store.as_ref(), upgraded).unwrap();
+    assert_eq!(store.scan_prefix("events", b"").unwrap().len(), 1);
+
+    // Retention goes by each event's own time.
+    let at = |now: u64| {
+        tollgate::retention::prune(&store, &config, now)
+            .unwrap()
+            .events
+    };
+    assert_eq!(at(first + 29 * day), 0);
+    assert_eq!(at(first + 31 * day), 1, "the first, 31 days on");
+    assert_eq!(at(later + 31 * day), 1, "the second");
+    assert_eq!(
+        StoreEvents::read(store.as_ref(), None, None).unwrap().len(),
+        1
+    );
+}
+
+#[test]
+fn events_are_read_by_session_and_since_a_time_in_time_order() {
+    use tollgate::events::{Event, EventKind, EventSink, StoreEvents};
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let events = StoreEvents::new(store.clone(), None);
+    let before = tollgate::clock::now_rfc3339_millis();
+    for (session, tool) in [
+        ("telegram:1", "a"),
+        ("telegram:10", "b"),
+        ("telegram:1", "c"),
+    ] {
+        events.record(Event {
+            kind: EventKind::ToolProposed,
+            session: session.into(),
+            run: None,
+            call_id: String::new(),
+            tool: tool.into(),
+            fields: serde_json::json!({}),
+        });
+    }
+    let tools = |session: Option<&str>, since: Option<&str>| -> Vec<String> {
+        StoreEvents::read(store.as_ref(), session, since)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.tool)
+            .collect()
+    };
+    // `telegram:1` is a prefix of `telegram:10`'s name, not of its events.
+    assert_eq!(tools(Some("telegram:1"), None), vec!["a", "c"]);
+    assert_eq!(tools(Some("telegram:10"), None), vec!["b"]);
+    assert_eq!(tools(None, Some(&before)), vec!["a", "b", "c"]);
+    assert!(tools(None, Some("2999-01-01T00:00:00Z")).is_empty());
+    // One write an event: no index beside it.
+    assert_eq!(
+        store
+            .scan_prefix(tollgate::events::EVENTS_TREE, b"")
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(store.scan_prefix("events_aged", b"").unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -177,3 +177,105 @@ async fn configured_secrets_are_redacted() {
     assert!(result.contains("the key is [redacted]"), "{result}");
     assert!(!result.contains("sk-canary-123456"), "{result}");
 }
+
+/// `run --json` prints the run's own events and its answer: a second run in the same store
+/// prints none of the first run's.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_json_prints_its_own_events_and_answer() {
+    use crate::suite::fakes::llm::{FakeLlm, text};
+    let fake = FakeLlm::start(vec![text("first."), text("second.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\ntools = []\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let path = dir.path().to_path_buf();
+    let run = |message: &'static str| {
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || {
+            tollgate(
+                &["run", "--config", "tollgate.toml", "--json", message],
+                &path,
+            )
+        })
+    };
+    let lines = |ran: &std::process::Output| -> Vec<serde_json::Value> {
+        assert_eq!(ran.status.code(), Some(0), "{}", stderr(ran));
+        stdout(ran)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let first = lines(&run("one").await.unwrap());
+    let second = lines(&run("two").await.unwrap());
+    for (printed, answer) in [(&first, "first."), (&second, "second.")] {
+        let last = printed.last().unwrap();
+        assert_eq!(
+            (last["type"].as_str(), last["text"].as_str()),
+            (Some("answer"), Some(answer))
+        );
+        let events = &printed[..printed.len() - 1];
+        let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds.first(), Some(&"message_received"), "{kinds:?}");
+        assert!(kinds.contains(&"run_completed"), "{kinds:?}");
+        let sessions: std::collections::HashSet<&str> = events
+            .iter()
+            .map(|e| e["session"].as_str().unwrap())
+            .collect();
+        assert_eq!(sessions.len(), 1, "one run's session: {sessions:?}");
+    }
+    assert_ne!(first[0]["session"], second[0]["session"]);
+}
+
+/// A store whose audit log an older tollgate kept by session: the first command that opens it
+/// moves the events into time order, and `audit` shows them, by session too.
+#[test]
+fn an_audit_log_kept_by_session_is_shown_after_the_upgrade() {
+    use tollgate::store::Store;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        "[store]\npath = \"store\"\n",
+    )
+    .unwrap();
+    {
+        let store = tollgate::store::open_dir(&dir.path().join("store"), 16).unwrap();
+        for (session, ts, tool) in [
+            ("telegram:1", "2026-11-20T10:00:00.000Z", "old_one"),
+            ("telegram:2", "2026-11-21T10:00:00.000Z", "old_two"),
+        ] {
+            let key = format!("{session}\0{ts}\0000000000001");
+            let event = serde_json::json!({"ts": ts, "session": session, "type": "tool_proposed", "tool": tool});
+            store
+                .insert("events", key.as_bytes(), event.to_string().as_bytes())
+                .unwrap();
+        }
+        store.flush().unwrap();
+    }
+    let audit = |extra: &[&str]| {
+        let mut args = vec!["audit", "--config", "tollgate.toml", "--json"];
+        args.extend_from_slice(extra);
+        let out = tollgate(&args, dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["tool"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(audit(&[]), vec!["old_one", "old_two"]);
+    assert_eq!(audit(&["--session", "telegram:2"]), vec!["old_two"]);
+    assert_eq!(audit(&["--since", "2026-11-21T00:00:00Z"]), vec!["old_two"]);
+    let store = tollgate::store::open_dir(&dir.path().join("store"), 16).unwrap();
+    assert!(store.scan_prefix("events", b"").unwrap().is_empty());
+    assert_eq!(
+        store
+            .scan_prefix(tollgate::events::EVENTS_TREE, b"")
+            .unwrap()
+            .len(),
+        2
+    );
+}

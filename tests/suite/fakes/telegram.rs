@@ -174,6 +174,7 @@ impl FakeTelegram {
     }
 
     /// How many calls have been recorded: where a later [`Self::answers_since`] starts.
+    #[allow(dead_code)] // The benchmarks' (they share these fakes with the tests).
     pub fn call_count(&self) -> usize {
         self.state.lock().unwrap().calls.len()
     }
@@ -183,6 +184,7 @@ impl FakeTelegram {
     /// on: it reads only the calls since `from` and copies no bodies, so looking costs the
     /// benchmark's process about the same whichever bot it measures (a copy of every recorded
     /// call at each look cost more the longer a bot took).
+    #[allow(dead_code)] // The benchmarks'.
     pub fn answers_since(&self, from: usize, chats: std::ops::Range<i64>) -> Vec<Instant> {
         let state = self.state.lock().unwrap();
         state
