@@ -150,12 +150,16 @@ pub trait ActiveRuns: Send + Sync {
     fn active_run_id(&self, session: &str) -> Option<String>;
 }
 
-/// Events appended to the store, per session, in order: the audit log.
+/// Events appended to the store, in order: the audit log.
 pub struct StoreEvents {
     store: std::sync::Arc<dyn crate::store::Store>,
     journal: Option<std::sync::Arc<dyn ActiveRuns>>,
-    sequence: std::sync::atomic::AtomicU64,
 }
+
+/// Orders the events of one millisecond, and keeps two of one session in one millisecond
+/// under different keys: one count for the process, whichever [`StoreEvents`] records (serve
+/// makes several: its own, each session worker's, each reminder's).
+static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The store tree of events, in the order they were recorded: a key is the second it was
 /// recorded at (`store::aged` layout) and then `session \0 ts \0 sequence`. One write an
@@ -165,11 +169,9 @@ pub struct StoreEvents {
 /// there.
 pub const EVENTS_TREE: &str = "events_by_time";
 /// Where an older tollgate kept events (by session), and their date index: moved into
-/// [`EVENTS_TREE`] once, when the store is opened.
+/// [`EVENTS_TREE`] when the store is opened.
 const SESSION_EVENTS_TREE: &str = "events";
 const SESSION_EVENTS_AGED_TREE: &str = "events_aged";
-/// Marks a store whose events were moved into [`EVENTS_TREE`].
-const MOVED_MARKER: &[u8] = b"events-by-time-v1";
 /// How much earlier than asked a read since a time starts: a key's second is read just after
 /// its event's `ts`, and a clock stepped back between the two would date the key earlier.
 const SINCE_MARGIN_SECS: u64 = 60;
@@ -198,11 +200,7 @@ impl StoreEvents {
         store: std::sync::Arc<dyn crate::store::Store>,
         journal: Option<std::sync::Arc<dyn ActiveRuns>>,
     ) -> Self {
-        StoreEvents {
-            store,
-            journal,
-            sequence: std::sync::atomic::AtomicU64::new(0),
-        }
+        StoreEvents { store, journal }
     }
 
     /// Deletes the events recorded before `before` (seconds); how many.
@@ -218,39 +216,46 @@ impl StoreEvents {
     }
 
     /// Moves the events an older tollgate stored by session into [`EVENTS_TREE`], each at
-    /// its own `ts` (at `now` if that cannot be read), and drops their date index; once.
-    /// Moving one again after an interruption puts it under the same key.
+    /// its own `ts` (at `now` if that cannot be read), and drops their date index; how many.
+    /// Run at every opening (no marker): events an older binary wrote after a downgrade are
+    /// moved too, and a store with none costs one empty read. An event moved again after an
+    /// interruption lands under the same key, unless its `ts` cannot be read (then it is
+    /// dated `now` again, and may be kept twice).
     pub fn move_into_time_order(
         store: &dyn crate::store::Store,
         now: u64,
-    ) -> Result<(), crate::store::StoreError> {
-        crate::store::migrate::once(store, MOVED_MARKER, || {
-            for (key, bytes) in store.scan_prefix(SESSION_EVENTS_TREE, b"")? {
-                let at = serde_json::from_slice::<StoredEvent>(&bytes)
-                    .ok()
-                    .and_then(|e| crate::reminders::parse_rfc3339(&e.ts))
-                    .unwrap_or(now);
-                store.put(EVENTS_TREE, &crate::store::aged::key(at, &key), &bytes)?;
-                store.delete(SESSION_EVENTS_TREE, &key)?;
-            }
-            for (key, _) in store.scan_prefix(SESSION_EVENTS_AGED_TREE, b"")? {
-                store.delete(SESSION_EVENTS_AGED_TREE, &key)?;
-            }
-            Ok(())
-        })
+    ) -> Result<usize, crate::store::StoreError> {
+        let old = store.scan_prefix(SESSION_EVENTS_TREE, b"")?;
+        for (key, bytes) in &old {
+            let at = serde_json::from_slice::<StoredEvent>(bytes)
+                .ok()
+                .and_then(|e| crate::reminders::parse_rfc3339(&e.ts))
+                .unwrap_or(now);
+            store.put(EVENTS_TREE, &crate::store::aged::key(at, key), bytes)?;
+            store.delete(SESSION_EVENTS_TREE, key)?;
+        }
+        for (key, _) in store.scan_prefix(SESSION_EVENTS_AGED_TREE, b"")? {
+            store.delete(SESSION_EVENTS_AGED_TREE, &key)?;
+        }
+        if !old.is_empty() {
+            store.flush()?;
+        }
+        Ok(old.len())
     }
 
-    /// Every stored event, of one session or all, optionally since a time (RFC 3339, UTC),
+    /// Every stored event, of one session or all, optionally at or after a time (RFC 3339),
     /// in time order. A read since a time starts at that point of the tree; of one session,
-    /// only its events are decoded (picked by key).
+    /// only its events are decoded (picked by key), though the log is read through.
     pub fn read(
         store: &dyn crate::store::Store,
         session: Option<&str>,
         since: Option<&str>,
     ) -> Result<Vec<StoredEvent>, crate::store::StoreError> {
-        let rows = match since.and_then(crate::reminders::parse_rfc3339) {
+        let since = since.and_then(millis_of);
+        let rows = match since {
             Some(at) => {
-                let start = at.saturating_sub(SINCE_MARGIN_SECS).to_be_bytes();
+                let secs = u64::try_from(at.div_euclid(1_000)).unwrap_or(0);
+                let start = secs.saturating_sub(SINCE_MARGIN_SECS).to_be_bytes();
                 store.scan_from(EVENTS_TREE, &start)?
             }
             None => store.scan_prefix(EVENTS_TREE, b"")?,
@@ -266,7 +271,11 @@ impl StoreEvents {
             let Ok(event) = serde_json::from_slice::<StoredEvent>(&bytes) else {
                 continue;
             };
-            if since.is_some_and(|since| event.ts.as_str() < since) {
+            // By time, not text: `…00.123Z` is after `…00Z`. An event whose time cannot
+            // be read is shown rather than hidden.
+            if let (Some(since), Some(at)) = (since, millis_of(&event.ts))
+                && at < since
+            {
                 continue;
             }
             // Events of one millisecond are in the order recorded: the key ends with the
@@ -279,12 +288,18 @@ impl StoreEvents {
     }
 }
 
+/// Milliseconds since the epoch of an RFC 3339 time.
+#[must_use]
+pub fn millis_of(text: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(text.trim())
+        .ok()
+        .map(|t| t.timestamp_millis())
+}
+
 impl EventSink for StoreEvents {
     fn record(&self, event: Event) {
         let ts = crate::clock::now_rfc3339_millis();
-        let sequence = self
-            .sequence
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let sequence = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut run = event.run.clone();
         let mut fields = match event.fields {
             Value::Object(map) => map,

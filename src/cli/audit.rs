@@ -30,7 +30,7 @@ pub fn run(config_path: Option<&Path>, args: &AuditArgs, io: &mut Io) -> Result<
         return Ok(ExitCode::SUCCESS);
     };
     if let Some(since) = &args.since
-        && !(since.len() >= 20 && since.ends_with('Z') && since.as_bytes().get(10) == Some(&b'T'))
+        && !(since.ends_with('Z') && crate::events::millis_of(since).is_some())
     {
         return Err(Failure::usage(format!(
             "--since `{since}` is not RFC 3339 in UTC (like 2026-11-29T10:00:00Z)"

@@ -218,10 +218,14 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
         .and_then(|()| crate::reminders::Reminders::index_existing(store.as_ref()))
         .and_then(|()| crate::retention::date_undated(&store, crate::clock::now_secs()))
         .and_then(|()| {
-            crate::events::StoreEvents::move_into_time_order(
+            let moved = crate::events::StoreEvents::move_into_time_order(
                 store.as_ref(),
                 crate::clock::now_secs(),
-            )
+            )?;
+            if moved > 0 {
+                tracing::info!("moved {moved} audit events into time order (once)");
+            }
+            Ok(())
         })
         .map_err(|e| Failure::runtime(format!("indexing the store: {e}")))?;
     Ok(store)

@@ -44,9 +44,11 @@ pub fn run(config_path: Option<&Path>, args: &RunArgs) -> Result<ExitCode, Failu
         .enable_all()
         .build()
         .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
-    // The run's session is new: its events are all recorded from here on, and reading from
-    // here reads the end of the audit log, not all of it.
-    let started = crate::clock::now_rfc3339_millis();
+    // The run's session is new, so its events are all recorded from here on: reading from
+    // here (with room for a clock stepped back meanwhile) reads the end of the audit log,
+    // not all of it.
+    let started = (chrono::Utc::now() - chrono::TimeDelta::hours(1))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let outcome = runtime.block_on(assembled.runner.start(
         assembled.session.clone(),
         &run_id,

@@ -439,7 +439,7 @@ fn old_layout_event(store: &dyn Store, session: &str, ts: &str, dated: Option<u6
 }
 
 #[test]
-fn events_stored_by_session_are_moved_into_time_order_once_and_keep_their_time() {
+fn events_stored_by_session_are_moved_into_time_order_and_keep_their_time() {
     use tollgate::events::{EVENTS_TREE, StoreEvents};
     let dir = tempfile::tempdir().unwrap();
     let config = config_in(dir.path(), "[store]\npath = \"store\"\n");
@@ -461,7 +461,10 @@ fn events_stored_by_session_are_moved_into_time_order_once_and_keep_their_time()
     );
     old_layout_event(store.as_ref(), "telegram:1", "not a time", None);
     let upgraded = later + 100 * day;
-    StoreEvents::move_into_time_order(store.as_ref(), upgraded).unwrap();
+    assert_eq!(
+        StoreEvents::move_into_time_order(store.as_ref(), upgraded).unwrap(),
+        3
+    );
     assert!(store.scan_prefix("events", b"").unwrap().is_empty());
     assert!(store.scan_prefix("events_aged", b"").unwrap().is_empty());
     let moved: Vec<u64> = store
@@ -482,15 +485,23 @@ fn events_stored_by_session_are_moved_into_time_order_once_and_keep_their_time()
         .collect();
     assert_eq!(one, vec!["2026-01-01T00:00:00.000Z", "not a time"]);
 
-    // Once: an event an older process left behind later is not moved again.
+    // Nothing left: the next opening moves nothing. An event an older binary wrote after a
+    // downgrade is moved at the next opening too.
+    assert_eq!(
+        StoreEvents::move_into_time_order(store.as_ref(), upgraded).unwrap(),
+        0
+    );
     old_layout_event(
         store.as_ref(),
         "telegram:3",
         "2026-01-01T00:00:00.000Z",
         None,
     );
-    StoreEvents::move_into_time_order(store.as_ref(), upgraded).unwrap();
-    assert_eq!(store.scan_prefix("events", b"").unwrap().len(), 1);
+    assert_eq!(
+        StoreEvents::move_into_time_order(store.as_ref(), upgraded).unwrap(),
+        1
+    );
+    assert!(store.scan_prefix("events", b"").unwrap().is_empty());
 
     // Retention goes by each event's own time.
     let at = |now: u64| {
@@ -499,8 +510,8 @@ fn events_stored_by_session_are_moved_into_time_order_once_and_keep_their_time()
             .events
     };
     assert_eq!(at(first + 29 * day), 0);
-    assert_eq!(at(first + 31 * day), 1, "the first, 31 days on");
-    assert_eq!(at(later + 31 * day), 1, "the second");
+    assert_eq!(at(first + 31 * day), 2, "the first two, 31 days on");
+    assert_eq!(at(later + 31 * day), 1, "the next");
     assert_eq!(
         StoreEvents::read(store.as_ref(), None, None).unwrap().len(),
         1
@@ -534,10 +545,26 @@ fn events_are_read_by_session_and_since_a_time_in_time_order() {
             .map(|e| e.tool)
             .collect()
     };
+    // Two recorders (serve has one per session worker) in one millisecond: both kept, in order.
+    let other = StoreEvents::new(store.clone(), None);
+    for (recorder, tool) in [(&events, "d"), (&other, "e"), (&events, "f")] {
+        recorder.record(Event {
+            kind: EventKind::ToolProposed,
+            session: "telegram:2".into(),
+            run: None,
+            call_id: String::new(),
+            tool: tool.into(),
+            fields: serde_json::json!({}),
+        });
+    }
+    assert_eq!(tools(Some("telegram:2"), None), vec!["d", "e", "f"]);
     // `telegram:1` is a prefix of `telegram:10`'s name, not of its events.
     assert_eq!(tools(Some("telegram:1"), None), vec!["a", "c"]);
     assert_eq!(tools(Some("telegram:10"), None), vec!["b"]);
-    assert_eq!(tools(None, Some(&before)), vec!["a", "b", "c"]);
+    assert_eq!(
+        tools(None, Some(&before)),
+        vec!["a", "b", "c", "d", "e", "f"]
+    );
     assert!(tools(None, Some("2999-01-01T00:00:00Z")).is_empty());
     // One write an event: no index beside it.
     assert_eq!(
@@ -545,9 +572,36 @@ fn events_are_read_by_session_and_since_a_time_in_time_order() {
             .scan_prefix(tollgate::events::EVENTS_TREE, b"")
             .unwrap()
             .len(),
-        3
+        6
     );
     assert!(store.scan_prefix("events_aged", b"").unwrap().is_empty());
+    // At or after, by time: an event at 10:00:00.500 is after 10:00:00 (as text, `.` sorts
+    // before `Z`), and the same instant written with other digits is the same time.
+    for (session, ts) in [
+        ("telegram:5", "2026-11-21T10:00:00.500Z"),
+        ("telegram:6", "2026-11-21T09:59:59.999Z"),
+    ] {
+        let key = tollgate::store::aged::key(
+            1_795_255_200,
+            format!("{session}\0{ts}\0000000000009").as_bytes(),
+        );
+        let event = serde_json::json!({"ts": ts, "session": session, "type": "tool_proposed", "tool": session});
+        store
+            .put(
+                tollgate::events::EVENTS_TREE,
+                &key,
+                event.to_string().as_bytes(),
+            )
+            .unwrap();
+    }
+    let at_ten = |since: &str| {
+        tools(Some("telegram:5"), Some(since)).len() + tools(Some("telegram:6"), Some(since)).len()
+    };
+    assert_eq!(at_ten("2026-11-21T10:00:00Z"), 1);
+    assert_eq!(at_ten("2026-11-21T10:00:00.5Z"), 1);
+    assert_eq!(at_ten("2026-11-21T10:00:00.500Z"), 1);
+    assert_eq!(at_ten("2026-11-21T10:00:00.501Z"), 0);
+    assert_eq!(at_ten("2026-11-21T09:59:59.999Z"), 2);
 }
 
 #[tokio::test]
