@@ -92,22 +92,21 @@ fn say(fake: &FakeDiscord, id: u64, user: u64, content: &str) {
     fake.dispatch("MESSAGE_CREATE", message);
 }
 
-/// When answers to the DM channels of users in `users` reached the fake (typing and
-/// progress posts are not answers).
-fn answers(fake: &FakeDiscord, users: std::ops::Range<u64>) -> Vec<Instant> {
-    fake.calls()
-        .into_iter()
-        .filter(|c| c.method == "POST" && c.path.ends_with("/messages"))
-        .filter(|c| {
-            c.path
-                .split('/')
-                .nth(2)
-                .and_then(|id| id.parse::<u64>().ok())
-                .is_some_and(|channel| channel >= dm(users.start) && channel < dm(users.end))
-        })
-        .filter(|c| c.body["content"] != "Working…")
-        .map(|c| c.at)
-        .collect()
+/// When answers to the DM channels of users in `users`, recorded since call `from`, reached
+/// the fake (typing and progress posts are not answers).
+fn answers(fake: &FakeDiscord, from: usize, users: std::ops::Range<u64>) -> Vec<Instant> {
+    fake.picked_since(from, |c| {
+        let channel = c
+            .path
+            .split('/')
+            .nth(2)
+            .and_then(|id| id.parse::<u64>().ok());
+        let answer = c.method == "POST"
+            && c.path.ends_with("/messages")
+            && channel.is_some_and(|channel| channel >= dm(users.start) && channel < dm(users.end))
+            && c.body["content"] != "Working…";
+        answer.then_some(c.at)
+    })
 }
 
 /// One message at a time, each from a new user: latencies, sorted.
@@ -115,11 +114,12 @@ async fn sequential(fake: &FakeDiscord, first_user: u64) -> Vec<Duration> {
     let mut latencies = Vec::new();
     for i in 0..SEQUENTIAL {
         let user = first_user + i;
+        let from = fake.call_count();
         let pushed = Instant::now();
         say(fake, 1_000_000 + i, user, "ping");
         let at = fake
             .wait_for(Duration::from_secs(30), "an answer", |d| {
-                answers(d, user..user + 1).first().copied()
+                answers(d, from, user..user + 1).first().copied()
             })
             .await;
         latencies.push(at - pushed);
@@ -131,6 +131,7 @@ async fn sequential(fake: &FakeDiscord, first_user: u64) -> Vec<Duration> {
 /// A burst over several users: messages per second until the last answer, and when each
 /// answer came (from the burst's start, sorted).
 async fn burst(fake: &FakeDiscord, first_user: u64) -> (f64, Vec<Duration>) {
+    let from = fake.call_count();
     let start = Instant::now();
     let mut id = 2_000_000;
     for round in 0..BURST_PER_USER {
@@ -142,7 +143,7 @@ async fn burst(fake: &FakeDiscord, first_user: u64) -> (f64, Vec<Duration>) {
     let total = (BURST_USERS * BURST_PER_USER) as usize;
     let mut got = fake
         .wait_for(Duration::from_secs(300), "the burst's answers", |d| {
-            let got = answers(d, first_user..first_user + BURST_USERS);
+            let got = answers(d, from, first_user..first_user + BURST_USERS);
             (got.len() >= total).then_some(got)
         })
         .await;

@@ -179,6 +179,27 @@ impl FakeDiscord {
         self.state.lock().unwrap().calls.clone()
     }
 
+    /// How many calls have been recorded: where a later [`Self::picked_since`] starts.
+    #[allow(dead_code)] // The benchmarks' (they share these fakes with the tests).
+    pub fn call_count(&self) -> usize {
+        self.state.lock().unwrap().calls.len()
+    }
+
+    /// What `pick` takes from each call recorded from call `from` on, copying no call: what
+    /// the benchmarks wait on, at every call recorded, so looking costs the same whatever the
+    /// fake's history (a copy of every call at each look grew with it).
+    #[allow(dead_code)] // The benchmarks'.
+    pub fn picked_since<T>(&self, from: usize, pick: impl Fn(&Call) -> Option<T>) -> Vec<T> {
+        let state = self.state.lock().unwrap();
+        state
+            .calls
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(pick)
+            .collect()
+    }
+
     /// Calls on `route` (see [`pattern`]), answered or not.
     pub fn calls_to(&self, route: &str) -> Vec<Call> {
         self.calls()
