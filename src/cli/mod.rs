@@ -223,7 +223,9 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, Failure> {
                 crate::clock::now_secs(),
             )?;
             if moved > 0 {
-                tracing::info!("moved {moved} audit events into time order (once)");
+                tracing::info!(
+                    "moved {moved} audit events an older tollgate wrote into time order"
+                );
             }
             Ok(())
         })
