@@ -282,6 +282,10 @@ fn spawn_committer(
             let mut failing: Option<String> = None;
             while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(COMMIT_EVERY) {
                 if shared.accepting().pending.is_empty() {
+                    // Someone's flush committed it all.
+                    if failing.take().is_some() {
+                        tracing::info!("the store commits again");
+                    }
                     continue;
                 }
                 match shared.flush() {
@@ -534,12 +538,14 @@ impl SqliteStore {
         drop(accepting);
         if over {
             // The write is taken either way: a failed commit keeps it pending, and the
-            // writes after it are refused, saying why, until a commit succeeds.
-            if let Err(e) = self
-                .shared
-                .commit_pending()
-                .and_then(|()| self.shared.checkpoint_if_long())
-            {
+            // writes after it are refused, saying why, until a commit succeeds. Stepping aside:
+            // called from a task, the worker's other tasks go on meanwhile.
+            let committed = crate::step_aside::step_aside(|| {
+                self.shared
+                    .commit_pending()
+                    .and_then(|()| self.shared.checkpoint_if_long())
+            });
+            if let Err(e) = committed {
                 tracing::warn!("committing a large batch of writes: {e}");
             }
         }
@@ -567,10 +573,10 @@ impl SqliteStore {
         // commit's writes stay pending until it is settled, so if no commit settled while
         // the database was read, what it read plus what is pending now is the store now.
         for _ in 0..SCAN_TRIES {
-            let settled = self.shared.accepting().pending.settled();
+            let settled = self.shared.accepting().pending.settled(tree);
             let committed = self.scan_committed(tree, from, before)?;
             let accepting = self.shared.accepting();
-            if accepting.pending.settled() == settled {
+            if accepting.pending.settled(tree) == settled {
                 return Ok(accepting.pending.lay_over(tree, from, before, committed));
             }
         }

@@ -25,9 +25,10 @@ pub(super) struct Pending {
     /// The keys' and values' bytes held: a writer that takes the map past a limit commits
     /// before going on, so a bulk copy does not pile up in memory.
     bytes: usize,
-    /// How many commits were settled: a read that let go of the map while it read the
-    /// database knows by this whether a commit's writes left the map meanwhile.
-    settled: u64,
+    /// By tree, how many commits holding writes to it were settled: a scan that let go of
+    /// the map while it read the database knows by this whether writes to its tree left the
+    /// map meanwhile (a commit to other trees does not make it read again).
+    settled: BTreeMap<String, u64>,
 }
 
 struct Write {
@@ -53,9 +54,9 @@ impl Pending {
         self.bytes
     }
 
-    /// Counts settled commits (see [`Pending::settled`]'s field).
-    pub fn settled(&self) -> u64 {
-        self.settled
+    /// Counts the settled commits that held writes to `tree`.
+    pub fn settled(&self, tree: &str) -> u64 {
+        self.settled.get(tree).copied().unwrap_or(0)
     }
 
     /// Accepts a write (`None` deletes).
@@ -162,8 +163,18 @@ impl Pending {
 
     /// After `committed` was committed: drops each entry not written again since.
     pub fn settle(&mut self, committed: &[Committing]) {
-        self.settled += 1;
+        let mut last_tree: Option<&str> = None;
         for write in committed {
+            // A copy lists each tree's writes together: count each tree once.
+            if last_tree != Some(write.tree.as_str()) {
+                last_tree = Some(write.tree.as_str());
+                match self.settled.get_mut(&write.tree) {
+                    Some(count) => *count += 1,
+                    None => {
+                        self.settled.insert(write.tree.clone(), 1);
+                    }
+                }
+            }
             let Some(keys) = self.trees.get_mut(&write.tree) else {
                 continue;
             };
@@ -235,7 +246,8 @@ mod tests {
         pending.settle(&copy);
         assert!(pending.is_empty());
         assert_eq!(pending.bytes(), 0);
-        assert_eq!(pending.settled(), 2);
+        assert_eq!(pending.settled("t"), 2);
+        assert_eq!(pending.settled("other"), 0);
     }
 
     #[test]

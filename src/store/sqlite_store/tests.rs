@@ -189,9 +189,16 @@ fn reads_and_writes_do_not_wait_for_a_commit_in_progress() {
 fn concurrent_writers_flushers_and_readers_see_every_write_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let store = std::sync::Arc::new(SqliteStore::open(dir.path(), 8).unwrap());
+    for t in 0..4u8 {
+        store
+            .put("mark", &[&[t][..], &0u32.to_be_bytes()].concat(), b"")
+            .unwrap();
+    }
     let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     // Scans while the others write and flush: a counter seen once is never missing or older
-    // in a later scan (a commit settling mid-scan would hide it or show its older value).
+    // in a later scan (a commit settling mid-scan would hide it or show its older value), and
+    // each thread's marks — its latest written before its previous one is deleted — number
+    // one or two, never none (a deletion seen without the write before it).
     let scanner = {
         let store = store.clone();
         let writing = writing.clone();
@@ -207,6 +214,11 @@ fn concurrent_writers_flushers_and_readers_see_every_write_in_order() {
                 for (counter, value) in &seen {
                     let current = now.get(counter).expect("a counter went missing");
                     assert!(current >= value, "a counter went back");
+                }
+                let marks = store.scan_prefix("mark", b"").unwrap();
+                for t in 0..4u8 {
+                    let mine = marks.iter().filter(|(key, _)| key[0] == t).count();
+                    assert!((1..=2).contains(&mine), "thread {t} has {mine} marks");
                 }
                 seen = now;
                 scans += 1;
@@ -227,6 +239,12 @@ fn concurrent_writers_flushers_and_readers_see_every_write_in_order() {
                         .unwrap();
                     assert_eq!(swapped, Ok(()), "only this thread writes its counter");
                     store.put("log", &[&[t][..], &next].concat(), b"x").unwrap();
+                    store
+                        .put("mark", &[&[t][..], &(n + 1).to_be_bytes()].concat(), b"")
+                        .unwrap();
+                    store
+                        .delete("mark", &[&[t][..], &n.to_be_bytes()].concat())
+                        .unwrap();
                     if n % 7 == 0 {
                         store
                             .delete("log", &[&[t][..], &(n / 2).to_be_bytes()].concat())
@@ -295,6 +313,13 @@ fn a_long_log_is_folded_into_the_database_and_nothing_is_lost() {
         assert!(
             store.shared.wal_pages.load(Ordering::Relaxed) <= CHECKPOINT_AT_PAGES,
             "a log of more than {CHECKPOINT_AT_PAGES} pages is folded in"
+        );
+        // Folded into the database file, that is (whether by the flush or by the write that
+        // found 8 MiB pending): the file holds more than the log's limit.
+        let database = std::fs::metadata(dir.path().join(FILE_NAME)).unwrap().len();
+        assert!(
+            database > CHECKPOINT_AT_PAGES as u64 * 4096,
+            "the database file is {database} bytes"
         );
         let wal_len = std::fs::metadata(dir.path().join(format!("{FILE_NAME}-wal")))
             .unwrap()
