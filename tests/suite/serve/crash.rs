@@ -310,7 +310,8 @@ async fn crash_at(flush: u64) -> (usize, bool) {
                 texts
                     .iter()
                     .any(|t| t.contains("Done:") && !t.contains("again")),
-                "crash at flush {flush}: chat {chat} saw its first turn's card and never got its answer: {texts:?}"
+                "crash at flush {flush}: chat {chat} saw its first turn's card and never got its answer: {texts:?}\n{}",
+                served.log()
             );
         }
     }
