@@ -256,15 +256,20 @@ impl RunStore {
     /// A save's writes before its flush.
     fn write(&self, run: &RunRecord) -> Result<(), StoreError> {
         let open = run.is_open();
+        // Each index entry before the record it points to: another session's commit can land
+        // between any two of these writes, and a kill after it keeps only those before. A
+        // finished record without its "unanswered" mark would be neither resumed (not open)
+        // nor answered after a restart; the mark without the record is dropped by
+        // `unanswered` and the still-open run resumed.
         if open {
             self.store.put(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
+        }
+        if matches!(run.phase, RunPhase::Finished { .. }) && answered_in_a_chat(&run.session) {
+            self.store.put(UNANSWERED_TREE, run.id.as_bytes(), b"")?;
         }
         self.store
             .put(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
         let now = crate::clock::now_secs();
-        if matches!(run.phase, RunPhase::Finished { .. }) && answered_in_a_chat(&run.session) {
-            self.store.put(UNANSWERED_TREE, run.id.as_bytes(), b"")?;
-        }
         if !open {
             // A session's activity is dated when a run ends (once a turn, not at every step):
             // a session with an open run is never idle, whatever its date says.
