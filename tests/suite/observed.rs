@@ -1,6 +1,7 @@
 //! An in-memory store that lets a test see what the code under test did with it: the records
 //! it read, per tree (a hot path reads only what it needs), and what its last flush made
-//! durable (the records a kill -9 would leave).
+//! durable (the records a kill -9 would leave), and every write in order (replaying a prefix of
+//! them is what a kill leaves when another session's commit lands between two writes).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -14,7 +15,11 @@ pub struct Observed {
     /// Each flush's copy of the runs tree's keys.
     durable_runs: Mutex<BTreeSet<Vec<u8>>>,
     flushes: AtomicUsize,
+    writes: Mutex<Vec<Write>>,
 }
+
+/// A write as made: tree, key, and the value (`None` deletes).
+pub type Write = (String, Vec<u8>, Option<Vec<u8>>);
 
 impl Observed {
     fn count(&self, tree: &str, n: usize) {
@@ -43,6 +48,19 @@ impl Observed {
     pub fn flushes(&self) -> usize {
         self.flushes.load(Ordering::SeqCst)
     }
+
+    /// Every write so far, in order.
+    pub fn writes(&self) -> Vec<Write> {
+        self.writes.lock().unwrap().clone()
+    }
+
+    fn record(&self, tree: &str, key: &[u8], value: Option<&[u8]>) {
+        self.writes.lock().unwrap().push((
+            tree.to_string(),
+            key.to_vec(),
+            value.map(<[u8]>::to_vec),
+        ));
+    }
 }
 
 type R<T> = Result<T, StoreError>;
@@ -54,9 +72,11 @@ impl Store for Observed {
         Ok(got)
     }
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> R<Option<Vec<u8>>> {
+        self.record(tree, key, Some(value));
         self.inner.insert(tree, key, value)
     }
     fn remove(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
+        self.record(tree, key, None);
         self.inner.remove(tree, key)
     }
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
@@ -81,7 +101,11 @@ impl Store for Observed {
         expected: Option<&[u8]>,
         new: Option<&[u8]>,
     ) -> R<Result<(), Option<Vec<u8>>>> {
-        self.inner.compare_and_swap(tree, key, expected, new)
+        let swapped = self.inner.compare_and_swap(tree, key, expected, new)?;
+        if swapped.is_ok() {
+            self.record(tree, key, new);
+        }
+        Ok(swapped)
     }
     fn flush(&self) -> R<()> {
         let runs = self.inner.scan_prefix("runs", b"")?;

@@ -259,73 +259,6 @@ async fn a_reply_whose_run_step_was_lost_is_asked_for_again() {
     assert_eq!(transcript[transcript.len() - 2].role, Role::User);
 }
 
-/// A store that records every write in order: replaying any prefix of them is what a kill
-/// leaves when another session's commit lands between two writes of one save.
-#[derive(Default)]
-struct RecordingStore {
-    inner: tollgate::store::MemoryStore,
-    writes: std::sync::Mutex<Vec<Write>>,
-}
-
-/// A recorded write: tree, key, and the value (`None` deletes).
-type Write = (String, Vec<u8>, Option<Vec<u8>>);
-
-impl RecordingStore {
-    fn record(&self, tree: &str, key: &[u8], value: Option<&[u8]>) {
-        self.writes.lock().unwrap().push((
-            tree.to_string(),
-            key.to_vec(),
-            value.map(<[u8]>::to_vec),
-        ));
-    }
-}
-
-type Rows = Vec<(Vec<u8>, Vec<u8>)>;
-
-impl Store for RecordingStore {
-    fn get(&self, tree: &str, key: &[u8]) -> tollgate::store::Result<Option<Vec<u8>>> {
-        self.inner.get(tree, key)
-    }
-    fn insert(
-        &self,
-        tree: &str,
-        key: &[u8],
-        value: &[u8],
-    ) -> tollgate::store::Result<Option<Vec<u8>>> {
-        self.record(tree, key, Some(value));
-        self.inner.insert(tree, key, value)
-    }
-    fn remove(&self, tree: &str, key: &[u8]) -> tollgate::store::Result<Option<Vec<u8>>> {
-        self.record(tree, key, None);
-        self.inner.remove(tree, key)
-    }
-    fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> tollgate::store::Result<Rows> {
-        self.inner.scan_prefix(tree, prefix)
-    }
-    fn scan_before(&self, tree: &str, end: &[u8]) -> tollgate::store::Result<Rows> {
-        self.inner.scan_before(tree, end)
-    }
-    fn scan_from(&self, tree: &str, start: &[u8]) -> tollgate::store::Result<Rows> {
-        self.inner.scan_from(tree, start)
-    }
-    fn compare_and_swap(
-        &self,
-        tree: &str,
-        key: &[u8],
-        expected: Option<&[u8]>,
-        new: Option<&[u8]>,
-    ) -> tollgate::store::Result<Result<(), Option<Vec<u8>>>> {
-        let swapped = self.inner.compare_and_swap(tree, key, expected, new)?;
-        if swapped.is_ok() {
-            self.record(tree, key, new);
-        }
-        Ok(swapped)
-    }
-    fn flush(&self) -> tollgate::store::Result<()> {
-        Ok(())
-    }
-}
-
 /// The answer of a run that finished is never lost to a kill: whatever prefix of the finishing
 /// save's writes another session's commit made durable before the kill, the restarted process
 /// either resumes the run (still open) or sends its answer (finished, unanswered). Found as a
@@ -334,7 +267,7 @@ impl Store for RecordingStore {
 #[test]
 fn every_prefix_of_a_finishing_save_leaves_the_answer_recoverable() {
     use tollgate::agent::runs::{RunPhase, RunRecord};
-    let recording = Arc::new(RecordingStore::default());
+    let recording = Arc::new(crate::suite::observed::Observed::default());
     let runs = RunStore::new(recording.clone());
     let mut run = RunRecord {
         id: "telegram:1:run".into(),
@@ -347,12 +280,12 @@ fn every_prefix_of_a_finishing_save_leaves_the_answer_recoverable() {
         transcript_len: Some(2),
     };
     runs.save(&run).unwrap();
-    let durable_before = recording.writes.lock().unwrap().len();
+    let durable_before = recording.writes().len();
     run.phase = RunPhase::Finished {
         answer: "Done".into(),
     };
     runs.save(&run).unwrap();
-    let writes = recording.writes.lock().unwrap().clone();
+    let writes = recording.writes();
     assert!(writes.len() > durable_before + 1, "{writes:?}");
     for kept in durable_before..=writes.len() {
         let after_kill = Arc::new(tollgate::store::MemoryStore::new());
