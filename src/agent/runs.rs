@@ -256,11 +256,11 @@ impl RunStore {
     /// A save's writes before its flush.
     fn write(&self, run: &RunRecord) -> Result<(), StoreError> {
         let open = run.is_open();
-        // Each index entry before the record it points to: another session's commit can land
-        // between any two of these writes, and a kill after it keeps only those before. A
-        // finished record without its "unanswered" mark would be neither resumed (not open)
-        // nor answered after a restart; the mark without the record is dropped by
-        // `unanswered` and the still-open run resumed.
+        // The open entry and the "unanswered" mark before the record: another session's commit
+        // can land between any two of these writes, and a kill after it keeps only those
+        // before. A finished record without its mark would be neither resumed (not open) nor
+        // answered after a restart; the mark without the record is dropped by `unanswered`
+        // and the still-open run resumed.
         if open {
             self.store.put(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
         }
