@@ -210,12 +210,9 @@ impl RunStore {
         if same_agent && dated.is_some_and(|at| now.saturating_sub(at) < REDATE_AFTER) {
             return Ok(());
         }
-        if let Some(at) = dated {
-            store.delete(
-                SESSION_IDLE_TREE,
-                &crate::store::aged::key(at, session.as_bytes()),
-            )?;
-        }
+        // The new date's entry first and the old one's last: a kill can keep any prefix of
+        // these writes, and retention finds an idle session only through an entry matching its
+        // activity. A stale entry is only dropped.
         store.put(
             SESSION_IDLE_TREE,
             &crate::store::aged::key(now, session.as_bytes()),
@@ -224,6 +221,12 @@ impl RunStore {
         let mut activity = now.to_be_bytes().to_vec();
         activity.extend_from_slice(agent.as_bytes());
         store.put(SESSION_ACTIVITY_TREE, session.as_bytes(), &activity)?;
+        if let Some(at) = dated.filter(|&at| at != now) {
+            store.delete(
+                SESSION_IDLE_TREE,
+                &crate::store::aged::key(at, session.as_bytes()),
+            )?;
+        }
         Ok(())
     }
 
@@ -256,32 +259,33 @@ impl RunStore {
     /// A save's writes before its flush.
     fn write(&self, run: &RunRecord) -> Result<(), StoreError> {
         let open = run.is_open();
-        // The open entry and the "unanswered" mark before the record: another session's commit
-        // can land between any two of these writes, and a kill after it keeps only those
-        // before. A finished record without its mark would be neither resumed (not open) nor
-        // answered after a restart; the mark without the record is dropped by `unanswered`
-        // and the still-open run resumed.
+        // Every index entry before the record: another session's commit can land between any
+        // two of these writes, and a kill after it keeps only those before. A finished record
+        // without its "unanswered" mark would be neither resumed (not open) nor answered after
+        // a restart, and one without its retention date never pruned. An entry without the
+        // record is harmless: `unanswered` drops a mark whose run is still open, retention
+        // skips an open run, and the still-open run is resumed.
         if open {
             self.store.put(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
         }
         if matches!(run.phase, RunPhase::Finished { .. }) && answered_in_a_chat(&run.session) {
             self.store.put(UNANSWERED_TREE, run.id.as_bytes(), b"")?;
         }
-        self.store
-            .put(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
-        let now = crate::clock::now_secs();
         if !open {
+            let now = crate::clock::now_secs();
             // A session's activity is dated when a run ends (once a turn, not at every step):
             // a session with an open run is never idle, whatever its date says.
             self.note_activity(&run.session, &run.agent, now)?;
-            // Dated with the record, before the flush: a save dropped after its flush (a
-            // cancelled task) still leaves a finished run retention can find.
+            // Dated before the flush: a save dropped after its flush (a cancelled task) still
+            // leaves a finished run retention can find.
             self.store.put(
                 FINISHED_RUNS_TREE,
                 &crate::store::aged::key(now, run.id.as_bytes()),
                 b"",
             )?;
         }
+        self.store
+            .put(RUNS_TREE, run.id.as_bytes(), &encode(run)?)?;
         Ok(())
     }
 

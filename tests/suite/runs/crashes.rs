@@ -261,7 +261,8 @@ async fn a_reply_whose_run_step_was_lost_is_asked_for_again() {
 
 /// The answer of a run that finished is never lost to a kill: whatever prefix of the finishing
 /// save's writes another session's commit made durable before the kill, the restarted process
-/// either resumes the run (still open) or sends its answer (finished, unanswered). Found as a
+/// either resumes the run (still open) or sends its answer (finished, unanswered), and a
+/// finished run stays one retention prunes. Found as a
 /// rare failure of the serve crash test: a commit between the finished record and its
 /// "unanswered" mark left a finished run that was neither, and its answer was never sent.
 #[test]
@@ -308,6 +309,55 @@ fn every_prefix_of_a_finishing_save_leaves_the_answer_recoverable() {
                 .iter()
                 .map(|(tree, _, value)| (tree, value.is_some()))
                 .collect::<Vec<_>>()
+        );
+        // A finished run a kill left behind is still one retention can find and prune.
+        if !to_resume.iter().any(|r| r.id == run.id) {
+            assert_eq!(
+                restarted.prune_finished(u64::MAX).unwrap(),
+                1,
+                "a kill after {} of the finishing save's {} writes leaves a finished run \
+                 retention never prunes",
+                kept - durable_before,
+                writes.len() - durable_before,
+            );
+        }
+    }
+}
+
+/// A session's new date is written before its old one is dropped: whatever prefix of a
+/// redating a kill keeps, retention still finds the session once it is idle. Dropping the old
+/// entry first left a session with no entry at all, whose transcript was never pruned.
+#[test]
+fn every_prefix_of_a_redating_leaves_the_session_prunable() {
+    use tollgate::agent::llm::{ChatMessage, Role};
+    use tollgate::agent::runs::REDATE_AFTER;
+    let recording = Arc::new(crate::suite::observed::Observed::default());
+    let runs = RunStore::new(recording.clone());
+    runs.note_activity("telegram:1", "a", 1_000).unwrap();
+    runs.save_transcript("telegram:1", &[ChatMessage::new(Role::User, "hi")])
+        .unwrap();
+    let dated_before = recording.writes().len();
+    runs.note_activity("telegram:1", "a", 1_000 + REDATE_AFTER)
+        .unwrap();
+    let writes = recording.writes();
+    assert!(writes.len() > dated_before + 1, "{writes:?}");
+    for kept in dated_before..=writes.len() {
+        let after_kill = Arc::new(tollgate::store::MemoryStore::new());
+        for (tree, key, value) in &writes[..kept] {
+            match value {
+                Some(value) => after_kill.put(tree, key, value).unwrap(),
+                None => after_kill.delete(tree, key).unwrap(),
+            }
+        }
+        let pruned = RunStore::new(after_kill)
+            .prune_idle_sessions(u64::MAX)
+            .unwrap();
+        assert!(
+            pruned.iter().any(|p| p.session == "telegram:1"),
+            "a kill after {} of the redating's {} writes leaves a session retention never \
+             prunes: {pruned:?}",
+            kept - dated_before,
+            writes.len() - dated_before,
         );
     }
 }
