@@ -5,13 +5,14 @@
 //! were waiting for approval.
 
 use super::error::RunError;
-use super::llm::{ChatMessage, LlmProvider, LlmRequest, Role};
+use super::llm::{ChatMessage, LlmProvider, LlmRequest, Role, ToolCall};
 use super::runs::{CallRecord, CallState, RunJournal, RunPhase, RunRecord, RunStore};
 use crate::events::Event;
 use crate::events::EventKind;
 use crate::executor::session::SessionPolicy;
 use crate::executor::{Executor, ToolCallRequest};
 use serde_json::json;
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -64,6 +65,28 @@ fn results_given(transcript: &[ChatMessage], id: &str) -> bool {
             .iter()
             .any(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))
     })
+}
+
+/// Gives every call of a reply an id that no other call of the reply, and no earlier call in
+/// the transcript, has: results are paired with calls by id, and so are a run's approval cards
+/// and steps. Providers that leave ids out get them numbered per reply (`call_0` every round),
+/// and some servers repeat their own.
+fn distinct_call_ids(calls: &mut [ToolCall], transcript: &[ChatMessage]) {
+    let mut taken: HashSet<String> = transcript
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
+        .collect();
+    for call in calls {
+        if call.id.is_empty() || taken.contains(&call.id) {
+            let base = if call.id.is_empty() { "call" } else { &call.id };
+            let mut n = 2;
+            while taken.contains(&format!("{base}_{n}")) {
+                n += 1;
+            }
+            call.id = format!("{base}_{n}");
+        }
+        taken.insert(call.id.clone());
+    }
 }
 
 /// Before a new turn: a reply whose tool calls have no results after them belongs to a run
@@ -295,7 +318,7 @@ impl AgentRunner {
                 return self.save(shared).await;
             }
         };
-        let reply = match completed {
+        let mut reply = match completed {
             Ok(reply) => reply,
             Err(e) => {
                 // Audited (and counted) like a call that answered: which model, and why not.
@@ -316,6 +339,7 @@ impl AgentRunner {
             EventKind::LlmUsage,
             json!({"purpose": "agent", "model": self.model, "usage": reply.usage}),
         );
+        distinct_call_ids(&mut reply.tool_calls, &transcript);
         transcript.push(ChatMessage {
             role: Role::Assistant,
             content: reply.content.clone(),
@@ -454,7 +478,6 @@ impl AgentRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::llm::ToolCall;
 
     fn asks(id: &str) -> ChatMessage {
         ChatMessage {
@@ -467,6 +490,30 @@ mod tests {
             }],
             tool_call_id: None,
         }
+    }
+
+    #[test]
+    fn a_reply_never_repeats_an_id_of_its_own_or_of_the_transcript() {
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: "{}".into(),
+        };
+        let transcript = [
+            asks("call_0"),
+            ChatMessage::tool_result("call_0", "old"),
+            asks("call_0_2"),
+        ];
+        let mut calls = [
+            call("call_0"),
+            call("call_0"),
+            call(""),
+            call(""),
+            call("fresh"),
+        ];
+        distinct_call_ids(&mut calls, &transcript);
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["call_0_3", "call_0_4", "call_2", "call_3", "fresh"]);
     }
 
     #[test]

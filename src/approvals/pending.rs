@@ -112,6 +112,10 @@ pub struct PendingApproval {
     /// A picker's options (ids), in the order its buttons name them.
     #[serde(default)]
     pub options: Vec<String>,
+    /// The fingerprint of the call it asks about (empty in records written before it was
+    /// kept: those answer no call again).
+    #[serde(default)]
+    pub asked: String,
 }
 
 /// What a press did.
@@ -459,6 +463,7 @@ mod tests {
             card: None,
             posted_to: Vec::new(),
             options: Vec::new(),
+            asked: String::new(),
         }
     }
 

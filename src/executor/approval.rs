@@ -11,6 +11,9 @@ use std::pin::Pin;
 #[derive(Clone, Debug)]
 pub struct ApprovalRequest {
     pub call_id: String,
+    /// The call's [fingerprint](crate::executor::ToolCallRequest::fingerprint): a stored
+    /// answer is reused only for the very call it answered.
+    pub asked: String,
     pub session: String,
     pub agent: String,
     pub proposal: Proposal,

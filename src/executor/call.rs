@@ -18,6 +18,23 @@ pub struct ToolCallRequest {
 }
 
 impl ToolCallRequest {
+    /// What this call asks for, as a digest of its tool and arguments exactly as the model
+    /// sent them: an approval given for one call is never taken as the answer to another
+    /// that happens to carry the same id.
+    #[must_use]
+    pub fn fingerprint(&self) -> String {
+        use sha2::Digest;
+        let mut digest = sha2::Sha256::new();
+        digest.update(self.name.as_bytes());
+        digest.update([0]);
+        digest.update(self.arguments.as_bytes());
+        digest
+            .finalize()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    }
+
     /// This call's result.
     #[must_use]
     pub fn result(&self, output: ToolOutput, outcome: CallOutcome) -> ToolCallResult {

@@ -176,6 +176,7 @@ impl Executor {
         }
         let request = ApprovalRequest {
             call_id: call.id.clone(),
+            asked: call.fingerprint(),
             session: session.key.clone(),
             agent: session.agent.clone(),
             proposal: proposal.clone(),

@@ -155,7 +155,10 @@ impl CardApprover {
             .approvals
             .for_call(&self.session, &run, &request.call_id)
         {
-            Ok(found) => found,
+            // Only the record of this very call: a provider may repeat an id (or leave ids
+            // out, and get them numbered per reply), and an answer to an earlier call must
+            // not run a different one.
+            Ok(found) => found.filter(|record| record.asked == request.asked),
             Err(e) => {
                 return Answer::Unanswerable {
                     reason: format!("the approval record could not be read ({e}); nothing ran"),
@@ -256,6 +259,7 @@ impl CardApprover {
             card: Some(card),
             posted_to: Vec::new(),
             options: request.proposal.options.clone().unwrap_or_default(),
+            asked: request.asked.clone(),
         };
         // Write ahead: the card goes out only once this record is on disk.
         self.shared

@@ -30,6 +30,7 @@ fn approval(token: &ApprovalToken, n: usize, expires: u64) -> PendingApproval {
         card: None,
         posted_to: Vec::new(),
         options: Vec::new(),
+        asked: String::new(),
     }
 }
 

@@ -91,6 +91,59 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
     );
 }
 
+/// A provider that leaves tool-call ids out gets them numbered per reply, so the second round
+/// of a run asks for `call_0` again. The approval of the first round's `call_0` must not run
+/// the second round's different call: it gets a card of its own, and a denial there stops it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_answers_only_its_own_call_when_the_provider_repeats_an_id() {
+    let served = Served::start(
+        vec![
+            write_call("", "first.txt", "approved"),
+            write_call("", "second.txt", "never approved"),
+            text("Done."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served.say(USER, "write two files");
+    let (first_id, first) = served.card(USER, 0).await;
+    assert!(
+        first["text"].as_str().unwrap().contains("first.txt"),
+        "{first}"
+    );
+    served
+        .telegram
+        .push_press(USER, ADMIN, first_id, &button(&first, "Approve"));
+    let (second_id, second) = served.card(USER, 1).await;
+    assert!(
+        second["text"].as_str().unwrap().contains("second.txt"),
+        "{second}"
+    );
+    assert!(served.path("ws/telegram_10/first.txt").exists());
+    assert!(!served.path("ws/telegram_10/second.txt").exists());
+    served
+        .telegram
+        .push_press(USER, ADMIN, second_id, &button(&second, "Deny"));
+    served.wait_text(USER, "Done.").await;
+    assert!(!served.path("ws/telegram_10/second.txt").exists());
+    // The model saw two distinct calls, each with its own result.
+    let last = served.llm.requests().last().unwrap().body.clone();
+    let messages = last["messages"].as_array().unwrap();
+    let asked: Vec<&str> = messages
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    let answered: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    assert_eq!(asked.len(), 2, "{last}");
+    assert_ne!(asked[0], asked[1], "{last}");
+    assert_eq!(asked, answered, "{last}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_card_nobody_answers_times_out_as_a_runtime_deny() {
     let served = Served::start(

@@ -181,6 +181,7 @@ async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
                 }),
                 posted_to: Vec::new(),
                 options: Vec::new(),
+                asked: String::new(),
             })
             .unwrap();
     }
@@ -195,6 +196,113 @@ async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
     let edit = served.card_edit(card_id).await;
     assert!(edit["text"].as_str().unwrap().contains("Expired"), "{edit}");
     assert_eq!(served.llm.requests().len(), 0);
+}
+
+/// A stored answer is reused only for the very call it answered. Here a run resumed after a
+/// restart holds a call whose id matches an approved record of the same run, but that record
+/// answered a different call (another file): the resumed call gets a card of its own, and a
+/// denial there writes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stored_approval_of_another_call_with_the_same_id_runs_nothing() {
+    use std::sync::Arc;
+    use tollgate::agent::llm::{ChatMessage, Role, ToolCall};
+    use tollgate::agent::runs::{CallRecord, CallState, RunPhase, RunRecord, RunStore};
+    use tollgate::approvals::{
+        ApprovalChoice, ApprovalToken, PendingApproval, PendingApprovals, PendingState,
+        PressOutcome,
+    };
+    use tollgate::executor::ToolCallRequest;
+    use tollgate::store::open_dir;
+    use tollgate_surface::{ChatKind, ChatRef, Platform};
+    let mut served = Served::start(vec![text("Hello."), text("Not written.")], "", "").await;
+    served.say(USER, "hi");
+    served.wait_text(USER, "Hello.").await;
+    served.terminate();
+    let write = |path: &str| ToolCall {
+        id: "call_0".into(),
+        name: "write_file".into(),
+        arguments: json!({"path": path, "content": "x"}).to_string(),
+    };
+    {
+        let store = Arc::new(open_dir(&served.path("store"), 8).unwrap());
+        let runs = RunStore::new(store.clone());
+        let mut transcript = runs.transcript("telegram:10").unwrap();
+        transcript.push(ChatMessage::new(Role::User, "write two files"));
+        transcript.push(ChatMessage {
+            role: Role::Assistant,
+            content: String::new(),
+            tool_calls: vec![write("second.txt")],
+            tool_call_id: None,
+        });
+        runs.save_transcript("telegram:10", &transcript).unwrap();
+        runs.save(&RunRecord {
+            id: "telegram:10:seeded".into(),
+            session: "telegram:10".into(),
+            agent: "a".into(),
+            round: 2,
+            phase: RunPhase::RunningTools,
+            calls: vec![CallRecord {
+                call: write("second.txt"),
+                state: CallState::Pending,
+            }],
+            usage: Default::default(),
+            transcript_len: Some(transcript.len()),
+        })
+        .unwrap();
+        let first = write("first.txt");
+        let token = ApprovalToken::generate().unwrap();
+        let approvals = PendingApprovals::new(store.clone());
+        let now = tollgate::clock::now_secs();
+        approvals
+            .create(&PendingApproval {
+                token: token.to_string(),
+                session: "telegram:10".into(),
+                call_id: "call_0".into(),
+                agent: "a".into(),
+                tool: "write_file".into(),
+                posted: now,
+                expires: now + 600,
+                choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
+                state: PendingState::Waiting,
+                run: "telegram:10:seeded".into(),
+                chat: Some(ChatRef {
+                    platform: Platform::Telegram,
+                    id: USER,
+                    kind: ChatKind::Private,
+                    thread: None,
+                    guild: None,
+                    parent: None,
+                }),
+                card: None,
+                posted_to: Vec::new(),
+                options: Vec::new(),
+                asked: ToolCallRequest {
+                    id: first.id,
+                    name: first.name,
+                    arguments: first.arguments,
+                    run: None,
+                }
+                .fingerprint(),
+            })
+            .unwrap();
+        let pressed = approvals
+            .press(&token.button("approve"), "User1", true, now)
+            .unwrap();
+        assert!(matches!(pressed, PressOutcome::Answered(_)), "{pressed:?}");
+    }
+    served.spawn();
+    let (card_id, card) = served.card(USER, 0).await;
+    assert!(
+        card["text"].as_str().unwrap().contains("second.txt"),
+        "{card}"
+    );
+    let second = served.path("ws/telegram_10/second.txt");
+    assert!(!second.exists());
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Deny"));
+    served.wait_text(USER, "Not written.").await;
+    assert!(!second.exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
