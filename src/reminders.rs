@@ -187,10 +187,13 @@ impl Reminders {
         Ok(claimed)
     }
 
-    /// Moves a claimed reminder's index entry from the due index to the fired one (dated `now`).
+    /// Moves a claimed reminder's index entry from the due index to the fired one (dated `now`):
+    /// the fired entry first, as a kill can keep any prefix of the writes and a fired reminder
+    /// with neither entry would never be pruned (one still under its due entry is moved by
+    /// the next sweep).
     fn move_to_fired(&self, due_key: &[u8], key: &[u8], now: u64) -> Result<(), StoreError> {
-        self.store.delete(DUE_TREE, due_key)?;
-        self.store.put(FIRED_TREE, &aged::key(now, key), b"")
+        self.store.put(FIRED_TREE, &aged::key(now, key), b"")?;
+        self.store.delete(DUE_TREE, due_key)
     }
 
     /// Deletes the reminders that fired before `before` (seconds), and those due before it

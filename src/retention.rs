@@ -90,29 +90,36 @@ pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneR
         results: crate::tools::builtin::prune_results(store.as_ref(), before)?,
         events: crate::events::StoreEvents::prune(store.as_ref(), before)?,
         reminders: crate::reminders::Reminders::prune_fired(store.as_ref(), before)?,
-        // A session's date may lag its last activity by up to an hour (it is not dated
-        // again sooner): allowing for that hour keeps a session active within the window.
-        sessions: runs
-            .prune_idle_sessions(before.saturating_sub(crate::agent::runs::REDATE_AFTER))?,
+        sessions: Vec::new(),
         workspaces: 0,
     };
     let allowlists = crate::store::Allowlists::new(store.clone());
-    for idle in &report.sessions {
-        store.delete(
-            crate::executor::session::DIALS_TREE,
-            idle.session.as_bytes(),
-        )?;
-        crate::tools::builtin::forget_session(store.as_ref(), &idle.session)?;
-        allowlists.forget_session_tools(&idle.session)?;
-        if config.store.prune_workspaces
-            && let Some(agent) = config.agents.get(&idle.agent)
-        {
-            let workspace = crate::gate::workspace_for(agent, Some(&idle.session));
-            if workspace.is_dir() && std::fs::remove_dir_all(&workspace).is_ok() {
-                report.workspaces += 1;
+    // A session's date may lag its last activity by up to an hour (it is not dated again
+    // sooner): allowing for that hour keeps a session active within the window.
+    let mut workspaces = 0;
+    report.sessions = runs.prune_idle_sessions(
+        before.saturating_sub(crate::agent::runs::REDATE_AFTER),
+        |idle| {
+            store.delete(
+                crate::executor::session::DIALS_TREE,
+                idle.session.as_bytes(),
+            )?;
+            crate::tools::builtin::forget_session(store.as_ref(), &idle.session)?;
+            allowlists.forget_session_tools(&idle.session)?;
+            // Before the session's entry goes: a kill after this comes back to finish the
+            // pass rather than leave a workspace retention promised to delete.
+            if config.store.prune_workspaces
+                && let Some(agent) = config.agents.get(&idle.agent)
+            {
+                let workspace = crate::gate::workspace_for(agent, Some(&idle.session));
+                if workspace.is_dir() && std::fs::remove_dir_all(&workspace).is_ok() {
+                    workspaces += 1;
+                }
             }
-        }
-    }
+            Ok(())
+        },
+    )?;
+    report.workspaces = workspaces;
     store.flush()?;
     Ok(report)
 }

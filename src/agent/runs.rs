@@ -370,8 +370,13 @@ impl RunStore {
     }
 
     /// Forgets the transcripts of sessions idle since before `before` (seconds) and with no
-    /// open run; returns them (their dials and workspaces are the caller's).
-    pub fn prune_idle_sessions(&self, before: u64) -> Result<Vec<PrunedSession>, StoreError> {
+    /// open run, and calls `forget` for each (what else the session kept is the caller's);
+    /// returns them.
+    pub fn prune_idle_sessions(
+        &self,
+        before: u64,
+        mut forget: impl FnMut(&PrunedSession) -> Result<(), StoreError>,
+    ) -> Result<Vec<PrunedSession>, StoreError> {
         let store = self.store.as_ref();
         let idle = crate::store::aged::older_than(store, SESSION_IDLE_TREE, before)?;
         if idle.is_empty() {
@@ -383,8 +388,10 @@ impl RunStore {
         for (index_key, session) in idle {
             let activity = store.get(SESSION_ACTIVITY_TREE, &session)?;
             let dated = activity.as_deref().and_then(crate::store::aged::time_of);
-            // An entry its session outgrew (active again since) is only dropped.
-            if dated != crate::store::aged::time_of(&index_key) {
+            // An entry its session outgrew (active again since) is only dropped. An entry
+            // whose session has no activity at all is a pass a kill cut short after its
+            // claim (or a first dating cut short before it): it is finished.
+            if activity.is_some() && dated != crate::store::aged::time_of(&index_key) {
                 store.delete(SESSION_IDLE_TREE, &index_key)?;
                 continue;
             }
@@ -394,23 +401,28 @@ impl RunStore {
             }
             // Claimed by swapping its activity out: a session active again since it was read
             // (a run started, a dial set) keeps everything.
-            if store
-                .compare_and_swap(SESSION_ACTIVITY_TREE, &session, activity.as_deref(), None)?
-                .is_err()
+            if activity.is_some()
+                && store
+                    .compare_and_swap(SESSION_ACTIVITY_TREE, &session, activity.as_deref(), None)?
+                    .is_err()
             {
                 continue;
             }
-            store.delete(TRANSCRIPT_TREE, &session)?;
-            store.delete(SESSION_IDLE_TREE, &index_key)?;
-            let agent = activity
-                .as_deref()
-                .and_then(|a| a.get(8..))
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .unwrap_or_default();
-            pruned.push(PrunedSession {
+            let idle = PrunedSession {
                 session: session_name,
-                agent,
-            });
+                // Unknown for a pass finished after a kill: its workspace is kept.
+                agent: activity
+                    .as_deref()
+                    .and_then(|a| a.get(8..))
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .unwrap_or_default(),
+            };
+            // Everything the session kept before its entry: a kill can keep any prefix of
+            // these writes, and the entry is what brings the next pass back to finish them.
+            store.delete(TRANSCRIPT_TREE, &session)?;
+            forget(&idle)?;
+            store.delete(SESSION_IDLE_TREE, &index_key)?;
+            pruned.push(idle);
         }
         Ok(pruned)
     }

@@ -134,6 +134,15 @@ impl BulkApprovals {
             if !edit(&mut bulk) {
                 return Ok(false);
             }
+            // Dated before it is done: a kill can keep any prefix of these writes, and a done
+            // row without its date would never be pruned (a date on a live row is dropped).
+            if bulk.used || bulk.replaced {
+                self.store.insert(
+                    DONE_TREE,
+                    &crate::store::aged::key(crate::clock::now_secs(), token.as_str().as_bytes()),
+                    b"",
+                )?;
+            }
             let swapped = self.store.compare_and_swap(
                 BULK_TREE,
                 token.as_str().as_bytes(),
@@ -141,16 +150,6 @@ impl BulkApprovals {
                 Some(&encode(&bulk)?),
             )?;
             if swapped.is_ok() {
-                if bulk.used || bulk.replaced {
-                    self.store.insert(
-                        DONE_TREE,
-                        &crate::store::aged::key(
-                            crate::clock::now_secs(),
-                            token.as_str().as_bytes(),
-                        ),
-                        b"",
-                    )?;
-                }
                 self.store.flush()?;
                 return Ok(true);
             }
@@ -160,7 +159,9 @@ impl BulkApprovals {
 
     /// Deletes the rows used or replaced before `before` (seconds); how many.
     pub fn prune_done(store: &dyn Store, before: u64) -> Result<usize, StoreError> {
-        crate::store::aged::prune(store, DONE_TREE, BULK_TREE, before)
+        crate::store::aged::prune_where(store, DONE_TREE, BULK_TREE, before, |bytes| {
+            serde_json::from_slice::<BulkApproval>(bytes).is_ok_and(|row| row.used || row.replaced)
+        })
     }
 
     /// Dates at `now` the used or replaced rows of a store written before they were dated.

@@ -82,13 +82,21 @@ pub fn add(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreError
 /// Settled records by when they were settled (`store::aged` keys), for retention.
 pub const SETTLED_TREE: &str = "approvals_settled";
 
-/// Drops the waiting entry of a record that was just settled, and dates its settling.
+/// Dates the settling of record `token`, before it is settled: a kill can keep any prefix of
+/// the writes, and a settled record without its date would never be pruned. A date whose
+/// record is still waiting (the kill came first, or the settling lost a race) is only dropped.
+pub fn date_settling(store: &dyn Store, token: &str) -> Result<(), StoreError> {
+    store
+        .insert(
+            SETTLED_TREE,
+            &crate::store::aged::key(crate::clock::now_secs(), token.as_bytes()),
+            b"",
+        )
+        .map(|_| ())
+}
+
+/// Drops the waiting entries of a record that was just settled.
 pub fn settled(store: &dyn Store, record: &PendingApproval) -> Result<(), StoreError> {
-    store.insert(
-        SETTLED_TREE,
-        &crate::store::aged::key(crate::clock::now_secs(), record.token.as_bytes()),
-        b"",
-    )?;
     for at in &record.posted_to {
         store.delete(IN_CHAT_TREE, &in_chat_key(&at.chat, &record.token))?;
     }

@@ -234,6 +234,7 @@ impl PendingApprovals {
                 choice,
                 by: presser.to_string(),
             };
+            index::date_settling(self.store.as_ref(), token.as_str())?;
             let swapped = self.store.compare_and_swap(
                 APPROVALS_TREE,
                 token.as_str().as_bytes(),
@@ -279,6 +280,10 @@ impl PendingApprovals {
             if !change(&mut record) {
                 return Ok(false);
             }
+            let settling = was_waiting && record.state != PendingState::Waiting;
+            if settling {
+                index::date_settling(self.store.as_ref(), token.as_str())?;
+            }
             let swapped = self.store.compare_and_swap(
                 APPROVALS_TREE,
                 token.as_str().as_bytes(),
@@ -286,7 +291,7 @@ impl PendingApprovals {
                 Some(&encode(&record)?),
             )?;
             if swapped.is_ok() {
-                if was_waiting && record.state != PendingState::Waiting {
+                if settling {
                     index::settled(self.store.as_ref(), &record)?;
                 }
                 self.store.flush()?;

@@ -11,13 +11,15 @@ use crate::executor::session::DIALS_TREE;
 pub fn save(shared: &Shared, session: &SessionPolicy) -> Result<(), super::error::ServeError> {
     let dials = session.snapshot().dials;
     let bytes = serde_json::to_vec(&dials)?;
-    shared
-        .store
-        .insert(DIALS_TREE, session.key.as_bytes(), &bytes)?;
-    // A session whose dials were set is active, run or no run (retention dates sessions).
+    // A session whose dials were set is active, run or no run (retention dates sessions) —
+    // dated first: a kill can keep any prefix of these writes, and dials of a session with
+    // no date would never be pruned.
     shared
         .runs
         .note_activity(&session.key, &session.agent, crate::clock::now_secs())?;
+    shared
+        .store
+        .insert(DIALS_TREE, session.key.as_bytes(), &bytes)?;
     Ok(shared.store.flush()?)
 }
 

@@ -35,9 +35,23 @@ pub fn older_than(store: &dyn Store, tree: &str, before: u64) -> Result<Vec<(Vec
 /// how many were there. (For records that need a look before they go — a settled approval, a
 /// finished run — their owners walk [`older_than`] themselves.)
 pub fn prune(store: &dyn Store, index: &str, tree: &str, before: u64) -> Result<usize> {
+    prune_where(store, index, tree, before, |_| true)
+}
+
+/// [`prune`], for records dated before they are done (so that no kill leaves one done and
+/// undated): a record `done` says is still live stays, and only its entry goes — it is dated
+/// again when it is done.
+pub fn prune_where(
+    store: &dyn Store,
+    index: &str,
+    tree: &str,
+    before: u64,
+    done: impl Fn(&[u8]) -> bool,
+) -> Result<usize> {
     let mut pruned = 0;
     for (index_key, key) in older_than(store, index, before)? {
-        if store.remove(tree, &key)?.is_some() {
+        if store.get(tree, &key)?.is_some_and(|value| done(&value)) {
+            store.delete(tree, &key)?;
             pruned += 1;
         }
         store.delete(index, &index_key)?;

@@ -21,6 +21,18 @@ pub struct Observed {
 /// A write as made: tree, key, and the value (`None` deletes).
 pub type Write = (String, Vec<u8>, Option<Vec<u8>>);
 
+/// A fresh store holding `writes`: what a kill after them leaves.
+pub fn replayed(writes: &[Write]) -> std::sync::Arc<MemoryStore> {
+    let store = MemoryStore::new();
+    for (tree, key, value) in writes {
+        match value {
+            Some(value) => store.put(tree, key, value).unwrap(),
+            None => store.delete(tree, key).unwrap(),
+        }
+    }
+    std::sync::Arc::new(store)
+}
+
 impl Observed {
     fn count(&self, tree: &str, n: usize) {
         *self

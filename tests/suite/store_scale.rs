@@ -739,7 +739,7 @@ fn retention_reads_only_the_idle_sessions() {
     let later = now + tollgate::agent::runs::REDATE_AFTER;
     runs.note_activity("telegram:0", "a", later).unwrap();
     store.reset();
-    let pruned = runs.prune_idle_sessions(now).unwrap();
+    let pruned = runs.prune_idle_sessions(now, |_| Ok(())).unwrap();
     let names: Vec<&str> = pruned.iter().map(|p| p.session.as_str()).collect();
     assert_eq!(names, ["telegram:old"]);
     assert_eq!(pruned[0].agent, "a");
@@ -818,11 +818,13 @@ fn session_activity_from_before_its_index_is_indexed_once() {
         .unwrap();
     let runs = RunStore::new(store.clone());
     assert!(
-        runs.prune_idle_sessions(100).unwrap().is_empty(),
+        runs.prune_idle_sessions(100, |_| Ok(()))
+            .unwrap()
+            .is_empty(),
         "not indexed yet"
     );
     runs.index_existing().unwrap();
-    let pruned = runs.prune_idle_sessions(100).unwrap();
+    let pruned = runs.prune_idle_sessions(100, |_| Ok(())).unwrap();
     assert_eq!(pruned.len(), 1);
     assert_eq!(pruned[0].session, "telegram:5");
 }
@@ -887,4 +889,79 @@ fn cards_posted_before_the_chat_index_are_indexed_once() {
     assert!(approvals.waiting_in_chat(&chat).unwrap().is_empty());
     PendingApprovals::index_existing(store.as_ref()).unwrap();
     assert_eq!(approvals.waiting_in_chat(&chat).unwrap().len(), 1);
+}
+
+/// Settling a card, using an "Approve all" row and firing a reminder each date the record
+/// before (or as) it changes: whatever prefix of their writes a kill keeps, what a restart
+/// does (expire the cards, retire the rows, sweep the reminders) and a retention pass past the
+/// window leave none of them behind. Each used to be dated after it changed, and a kill
+/// between left a record retention never found.
+#[test]
+fn every_prefix_of_settling_using_and_firing_leaves_records_retention_prunes() {
+    use tollgate::approvals::{BulkApprovals, PressOutcome, Taken};
+    use tollgate::reminders::{Reminder, Reminders};
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), "");
+    let recording = Arc::new(crate::suite::observed::Observed::default());
+    let store: Arc<dyn Store> = recording.clone();
+    let card = ApprovalToken::generate().unwrap();
+    PendingApprovals::new(store.clone())
+        .create(&approval(&card, 1, 2_000))
+        .unwrap();
+    let row = bulk_row(&BulkApprovals::new(store.clone()));
+    Reminders::new(store.clone())
+        .add(&Reminder {
+            id: "r1".into(),
+            session: "telegram:1".into(),
+            agent: "a".into(),
+            message: "stretch".into(),
+            due: 100,
+            created: "then".into(),
+            fired: false,
+        })
+        .unwrap();
+    let set_up = recording.writes().len();
+    let pressed = PendingApprovals::new(store.clone())
+        .press(&card.button("approve"), "admin", true, 1_000)
+        .unwrap();
+    assert!(matches!(pressed, PressOutcome::Answered(_)), "{pressed:?}");
+    let taken = BulkApprovals::new(store.clone()).take(&row).unwrap();
+    assert!(matches!(taken, Taken::Row(_)), "{taken:?}");
+    let fired = Reminders::new(store.clone())
+        .take_due(100, |_| true)
+        .unwrap();
+    assert_eq!(fired.len(), 1);
+    let writes = recording.writes();
+    let later = tollgate::clock::now_secs() + 365 * 86_400;
+    for kept in set_up..=writes.len() {
+        let after_kill: Arc<dyn Store> = crate::suite::observed::replayed(&writes[..kept]);
+        // What the restarted process does with what it finds.
+        PendingApprovals::new(after_kill.clone())
+            .expire_due(u64::MAX)
+            .unwrap();
+        let bulks = BulkApprovals::new(after_kill.clone());
+        for live in bulks.live().unwrap() {
+            bulks
+                .retire(&ApprovalToken::parse(&live.token).unwrap())
+                .unwrap();
+        }
+        Reminders::new(after_kill.clone())
+            .take_due(tollgate::clock::now_secs(), |_| true)
+            .unwrap();
+        tollgate::retention::prune(&after_kill, &config, later).unwrap();
+        let left: Vec<&str> = ["approvals", "approval_bulks", "reminders"]
+            .into_iter()
+            .filter(|tree| !after_kill.scan_prefix(tree, b"").unwrap().is_empty())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "a kill after {} of the {} writes leaves records retention never prunes in {left:?}: {:?}",
+            kept - set_up,
+            writes.len() - set_up,
+            writes[set_up..kept]
+                .iter()
+                .map(|(tree, _, value)| (tree, value.is_some()))
+                .collect::<Vec<_>>()
+        );
+    }
 }

@@ -289,13 +289,7 @@ fn every_prefix_of_a_finishing_save_leaves_the_answer_recoverable() {
     let writes = recording.writes();
     assert!(writes.len() > durable_before + 1, "{writes:?}");
     for kept in durable_before..=writes.len() {
-        let after_kill = Arc::new(tollgate::store::MemoryStore::new());
-        for (tree, key, value) in &writes[..kept] {
-            match value {
-                Some(value) => after_kill.put(tree, key, value).unwrap(),
-                None => after_kill.delete(tree, key).unwrap(),
-            }
-        }
+        let after_kill = crate::suite::observed::replayed(&writes[..kept]);
         // What recovery reads, in its order: answers to send, then runs to resume.
         let restarted = RunStore::new(after_kill);
         let to_answer = restarted.unanswered().unwrap();
@@ -342,15 +336,9 @@ fn every_prefix_of_a_redating_leaves_the_session_prunable() {
     let writes = recording.writes();
     assert!(writes.len() > dated_before + 1, "{writes:?}");
     for kept in dated_before..=writes.len() {
-        let after_kill = Arc::new(tollgate::store::MemoryStore::new());
-        for (tree, key, value) in &writes[..kept] {
-            match value {
-                Some(value) => after_kill.put(tree, key, value).unwrap(),
-                None => after_kill.delete(tree, key).unwrap(),
-            }
-        }
+        let after_kill = crate::suite::observed::replayed(&writes[..kept]);
         let pruned = RunStore::new(after_kill)
-            .prune_idle_sessions(u64::MAX)
+            .prune_idle_sessions(u64::MAX, |_| Ok(()))
             .unwrap();
         assert!(
             pruned.iter().any(|p| p.session == "telegram:1"),
@@ -358,6 +346,66 @@ fn every_prefix_of_a_redating_leaves_the_session_prunable() {
              prunes: {pruned:?}",
             kept - dated_before,
             writes.len() - dated_before,
+        );
+    }
+}
+
+/// Pruning an idle session deletes what it kept before the entry that finds it: whatever
+/// prefix of a pass a kill keeps, the next pass finishes it. The entry used to go before the
+/// session's dials and "always" grants, and a claimed session without its entry was dropped,
+/// so a kill could leave a grant retention had promised to revoke.
+#[test]
+fn every_prefix_of_an_idle_sessions_pruning_is_finished_by_the_next_pass() {
+    use tollgate::agent::llm::ChatMessage;
+    use tollgate::store::{Allowlists, ToolEntry};
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n";
+    let file = dir.path().join("tollgate.toml");
+    std::fs::write(&file, toml).unwrap();
+    let config =
+        tollgate::config::load_with_env(Some(file), Some(toml), Default::default()).unwrap();
+    let recording = Arc::new(crate::suite::observed::Observed::default());
+    let store: Arc<dyn Store> = recording.clone();
+    let runs = RunStore::new(store.clone());
+    runs.note_activity("telegram:7", "a", 1_000).unwrap();
+    runs.save_transcript("telegram:7", &[ChatMessage::new(Role::User, "hi")])
+        .unwrap();
+    store.insert("session_dials", b"telegram:7", b"{}").unwrap();
+    store.insert("todos", b"telegram:7", b"[]").unwrap();
+    Allowlists::new(store.clone())
+        .add_tool(&ToolEntry {
+            session: "telegram:7".into(),
+            tool: "write_file".into(),
+            by: "admin".into(),
+            at: "then".into(),
+        })
+        .unwrap();
+    let set_up = recording.writes().len();
+    let later = 1_000 + 365 * 86_400;
+    let report = tollgate::retention::prune(&store, &config, later).unwrap();
+    assert_eq!(report.sessions.len(), 1, "{report:?}");
+    let writes = recording.writes();
+    for kept in set_up..=writes.len() {
+        let after_kill: Arc<dyn Store> = crate::suite::observed::replayed(&writes[..kept]);
+        tollgate::retention::prune(&after_kill, &config, later).unwrap();
+        let left: Vec<&str> = [
+            "transcripts",
+            "session_dials",
+            "todos",
+            "session_activity",
+            "session_activity_aged",
+        ]
+        .into_iter()
+        .filter(|tree| !after_kill.scan_prefix(tree, b"").unwrap().is_empty())
+        .collect();
+        let grants = Allowlists::new(after_kill.clone())
+            .tools("telegram:7")
+            .unwrap();
+        assert!(
+            left.is_empty() && grants.is_empty(),
+            "a kill after {} of the pass's {} writes leaves {left:?} and grants {grants:?}",
+            kept - set_up,
+            writes.len() - set_up,
         );
     }
 }
