@@ -1,6 +1,10 @@
 //! Durable storage behind a small trait, so the engine stays replaceable (SQLite now; sled,
 //! unmaintained since 2021, only to read a store an older tollgate wrote).
-//! Calls block: from async code, run them with [`blocking`] so they stay off the async threads.
+//! Calls are synchronous. The SQLite backend takes writes into memory and reads through its
+//! own connection, so neither waits for a commit or a sync (but for the write that finds 8
+//! MiB pending, which commits them, stepping aside from its async worker); a flush does wait,
+//! so async code flushes with [`Store::flush_soon`], and runs long work over many records with
+//! [`blocking`].
 
 pub mod aged;
 mod allowlist;

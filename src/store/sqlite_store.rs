@@ -1,9 +1,13 @@
 //! The SQLite backend: one file, `tollgate.sqlite3`, in the store's directory.
 //!
-//! Writes go into one open transaction, so readers (which share the one connection) see them
-//! at once and a turn's many small writes reach the log together. [`Store::flush`] commits it
-//! and then syncs the write-ahead log itself, *after* the lock is released: writers carry on
-//! while a flush waits for the disk, as they did with sled.
+//! Two connections. Writes are accepted into memory ([`pending`]) and readers see them laid
+//! over what the reading connection finds committed; only [`Store::flush`] (and the committer
+//! thread, for writes nobody flushes) uses the writing connection, committing everything
+//! pending in one transaction. So a session's write never waits for a commit in progress, a
+//! read waits only for the map of pending writes (never for the disk, a commit or a
+//! checkpoint), and writes from concurrent sessions share one commit and one sync — the group
+//! commit. The write-ahead rule is unchanged: a flush returns once everything written before
+//! it is committed and synced.
 //!
 //! Why syncing the log ourselves is enough: a committed transaction is in the `-wal` file
 //! before `COMMIT` returns (written, not yet synced, under `synchronous = NORMAL`); an
@@ -15,11 +19,19 @@
 //! The checkpoint starts the log over from its beginning instead of truncating it: a log whose
 //! length stays the same is synced without its inode (`fdatasync` writes only the data).
 //!
-//! Fail closed: if writes a caller was told had succeeded are lost — SQLite rolled the open
-//! transaction back (a full disk does), or syncing the log failed — the store cannot tell
-//! whose they were, so every later write and flush fails, saying why, until a restart.
+//! Fail closed, and lose nothing accepted: a commit that fails (a full disk) leaves its writes
+//! pending — still read, committed by the next flush that succeeds — and every write is refused,
+//! saying why, until one does. A failed sync of the log is final: Linux marks the pages clean
+//! after reporting the error once, so the store cannot tell what is durable, and every later
+//! write and flush fails until a restart.
+//!
+//! A second process is kept out by a lock on `tollgate.lock` beside the database, held while
+//! the store is open (SQLite's own locks are let go between transactions).
+
+mod pending;
 
 use super::{Result, Store, StoreError};
+use pending::{Committing, Pending};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -30,6 +42,9 @@ use std::time::Duration;
 /// The database file inside the store's directory.
 pub const FILE_NAME: &str = "tollgate.sqlite3";
 
+/// The file whose lock says a process has the store open.
+const LOCK_FILE_NAME: &str = "tollgate.lock";
+
 /// A log of more pages than this (8 MiB of 4 KiB pages) is folded into the database at the
 /// next flush, bounding both the log's size and the time a restart spends reading it.
 const CHECKPOINT_AT_PAGES: i64 = 2048;
@@ -37,6 +52,22 @@ const CHECKPOINT_AT_PAGES: i64 = 2048;
 /// Writes nobody flushed are committed this often, so they reach the disk within about the
 /// time sled's own background flush gave them.
 const COMMIT_EVERY: Duration = Duration::from_millis(500);
+
+/// Past this many bytes pending, the writer that crossed it commits before going on: a bulk
+/// copy (an upgrade's) cannot pile up in memory faster than the committer drains it.
+const PENDING_BYTES_LIMIT: usize = 8 << 20;
+
+/// The largest key and value together the store takes (SQLite's own limit is about 1 GB): a
+/// write that could never be committed is refused when it is made, not at every flush.
+const MAX_ENTRY_BYTES: usize = 256 << 20;
+
+/// How often a scan reads the database again because a commit settled while it read, before
+/// it reads holding the pending writes (keeping writers waiting for the read).
+const SCAN_TRIES: usize = 3;
+
+/// How long a connection retries when SQLite reports the database busy (the checkpoint
+/// waits for a read in progress to end; reads are short).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct SqliteStore {
     shared: Arc<Shared>,
@@ -47,7 +78,15 @@ pub struct SqliteStore {
 }
 
 struct Shared {
-    conn: Mutex<Open>,
+    /// What was accepted and not yet committed, and whether writes are accepted.
+    accepting: Mutex<Accepting>,
+    /// Reads what is committed. Declared before `writer`: closed first, so the writer, last
+    /// to close, folds the log into the database and removes it.
+    reader: Mutex<Connection>,
+    /// Commits, checkpoints: only a flush (or closing) holds it.
+    writer: Mutex<Connection>,
+    /// Held (locked) while the store is open.
+    _lock: File,
     dir: PathBuf,
     /// The write-ahead log (it exists from the first commit, made at open).
     wal: File,
@@ -66,16 +105,15 @@ struct Shared {
 #[cfg(test)]
 type SyncFault = Box<dyn FnMut() -> std::io::Result<()> + Send>;
 
-/// The connection, inside a transaction whenever something was written, and whether that
-/// transaction holds writes callers were told had succeeded.
-struct Open {
-    conn: Connection,
-    dirty: bool,
-    /// Why accepted writes were lost: every later write and flush fails with it.
+struct Accepting {
+    pending: Pending,
+    /// Why the last commit failed: writes are refused until a commit succeeds.
+    commit_failed: Option<String>,
+    /// Why writes the store accepted may be lost: every later write and flush fails with it.
     lost: Option<String>,
 }
 
-impl Open {
+impl Accepting {
     fn refuse_if_lost(&self, dir: &Path) -> Result<()> {
         match &self.lost {
             Some(why) => Err(StoreError {
@@ -89,50 +127,36 @@ impl Open {
         }
     }
 
-    /// After any failed statement: SQLite may have rolled the whole transaction back.
-    fn after_failure(&mut self, why: &rusqlite::Error) {
-        if self.dirty && self.conn.is_autocommit() {
-            self.lost.get_or_insert_with(|| why.to_string());
-            self.dirty = false;
+    /// Whether a write may be accepted.
+    fn refuse_writes(&self, dir: &Path) -> Result<()> {
+        self.refuse_if_lost(dir)?;
+        match &self.commit_failed {
+            Some(why) => Err(StoreError {
+                context: format!("store {}", dir.display()),
+                message: format!(
+                    "the store cannot commit ({why}), so it takes no more writes until it can \
+                     (e.g. free disk space); what it accepted is kept and committed then"
+                ),
+            }),
+            None => Ok(()),
         }
-    }
-
-    /// Opens the transaction writes are batched in, unless it is open.
-    fn in_transaction(&mut self) -> rusqlite::Result<()> {
-        if self.conn.is_autocommit() {
-            // Cached, like every statement here: not parsed again at every transaction.
-            self.conn.prepare_cached(BEGIN)?.execute([])?;
-        }
-        Ok(())
-    }
-
-    /// Commits the open transaction, if any.
-    fn commit(&mut self) -> rusqlite::Result<()> {
-        if self.conn.is_autocommit() {
-            return Ok(());
-        }
-        let committed = self
-            .conn
-            .prepare_cached(COMMIT)
-            .and_then(|mut s| s.execute([]))
-            .map(|_| ());
-        match &committed {
-            Ok(()) => self.dirty = false,
-            Err(e) => self.after_failure(e),
-        }
-        committed
     }
 }
 
 impl SqliteStore {
-    /// Opens (or creates) the store in directory `dir`, with a page cache of `cache_mb`
-    /// megabytes. A second process gets an error saying the store is held.
+    /// Opens (or creates) the store in directory `dir`, with page caches of `cache_mb`
+    /// megabytes in all. A second process gets an error saying the store is held.
     pub fn open(dir: &Path, cache_mb: u64) -> Result<Self> {
         let failed = |message: String| StoreError {
             context: format!("opening the store at {}", dir.display()),
             message,
         };
-        // Any step can be the one that meets another process's lock.
+        let held = || {
+            failed(
+                "another tollgate process (is `tollgate serve` running?) holds this store"
+                    .to_string(),
+            )
+        };
         let sqlite_failed = |e: rusqlite::Error| match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
                 failed(format!(
@@ -142,20 +166,37 @@ impl SqliteStore {
             _ => failed(e.to_string()),
         };
         std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
-        let mut conn = Connection::open_with_flags(
-            dir.join(FILE_NAME),
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(sqlite_failed)?;
-        let cache_kib = i64::try_from(cache_mb.saturating_mul(1024)).unwrap_or(i64::MAX);
-        // Exclusive locking before WAL: the log's index lives in this process's memory (no
-        // shared-memory file), and the lock taken at the first transaction is never let go,
-        // so a second process cannot open the store underneath this one.
-        conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")
-            .map_err(sqlite_failed)?;
-        let journal: String = conn
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK_FILE_NAME))
+            .map_err(|e| failed(format!("opening {LOCK_FILE_NAME}: {e}")))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(held()),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(failed(format!("locking {LOCK_FILE_NAME}: {e}")));
+            }
+        }
+        // Half the cache each. The writer's keeps the pages commits change; the reader's is
+        // emptied by SQLite whenever the other connection committed since its last read, so
+        // under load reads come from the OS's page cache and it mostly serves bursts of reads
+        // between commits (and the command-line tools).
+        let cache_kib = i64::try_from(cache_mb.saturating_mul(512)).unwrap_or(i64::MAX);
+        let connect = || {
+            let conn = Connection::open_with_flags(
+                dir.join(FILE_NAME),
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            conn.execute_batch(&format!("PRAGMA cache_size = -{cache_kib};"))?;
+            Ok::<_, rusqlite::Error>(conn)
+        };
+        let mut writer = connect().map_err(sqlite_failed)?;
+        let journal: String = writer
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(sqlite_failed)?;
         if !journal.eq_ignore_ascii_case("wal") {
@@ -164,43 +205,51 @@ impl SqliteStore {
                 "SQLite refused the write-ahead log (journal mode `{journal}`)"
             )));
         }
-        conn.execute_batch(&format!(
-            "PRAGMA synchronous = NORMAL;
-             PRAGMA wal_autocheckpoint = 0;
-             PRAGMA cache_size = -{cache_kib};"
-        ))
-        .map_err(sqlite_failed)?;
+        writer
+            .execute_batch(
+                "PRAGMA synchronous = NORMAL;
+                 PRAGMA wal_autocheckpoint = 0;",
+            )
+            .map_err(sqlite_failed)?;
         let wal_pages = Arc::new(AtomicI64::new(0));
         let counted = wal_pages.clone();
         // After the pragmas: setting `wal_autocheckpoint` replaces this hook.
-        conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages| {
-            counted.store(i64::from(pages), Ordering::Relaxed);
-            Ok(())
-        }))
-        .map_err(sqlite_failed)?;
-        // Take the lock now, so a second process fails here with a clear message; the
-        // table's creation (or a no-op on an existing store) makes the first commit, which
-        // creates the log.
-        conn.execute_batch(
-            "BEGIN IMMEDIATE;
-             CREATE TABLE IF NOT EXISTS kv (
-                 tree TEXT NOT NULL,
-                 k BLOB NOT NULL,
-                 v BLOB NOT NULL,
-                 PRIMARY KEY (tree, k)
-             ) WITHOUT ROWID;
-             PRAGMA user_version = 1;
-             COMMIT;",
-        )
-        .map_err(sqlite_failed)?;
+        writer
+            .wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages| {
+                counted.store(i64::from(pages), Ordering::Relaxed);
+                Ok(())
+            }))
+            .map_err(sqlite_failed)?;
+        // The table's creation (or a no-op on an existing store) makes the first commit,
+        // which creates the log.
+        writer
+            .execute_batch(
+                "BEGIN IMMEDIATE;
+                 CREATE TABLE IF NOT EXISTS kv (
+                     tree TEXT NOT NULL,
+                     k BLOB NOT NULL,
+                     v BLOB NOT NULL,
+                     PRIMARY KEY (tree, k)
+                 ) WITHOUT ROWID;
+                 PRAGMA user_version = 1;
+                 COMMIT;",
+            )
+            .map_err(sqlite_failed)?;
+        let reader = connect().map_err(sqlite_failed)?;
+        reader
+            .execute_batch("PRAGMA query_only = 1;")
+            .map_err(sqlite_failed)?;
         let wal = File::open(dir.join(format!("{FILE_NAME}-wal")))
             .map_err(|e| failed(format!("opening the write-ahead log: {e}")))?;
         let shared = Arc::new(Shared {
-            conn: Mutex::new(Open {
-                conn,
-                dirty: false,
+            accepting: Mutex::new(Accepting {
+                pending: Pending::default(),
+                commit_failed: None,
                 lost: None,
             }),
+            reader: Mutex::new(reader),
+            writer: Mutex::new(writer),
+            _lock: lock,
             dir: dir.to_path_buf(),
             wal,
             syncing: Mutex::new(()),
@@ -229,11 +278,27 @@ fn spawn_committer(
     let spawned = std::thread::Builder::new()
         .name("tollgate-committer".into())
         .spawn(move || {
+            // Said once while it lasts, not at every try.
+            let mut failing: Option<String> = None;
             while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(COMMIT_EVERY) {
-                if shared.lock().dirty
-                    && let Err(e) = shared.flush()
-                {
-                    tracing::warn!("committing the store in the background: {e}");
+                if shared.accepting().pending.is_empty() {
+                    // Someone's flush committed it all.
+                    if failing.take().is_some() {
+                        tracing::info!("the store commits again");
+                    }
+                    continue;
+                }
+                match shared.flush() {
+                    Err(e) if failing.as_deref() != Some(&e.to_string()) => {
+                        tracing::warn!("committing the store in the background: {e}");
+                        failing = Some(e.to_string());
+                    }
+                    Err(_) => {}
+                    Ok(()) => {
+                        if failing.take().is_some() {
+                            tracing::info!("the store commits again");
+                        }
+                    }
                 }
             }
         });
@@ -252,18 +317,23 @@ impl Drop for SqliteStore {
         if let Some(committer) = self.committer.take() {
             let _ = committer.join();
         }
-        // Commit what is open (closing would roll it back) and fold the log in; SQLite's
-        // own checkpoint at close then finds nothing left and removes the log.
+        // Commit what is pending and fold the log in; SQLite's own checkpoint at close then
+        // finds nothing left and removes the log.
         if let Err(e) = self.shared.flush().and_then(|()| self.shared.checkpoint()) {
             tracing::warn!("closing the store: {e}");
         }
     }
 }
 
+/// Takes a lock whose data a panic elsewhere cannot leave half-changed (SQLite's own state,
+/// or a map changed by single inserts and removes).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Open> {
-        // The connection's state is SQLite's own: a panic elsewhere leaves it whole.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    fn accepting(&self) -> MutexGuard<'_, Accepting> {
+        lock(&self.accepting)
     }
 
     fn error(&self, doing: &str, e: impl std::fmt::Display) -> StoreError {
@@ -273,16 +343,42 @@ impl Shared {
         }
     }
 
-    /// Commits the open transaction and syncs the log (outside the lock).
+    /// Commits everything pending and syncs the log.
     fn flush(&self) -> Result<()> {
-        let checkpoint = {
-            let mut open = self.lock();
-            open.refuse_if_lost(&self.dir)?;
-            open.commit().map_err(|e| self.error("commit", e))?;
-            self.wal_pages.load(Ordering::Relaxed) > CHECKPOINT_AT_PAGES
-        };
+        self.commit_pending()?;
         self.sync_wal()?;
-        if checkpoint {
+        self.checkpoint_if_long()
+    }
+
+    /// Commits everything pending, in one transaction (not synced: see [`Shared::flush`]).
+    fn commit_pending(&self) -> Result<()> {
+        let writer = lock(&self.writer);
+        let to_commit = {
+            let accepting = self.accepting();
+            accepting.refuse_if_lost(&self.dir)?;
+            accepting.pending.to_commit()
+        };
+        if to_commit.is_empty() {
+            return Ok(());
+        }
+        let committed = commit(&writer, &to_commit);
+        let mut accepting = self.accepting();
+        match committed {
+            Ok(()) => {
+                accepting.pending.settle(&to_commit);
+                accepting.commit_failed = None;
+                Ok(())
+            }
+            Err(e) => {
+                accepting.commit_failed = Some(e.to_string());
+                Err(self.error("commit", e))
+            }
+        }
+    }
+
+    /// Folds the log into the database once it is longer than [`CHECKPOINT_AT_PAGES`].
+    fn checkpoint_if_long(&self) -> Result<()> {
+        if self.wal_pages.load(Ordering::Relaxed) > CHECKPOINT_AT_PAGES {
             self.checkpoint()?;
         }
         Ok(())
@@ -291,11 +387,11 @@ impl Shared {
     /// Syncs the log. A failed sync is final: Linux reports a write-back error once and
     /// marks the pages clean, so a second sync would succeed without making them durable.
     fn sync_wal(&self) -> Result<()> {
-        let _one_at_a_time = self.syncing.lock().unwrap_or_else(|p| p.into_inner());
-        self.lock().refuse_if_lost(&self.dir)?;
+        let _one_at_a_time = lock(&self.syncing);
+        self.accepting().refuse_if_lost(&self.dir)?;
         self.sync_data().map_err(|e| {
-            let mut open = self.lock();
-            open.lost
+            self.accepting()
+                .lost
                 .get_or_insert_with(|| format!("syncing the write-ahead log failed: {e}"));
             self.error("syncing the log", e)
         })
@@ -303,12 +399,7 @@ impl Shared {
 
     fn sync_data(&self) -> std::io::Result<()> {
         #[cfg(test)]
-        if let Some(fault) = self
-            .sync_fault
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_mut()
-        {
+        if let Some(fault) = lock(&self.sync_fault).as_mut() {
             return fault();
         }
         self.wal.sync_data()
@@ -321,18 +412,46 @@ impl Shared {
     }
 
     /// Folds the log into the database (SQLite syncs the log before copying and the
-    /// database after); the next commit writes the log from its start. Store calls wait
-    /// meanwhile: it runs once per 8 MiB of log.
+    /// database after); the next commit writes the log from its start. Flushes wait
+    /// meanwhile (it runs once per 8 MiB of log); reads and writes do not. If a read kept
+    /// the log in use, the next flush tries again.
     fn checkpoint(&self) -> Result<()> {
-        let mut open = self.lock();
-        open.refuse_if_lost(&self.dir)?;
-        open.commit().map_err(|e| self.error("checkpoint", e))?;
-        open.conn
-            .execute_batch("PRAGMA wal_checkpoint(RESTART)")
+        let writer = lock(&self.writer);
+        self.accepting().refuse_if_lost(&self.dir)?;
+        let busy: i64 = writer
+            .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get(0))
             .map_err(|e| self.error("checkpoint", e))?;
-        self.wal_pages.store(0, Ordering::Relaxed);
+        if busy == 0 {
+            self.wal_pages.store(0, Ordering::Relaxed);
+        }
         Ok(())
     }
+}
+
+/// Commits `writes` in one transaction; on failure nothing of them is left in the database.
+fn commit(writer: &Connection, writes: &[Committing]) -> rusqlite::Result<()> {
+    let committed = (|| {
+        writer.prepare_cached(BEGIN)?.execute([])?;
+        for write in writes {
+            match &write.value {
+                Some(value) => writer.prepare_cached(WRITE_ONE)?.execute(params![
+                    write.tree,
+                    write.key,
+                    value.as_ref()
+                ])?,
+                None => writer
+                    .prepare_cached(REMOVE_ONE)?
+                    .execute(params![write.tree, write.key])?,
+            };
+        }
+        writer.prepare_cached(COMMIT)?.execute([])
+    })();
+    if committed.is_err() && !writer.is_autocommit() {
+        // SQLite may have rolled back already; if not, the failed statement's transaction
+        // must not linger open.
+        let _ = writer.execute_batch("ROLLBACK");
+    }
+    committed.map(|_| ())
 }
 
 /// The smallest key greater than every key starting with `prefix` (`None`: no such key, the
@@ -367,108 +486,154 @@ const SCAN_RANGE: &str =
 const SCAN_FROM: &str = "SELECT k, v FROM kv WHERE tree = CAST(?1 AS TEXT) AND k >= ?2 ORDER BY k";
 
 impl SqliteStore {
-    fn read_one(&self, open: &mut Open, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let read = open
-            .conn
+    /// The committed value of `key`.
+    fn read_committed(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let reader = lock(&self.shared.reader);
+        let read = reader
             .prepare_cached(READ_ONE)
             .and_then(|mut s| s.query_row(params![tree, key], |r| r.get(0)).optional());
-        read.map_err(|e| {
-            // A read can spill the cache and fail on a full disk, rolling back like a write.
-            open.after_failure(&e);
-            self.shared.error(&format!("reading tree `{tree}`"), e)
-        })
+        read.map_err(|e| self.shared.error(&format!("reading tree `{tree}`"), e))
     }
 
-    fn write_one(
+    /// The value of `key`, pending or committed; the caller holds `accepting`, so nothing
+    /// settles or is written meanwhile.
+    fn read_latest(
         &self,
-        open: &mut Open,
+        accepting: &Accepting,
+        tree: &str,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        match accepting.pending.get(tree, key) {
+            Some(pending) => Ok(pending.map(<[u8]>::to_vec)),
+            None => self.read_committed(tree, key),
+        }
+    }
+
+    fn write(&self, tree: &str, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        let accepting = self.shared.accepting();
+        accepting.refuse_writes(&self.shared.dir)?;
+        self.accept(accepting, tree, key, value)
+    }
+
+    /// Takes a write the caller checked may be made, letting go of `accepting`; past
+    /// [`PENDING_BYTES_LIMIT`] commits what is pending before returning.
+    fn accept(
+        &self,
+        mut accepting: MutexGuard<'_, Accepting>,
         tree: &str,
         key: &[u8],
         value: Option<&[u8]>,
     ) -> Result<()> {
-        open.refuse_if_lost(&self.shared.dir)?;
-        let written = open.in_transaction().and_then(|()| match value {
-            Some(value) => open
-                .conn
-                .prepare_cached(WRITE_ONE)
-                .and_then(|mut s| s.execute(params![tree, key, value])),
-            None => open
-                .conn
-                .prepare_cached(REMOVE_ONE)
-                .and_then(|mut s| s.execute(params![tree, key])),
-        });
-        if let Err(e) = written {
-            open.after_failure(&e);
-            return Err(self.shared.error(&format!("writing tree `{tree}`"), e));
+        let bytes = key.len() + value.map_or(0, <[u8]>::len);
+        if bytes > MAX_ENTRY_BYTES {
+            return Err(self.shared.error(
+                &format!("writing tree `{tree}`"),
+                format!(
+                    "an entry of {bytes} bytes is more than the store takes ({MAX_ENTRY_BYTES})"
+                ),
+            ));
         }
-        open.dirty = true;
+        accepting.pending.write(tree, key, value);
+        let over = accepting.pending.bytes() > PENDING_BYTES_LIMIT;
+        drop(accepting);
+        if over {
+            // The write is taken either way: a failed commit keeps it pending, and the
+            // writes after it are refused, saying why, until a commit succeeds. Stepping aside:
+            // called from a task, the worker's other tasks go on meanwhile.
+            let committed = crate::step_aside::step_aside(|| {
+                self.shared
+                    .commit_pending()
+                    .and_then(|()| self.shared.checkpoint_if_long())
+            });
+            if let Err(e) = committed {
+                tracing::warn!("committing a large batch of writes: {e}");
+            }
+        }
         Ok(())
     }
 
-    fn scan(&self, tree: &str, from: &[u8], before: Option<&[u8]>) -> Result<Rows> {
-        let mut open = self.shared.lock();
+    /// The committed rows of `tree` from `from` (and before `before`).
+    fn scan_committed(&self, tree: &str, from: &[u8], before: Option<&[u8]>) -> Result<Rows> {
+        let reader = lock(&self.shared.reader);
         let rows = match before {
-            Some(end) => open.conn.prepare_cached(SCAN_RANGE).and_then(|mut s| {
+            Some(end) => reader.prepare_cached(SCAN_RANGE).and_then(|mut s| {
                 s.query_map(params![tree, from, end], |r| Ok((r.get(0)?, r.get(1)?)))?
                     .collect()
             }),
-            None => open.conn.prepare_cached(SCAN_FROM).and_then(|mut s| {
+            None => reader.prepare_cached(SCAN_FROM).and_then(|mut s| {
                 s.query_map(params![tree, from], |r| Ok((r.get(0)?, r.get(1)?)))?
                     .collect()
             }),
         };
-        rows.map_err(|e| {
-            open.after_failure(&e);
-            self.shared.error(&format!("scanning tree `{tree}`"), e)
-        })
+        rows.map_err(|e| self.shared.error(&format!("scanning tree `{tree}`"), e))
+    }
+
+    fn scan(&self, tree: &str, from: &[u8], before: Option<&[u8]>) -> Result<Rows> {
+        // The rows read and the pending writes laid over them must be one moment's. A
+        // commit's writes stay pending until it is settled, so if no commit settled while
+        // the database was read, what it read plus what is pending now is the store now.
+        for _ in 0..SCAN_TRIES {
+            let settled = self.shared.accepting().pending.settled(tree);
+            let committed = self.scan_committed(tree, from, before)?;
+            let accepting = self.shared.accepting();
+            if accepting.pending.settled(tree) == settled {
+                return Ok(accepting.pending.lay_over(tree, from, before, committed));
+            }
+        }
+        let accepting = self.shared.accepting();
+        let committed = self.scan_committed(tree, from, before)?;
+        Ok(accepting.pending.lay_over(tree, from, before, committed))
     }
 
     /// Every tree's name (for copying a store).
     pub fn tree_names(&self) -> Result<Vec<String>> {
-        let mut open = self.shared.lock();
-        let names = open
-            .conn
+        let accepting = self.shared.accepting();
+        let reader = lock(&self.shared.reader);
+        let names: rusqlite::Result<Vec<String>> = reader
             .prepare_cached("SELECT DISTINCT tree FROM kv ORDER BY tree")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect());
-        names.map_err(|e| {
-            open.after_failure(&e);
-            self.shared.error("listing trees", e)
-        })
+        let mut names = names.map_err(|e| self.shared.error("listing trees", e))?;
+        names.extend(accepting.pending.trees().map(str::to_string));
+        names.sort();
+        names.dedup();
+        Ok(names)
     }
 }
 
 impl Store for SqliteStore {
     fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let mut open = self.shared.lock();
-        self.read_one(&mut open, tree, key)
+        if let Some(pending) = self.shared.accepting().pending.get(tree, key) {
+            return Ok(pending.map(<[u8]>::to_vec));
+        }
+        // Not pending when looked at: the database held its latest value then, and can
+        // only have been given a newer one since.
+        self.read_committed(tree, key)
     }
 
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
-        let mut open = self.shared.lock();
-        let previous = self.read_one(&mut open, tree, key)?;
-        self.write_one(&mut open, tree, key, Some(value))?;
+        let accepting = self.shared.accepting();
+        accepting.refuse_writes(&self.shared.dir)?;
+        let previous = self.read_latest(&accepting, tree, key)?;
+        self.accept(accepting, tree, key, Some(value))?;
         Ok(previous)
     }
 
     fn put(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut open = self.shared.lock();
-        self.write_one(&mut open, tree, key, Some(value))
+        self.write(tree, key, Some(value))
     }
 
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let mut open = self.shared.lock();
-        // Even where nothing is written: what it read may be a rolled-back state.
-        open.refuse_if_lost(&self.shared.dir)?;
-        let previous = self.read_one(&mut open, tree, key)?;
+        let accepting = self.shared.accepting();
+        accepting.refuse_writes(&self.shared.dir)?;
+        let previous = self.read_latest(&accepting, tree, key)?;
         if previous.is_some() {
-            self.write_one(&mut open, tree, key, None)?;
+            self.accept(accepting, tree, key, None)?;
         }
         Ok(previous)
     }
 
     fn delete(&self, tree: &str, key: &[u8]) -> Result<()> {
-        let mut open = self.shared.lock();
-        self.write_one(&mut open, tree, key, None)
+        self.write(tree, key, None)
     }
 
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> Result<Rows> {
@@ -490,15 +655,15 @@ impl Store for SqliteStore {
         expected: Option<&[u8]>,
         new: Option<&[u8]>,
     ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
-        let mut open = self.shared.lock();
-        // A mismatch answered from a rolled-back state would be a wrong answer, not an error.
-        open.refuse_if_lost(&self.shared.dir)?;
-        let current = self.read_one(&mut open, tree, key)?;
+        // One lock from the read to the write: no other write comes between.
+        let accepting = self.shared.accepting();
+        accepting.refuse_writes(&self.shared.dir)?;
+        let current = self.read_latest(&accepting, tree, key)?;
         if current.as_deref() != expected {
             return Ok(Err(current));
         }
         if current.is_some() || new.is_some() {
-            self.write_one(&mut open, tree, key, new)?;
+            self.accept(accepting, tree, key, new)?;
         }
         Ok(Ok(()))
     }

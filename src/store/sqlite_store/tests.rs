@@ -1,8 +1,8 @@
 //! The SQLite backend's own tests (the backend-neutral contract is in `store::contract`).
 
 use super::{
-    BEGIN, CHECKPOINT_AT_PAGES, COMMIT, FILE_NAME, READ_ONE, REMOVE_ONE, SCAN_FROM, SCAN_RANGE,
-    SqliteStore, WRITE_ONE, after_prefix,
+    BEGIN, CHECKPOINT_AT_PAGES, COMMIT, FILE_NAME, MAX_ENTRY_BYTES, PENDING_BYTES_LIMIT, READ_ONE,
+    REMOVE_ONE, SCAN_FROM, SCAN_RANGE, SqliteStore, WRITE_ONE, after_prefix,
 };
 use crate::store::Store;
 use std::sync::atomic::Ordering;
@@ -23,11 +23,18 @@ fn scans_are_not_recompiled_at_each_use() {
         store.remove("runs", &[n, 0]).unwrap();
         store.flush().unwrap();
     }
-    let open = store.shared.lock();
-    for sql in [
-        SCAN_RANGE, SCAN_FROM, READ_ONE, WRITE_ONE, REMOVE_ONE, BEGIN, COMMIT,
+    let reader = super::lock(&store.shared.reader);
+    let writer = super::lock(&store.shared.writer);
+    for (conn, sql) in [
+        (&reader, SCAN_RANGE),
+        (&reader, SCAN_FROM),
+        (&reader, READ_ONE),
+        (&writer, WRITE_ONE),
+        (&writer, REMOVE_ONE),
+        (&writer, BEGIN),
+        (&writer, COMMIT),
     ] {
-        let statement = open.conn.prepare_cached(sql).unwrap();
+        let statement = conn.prepare_cached(sql).unwrap();
         assert_eq!(
             statement.get_status(rusqlite::StatementStatus::RePrepare),
             0,
@@ -44,48 +51,61 @@ fn with_one_entry(dir: &std::path::Path) -> SqliteStore {
     store
 }
 
-/// As if the disk were full: the database may not grow past its current size.
-fn fill_the_disk(store: &SqliteStore) {
-    store
-        .shared
-        .lock()
-        .conn
-        .execute_batch("PRAGMA max_page_count = 8")
+/// As if the disk were full (`true`) or had room again: whether the database may grow past
+/// its current size.
+fn disk_full(store: &SqliteStore, full: bool) {
+    let pages = if full { 8 } else { 1_073_741_823 };
+    super::lock(&store.shared.writer)
+        .execute_batch(&format!("PRAGMA max_page_count = {pages}"))
         .unwrap();
 }
 
 #[test]
-fn writes_lost_to_a_full_disk_fail_every_later_flush_until_a_restart() {
+fn a_full_disk_fails_the_flush_refuses_writes_and_loses_nothing_once_there_is_room() {
     let dir = tempfile::tempdir().unwrap();
     let store = with_one_entry(dir.path());
     store.insert("t", b"before", b"v").unwrap();
-    fill_the_disk(&store);
+    disk_full(&store, true);
     let big = vec![7u8; 64 * 1024];
-    let refused = store.insert("t", b"big", &big).unwrap_err();
-    assert!(refused.message.contains("full"), "{refused}");
-    // SQLite rolled the whole transaction back: the earlier write, which its caller was
-    // told had succeeded, is gone. No later flush may report success — the store cannot
-    // tell whose writes were lost — and no later write is accepted.
-    assert_eq!(store.get("t", b"before").unwrap(), None);
+    store.insert("t", b"big", &big).unwrap();
     for _ in 0..2 {
-        let lost = store.flush().unwrap_err();
-        assert!(lost.message.contains("were lost"), "{lost}");
-        assert!(lost.message.contains("full"), "{lost}");
+        let failed = store.flush().unwrap_err();
+        assert!(failed.message.contains("full"), "{failed}");
     }
-    assert!(store.insert("t", b"after", b"w").is_err());
-    assert!(store.put("t", b"after", b"w").is_err());
-    assert!(store.delete("t", b"kept").is_err());
-    // Nor an answer built on the rolled-back state: the lost record is not "absent".
-    assert!(store.compare_and_swap("t", b"before", None, None).is_err());
-    assert!(store.remove("t", b"before").is_err());
-    assert_eq!(store.get("t", b"kept").unwrap(), Some(b"v".to_vec()));
+    // What the store accepted is still what it reads.
+    assert_eq!(store.get("t", b"before").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(store.get("t", b"big").unwrap(), Some(big.clone()));
+    assert_eq!(store.scan_prefix("t", b"b").unwrap().len(), 2);
+    // No write is accepted meanwhile, and each refusal says why and what would fix it.
+    let refused = [
+        store.insert("t", b"after", b"w").map(|_| ()),
+        store.put("t", b"after", b"w"),
+        store.delete("t", b"kept"),
+        store.remove("t", b"kept").map(|_| ()),
+        store
+            .compare_and_swap("t", b"before", Some(b"v"), None)
+            .map(|_| ()),
+    ];
+    for refusal in refused {
+        let refusal = refusal.unwrap_err();
+        assert!(refusal.message.contains("full"), "{refusal}");
+        assert!(refusal.message.contains("free disk space"), "{refusal}");
+    }
+    // With room again, the next flush commits it all and writes are taken again.
+    disk_full(&store, false);
+    store.flush().unwrap();
+    store.insert("t", b"after", b"w").unwrap();
+    store.flush().unwrap();
     drop(store);
-    // A restart starts clean, with what was flushed.
     let reopened = SqliteStore::open(dir.path(), 8).unwrap();
-    assert_eq!(reopened.get("t", b"kept").unwrap(), Some(b"v".to_vec()));
-    assert_eq!(reopened.get("t", b"before").unwrap(), None);
-    reopened.insert("t", b"after", b"w").unwrap();
-    reopened.flush().unwrap();
+    for (key, value) in [
+        (&b"kept"[..], &b"v"[..]),
+        (b"before", b"v"),
+        (b"big", &big),
+        (b"after", b"w"),
+    ] {
+        assert_eq!(reopened.get("t", key).unwrap().as_deref(), Some(value));
+    }
 }
 
 /// Linux reports a failed write-back once per open file: a flush syncing beside one whose
@@ -119,17 +139,165 @@ fn a_failed_sync_is_not_hidden_from_a_flush_syncing_beside_it() {
     assert!(first.join().unwrap().is_err());
 }
 
+/// Only a flush waits for the writing connection: reads and writes go on while a commit (here
+/// held open by the test) is in progress.
 #[test]
-fn a_failed_first_write_of_a_transaction_loses_nothing_and_is_only_its_own_error() {
+fn reads_and_writes_do_not_wait_for_a_commit_in_progress() {
     let dir = tempfile::tempdir().unwrap();
-    let store = with_one_entry(dir.path());
-    fill_the_disk(&store);
-    assert!(store.insert("t", b"big", &vec![7u8; 64 * 1024]).is_err());
-    // Nothing accepted was in that transaction: the store goes on.
+    let store = std::sync::Arc::new(with_one_entry(dir.path()));
+    let committing = super::lock(&store.shared.writer);
+    let (done, finished) = std::sync::mpsc::channel();
+    let worker = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store.put("t", b"new", b"n").unwrap();
+            let read = (
+                store.get("t", b"kept").unwrap(),
+                store.get("t", b"new").unwrap(),
+                store.scan_prefix("t", b"").unwrap().len(),
+                store
+                    .compare_and_swap("t", b"new", Some(b"n"), Some(b"m"))
+                    .unwrap(),
+                store.remove("t", b"kept").unwrap(),
+            );
+            done.send(read).unwrap();
+        })
+    };
+    let read = finished
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("a store call waited for the commit in progress");
+    assert_eq!(
+        read,
+        (
+            Some(b"v".to_vec()),
+            Some(b"n".to_vec()),
+            2,
+            Ok(()),
+            Some(b"v".to_vec())
+        )
+    );
+    drop(committing);
+    worker.join().unwrap();
     store.flush().unwrap();
-    store.insert("t", b"small", b"s").unwrap();
+    assert_eq!(store.get("t", b"new").unwrap(), Some(b"m".to_vec()));
+    assert_eq!(store.get("t", b"kept").unwrap(), None);
+}
+
+/// Threads writing, flushing and reading at once: each read sees the latest write, what a
+/// flush covered is in the database, and nothing a flush settles hides a newer write.
+#[test]
+fn concurrent_writers_flushers_and_readers_see_every_write_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStore::open(dir.path(), 8).unwrap());
+    for t in 0..4u8 {
+        store
+            .put("mark", &[&[t][..], &0u32.to_be_bytes()].concat(), b"")
+            .unwrap();
+    }
+    let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    // Scans while the others write and flush: a counter seen once is never missing or older
+    // in a later scan (a commit settling mid-scan would hide it or show its older value), and
+    // each thread's marks — its latest written before its previous one is deleted — number
+    // one or two, never none (a deletion seen without the write before it).
+    let scanner = {
+        let store = store.clone();
+        let writing = writing.clone();
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeMap::<Vec<u8>, Vec<u8>>::new();
+            let mut scans = 0u32;
+            while writing.load(Ordering::SeqCst) || scans == 0 {
+                let now: std::collections::BTreeMap<_, _> = store
+                    .scan_prefix("count", b"")
+                    .unwrap()
+                    .into_iter()
+                    .collect();
+                for (counter, value) in &seen {
+                    let current = now.get(counter).expect("a counter went missing");
+                    assert!(current >= value, "a counter went back");
+                }
+                let marks = store.scan_prefix("mark", b"").unwrap();
+                for t in 0..4u8 {
+                    let mine = marks.iter().filter(|(key, _)| key[0] == t).count();
+                    assert!((1..=2).contains(&mine), "thread {t} has {mine} marks");
+                }
+                seen = now;
+                scans += 1;
+            }
+            scans
+        })
+    };
+    let threads: Vec<_> = (0..4u8)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                for n in 0u32..300 {
+                    let counter = [t];
+                    let previous = store.get("count", &counter).unwrap();
+                    let next = n.to_be_bytes();
+                    let swapped = store
+                        .compare_and_swap("count", &counter, previous.as_deref(), Some(&next))
+                        .unwrap();
+                    assert_eq!(swapped, Ok(()), "only this thread writes its counter");
+                    store.put("log", &[&[t][..], &next].concat(), b"x").unwrap();
+                    store
+                        .put("mark", &[&[t][..], &(n + 1).to_be_bytes()].concat(), b"")
+                        .unwrap();
+                    store
+                        .delete("mark", &[&[t][..], &n.to_be_bytes()].concat())
+                        .unwrap();
+                    if n % 7 == 0 {
+                        store
+                            .delete("log", &[&[t][..], &(n / 2).to_be_bytes()].concat())
+                            .unwrap();
+                    }
+                    if n % 3 == 0 {
+                        store.flush().unwrap();
+                    }
+                    assert_eq!(
+                        store.get("count", &counter).unwrap().as_deref(),
+                        Some(&next[..])
+                    );
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    writing.store(false, Ordering::SeqCst);
+    assert!(scanner.join().unwrap() > 0);
+    let expected_log: Vec<Vec<u8>> = {
+        let mut keys = Vec::new();
+        for t in 0..4u8 {
+            let deleted: std::collections::BTreeSet<u32> =
+                (0u32..300).filter(|n| n % 7 == 0).map(|n| n / 2).collect();
+            for n in 0u32..300 {
+                if !deleted.contains(&n) {
+                    keys.push([&[t][..], &n.to_be_bytes()].concat());
+                }
+            }
+        }
+        keys
+    };
+    let logged = |store: &SqliteStore| -> Vec<Vec<u8>> {
+        store
+            .scan_prefix("log", b"")
+            .unwrap()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    assert_eq!(logged(&store), expected_log);
     store.flush().unwrap();
-    assert_eq!(store.get("t", b"small").unwrap(), Some(b"s".to_vec()));
+    drop(store);
+    let reopened = SqliteStore::open(dir.path(), 8).unwrap();
+    assert_eq!(logged(&reopened), expected_log);
+    for t in 0..4u8 {
+        assert_eq!(
+            reopened.get("count", &[t]).unwrap().as_deref(),
+            Some(&299u32.to_be_bytes()[..])
+        );
+    }
 }
 
 #[test]
@@ -142,10 +310,16 @@ fn a_long_log_is_folded_into_the_database_and_nothing_is_lost() {
             store.insert("t", &i.to_be_bytes(), &value).unwrap();
         }
         store.flush().unwrap();
-        assert_eq!(
-            store.shared.wal_pages.load(Ordering::Relaxed),
-            0,
-            "the flush after a log of more than {CHECKPOINT_AT_PAGES} pages checkpoints"
+        assert!(
+            store.shared.wal_pages.load(Ordering::Relaxed) <= CHECKPOINT_AT_PAGES,
+            "a log of more than {CHECKPOINT_AT_PAGES} pages is folded in"
+        );
+        // Folded into the database file, that is (whether by the flush or by the write that
+        // found 8 MiB pending): the file holds more than the log's limit.
+        let database = std::fs::metadata(dir.path().join(FILE_NAME)).unwrap().len();
+        assert!(
+            database > CHECKPOINT_AT_PAGES as u64 * 4096,
+            "the database file is {database} bytes"
         );
         let wal_len = std::fs::metadata(dir.path().join(format!("{FILE_NAME}-wal")))
             .unwrap()
@@ -166,6 +340,53 @@ fn a_long_log_is_folded_into_the_database_and_nothing_is_lost() {
     let rows = reopened.scan_prefix("t", b"").unwrap();
     assert_eq!(rows.len(), 3100);
     assert!(rows.iter().all(|(_, v)| *v == value));
+}
+
+/// A bulk copy (an upgrade's) writes far more than memory should hold before its one flush:
+/// the writes are committed as they pass the limit, and the log is folded in as it grows.
+#[test]
+fn a_bulk_copy_is_committed_as_it_goes_not_held_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let value = vec![5u8; 64 * 1024];
+    let entries = 4 * PENDING_BYTES_LIMIT / value.len();
+    {
+        let store = SqliteStore::open(dir.path(), 8).unwrap();
+        let mut most_held = 0;
+        for i in 0..entries {
+            store
+                .put("copy", &(i as u32).to_be_bytes(), &value)
+                .unwrap();
+            most_held = most_held.max(store.shared.accepting().pending.bytes());
+        }
+        assert!(
+            most_held <= PENDING_BYTES_LIMIT + value.len() + 4,
+            "{most_held} bytes held pending"
+        );
+        assert!(
+            store.shared.wal_pages.load(Ordering::Relaxed) <= 2 * CHECKPOINT_AT_PAGES,
+            "the log was not folded in as it grew"
+        );
+        assert_eq!(store.scan_prefix("copy", b"").unwrap().len(), entries);
+        store.flush().unwrap();
+    }
+    let reopened = SqliteStore::open(dir.path(), 8).unwrap();
+    assert_eq!(reopened.scan_prefix("copy", b"").unwrap().len(), entries);
+}
+
+#[test]
+fn an_entry_too_large_to_commit_is_refused_when_written_and_the_store_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = with_one_entry(dir.path());
+    let huge = vec![0u8; MAX_ENTRY_BYTES];
+    let refused = store.put("t", b"huge", &huge).unwrap_err();
+    assert!(
+        refused.message.contains("more than the store takes"),
+        "{refused}"
+    );
+    assert_eq!(store.get("t", b"huge").unwrap(), None);
+    store.put("t", b"small", b"s").unwrap();
+    store.flush().unwrap();
+    assert_eq!(store.get("t", b"small").unwrap(), Some(b"s".to_vec()));
 }
 
 #[test]
