@@ -6,6 +6,11 @@
 //! The scheduler looks every half second, so it reads a time-ordered index of what has not
 //! fired (`reminders_due`) up to now, never the whole tree; a fired reminder moves to a
 //! second index (`reminders_fired`, by when it fired) that retention prunes from.
+//!
+//! A claimed reminder is also marked delivering (`reminders_delivering`) until its run is
+//! over: a kill after the claim and before the run's record was durable would otherwise lose
+//! it. Its run has a fixed id ([`Reminder::run_id`]), so after a restart a reminder whose run
+//! was never recorded is delivered again, and one whose run was recorded is not.
 
 use crate::store::{Store, StoreError, aged};
 use serde::{Deserialize, Serialize};
@@ -16,6 +21,8 @@ pub const REMINDERS_TREE: &str = "reminders";
 const DUE_TREE: &str = "reminders_due";
 /// Fired reminders by when they fired, for retention.
 const FIRED_TREE: &str = "reminders_fired";
+/// Claimed reminders whose run may not be over (by id).
+const DELIVERING_TREE: &str = "reminders_delivering";
 /// An index entry this much past its due time with no record is an orphan (a crash between
 /// the two writes of `add`); a younger one may be an `add` still between them.
 const ORPHAN_AFTER_SECS: u64 = 60;
@@ -39,6 +46,13 @@ pub struct Reminder {
 }
 
 impl Reminder {
+    /// The id of the run that delivers this reminder: one per reminder, so a restart can tell
+    /// whether it was recorded.
+    #[must_use]
+    pub fn run_id(&self) -> String {
+        format!("{}:reminder:{}", self.session, self.id)
+    }
+
     /// What the session is told when it fires (`late_secs` after it was due).
     #[must_use]
     pub fn firing_text(&self, late_secs: u64) -> String {
@@ -166,6 +180,10 @@ impl Reminders {
                 // Another process's session (its bridge is not here): left for it.
                 continue;
             }
+            // Marked delivering before it is claimed: a kill can keep any prefix of these
+            // writes, and a claimed reminder without its mark would be lost. A mark whose
+            // reminder is not claimed is only dropped.
+            self.store.put(DELIVERING_TREE, &key, b"")?;
             let mut fired = reminder.clone();
             fired.fired = true;
             let new = serde_json::to_vec(&fired).map_err(|e| StoreError {
@@ -185,6 +203,40 @@ impl Reminders {
             self.store.flush()?;
         }
         Ok(claimed)
+    }
+
+    /// Notes that reminder `id`'s run is over (durable with the next flush).
+    pub fn delivered(&self, id: &str) -> Result<(), StoreError> {
+        self.store.delete(DELIVERING_TREE, id.as_bytes())
+    }
+
+    /// After a restart: the claimed reminders (of the sessions `accept` takes) whose run was
+    /// never recorded (`recorded` says whether a run id is in the store), to be delivered
+    /// again. A mark whose reminder is gone, or whose run was recorded (it is resumed or
+    /// answered as any run is), is dropped; one whose reminder is not claimed yet stays (the
+    /// claim that marked it may be under way).
+    pub fn undelivered(
+        &self,
+        accept: impl Fn(&Reminder) -> bool,
+        recorded: impl Fn(&str) -> Result<bool, StoreError>,
+    ) -> Result<Vec<Reminder>, StoreError> {
+        let mut undelivered = Vec::new();
+        for (key, _) in self.store.scan_prefix(DELIVERING_TREE, b"")? {
+            match self
+                .store
+                .get(REMINDERS_TREE, &key)?
+                .and_then(|b| decode(&b))
+            {
+                None => self.store.delete(DELIVERING_TREE, &key)?,
+                Some(reminder) if !reminder.fired || !accept(&reminder) => {}
+                Some(reminder) if recorded(&reminder.run_id())? => {
+                    self.store.delete(DELIVERING_TREE, &key)?;
+                }
+                Some(reminder) => undelivered.push(reminder),
+            }
+        }
+        undelivered.sort_by_key(|r| r.due);
+        Ok(undelivered)
     }
 
     /// Moves a claimed reminder's index entry from the due index to the fired one (dated `now`):
@@ -245,6 +297,47 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-11-29T10:00:00+99:99"), None);
         assert_eq!(parse_rfc3339("9999999999999999-01-01T00:00:00Z"), None);
         assert_eq!(parse_rfc3339("1969-12-31T23:59:59Z"), None);
+    }
+
+    /// A claimed reminder stays marked until its run is over, and a restart delivers it again
+    /// only if its run was never recorded.
+    #[test]
+    fn a_claimed_reminder_whose_run_was_never_recorded_is_delivered_again() {
+        let store = Arc::new(MemoryStore::new());
+        let reminders = Reminders::new(store.clone());
+        let r = |id: &str| Reminder {
+            id: id.into(),
+            session: "telegram:1".into(),
+            agent: "a".into(),
+            message: "stretch".into(),
+            due: 100,
+            created: "then".into(),
+            fired: false,
+        };
+        for id in ["lost", "recorded", "over"] {
+            reminders.add(&r(id)).unwrap();
+        }
+        reminders
+            .add(&Reminder {
+                due: 500,
+                ..r("later")
+            })
+            .unwrap();
+        assert_eq!(reminders.take_due(100, |_| true).unwrap().len(), 3);
+        reminders.delivered("over").unwrap();
+        let recorded = |run: &str| Ok(run == r("recorded").run_id());
+        let again = reminders.undelivered(|_| true, recorded).unwrap();
+        let ids: Vec<&str> = again.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["lost"]);
+        // Another process's reminders are left to it, marks and all.
+        assert!(
+            reminders
+                .undelivered(|_| false, recorded)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(store.scan_prefix(DELIVERING_TREE, b"").unwrap().len(), 1);
+        assert_eq!(reminders.undelivered(|_| true, recorded).unwrap().len(), 1);
     }
 
     #[test]

@@ -427,6 +427,11 @@ impl RunStore {
         Ok(pruned)
     }
 
+    /// Whether run `id` is recorded (in any phase).
+    pub fn exists(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(self.store.get(RUNS_TREE, id.as_bytes())?.is_some())
+    }
+
     pub fn load(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
         self.store
             .get(RUNS_TREE, id.as_bytes())?

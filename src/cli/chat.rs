@@ -268,12 +268,7 @@ impl crate::agent::scheduler::ReminderSink for ConsoleReminders {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
         Box::pin(async move {
             let _turn = self.turn_lock.lock().await;
-            let run_id = format!(
-                "{}:{}:{}",
-                self.session,
-                crate::clock::now_rfc3339_millis(),
-                reminder.id
-            );
+            let run_id = reminder.run_id();
             let outcome = self
                 .unattended
                 .runner
@@ -288,6 +283,7 @@ impl crate::agent::scheduler::ReminderSink for ConsoleReminders {
                 Ok(done) => say(&format!("\n(reminder) {}\n> ", done.answer)),
                 Err(error) => say(&format!("\n(reminder) error: {error}\n> ")),
             }
+            let _ = crate::reminders::Reminders::new(self.store.clone()).delivered(&reminder.id);
             let _ = self.store.flush();
         })
     }

@@ -101,6 +101,33 @@ pub async fn recover(service: &Arc<Service>) {
             let _ = worker.resume(run);
         }
     }
+    redeliver_reminders(service).await;
+}
+
+/// Delivers again the reminders the last process claimed but stopped before their run was
+/// recorded (a reminder's run has a fixed id: one that was recorded is resumed or answered
+/// above instead).
+async fn redeliver_reminders(service: &Arc<Service>) {
+    use crate::agent::scheduler::ReminderSink;
+    let shared = &service.shared;
+    let sink = super::reminders::ServeReminders {
+        service: service.clone(),
+    };
+    let undelivered = crate::reminders::Reminders::new(shared.store.clone())
+        .undelivered(|r| sink.accepts(r), |run| shared.runs.exists(run));
+    match undelivered {
+        Ok(undelivered) => {
+            for reminder in undelivered {
+                shared.log(&format!(
+                    "delivering reminder {} of session {} again (the last process stopped before its run was recorded)",
+                    reminder.id, reminder.session
+                ));
+                let text = reminder.firing_text(now_secs().saturating_sub(reminder.due));
+                sink.deliver(reminder, text).await;
+            }
+        }
+        Err(e) => shared.log(&format!("reading undelivered reminders: {e}")),
+    }
 }
 
 /// The worker of a stored run's session, started if need be; `None` (logged, saying what

@@ -46,7 +46,7 @@ impl ReminderSink for ServeReminders {
                         return;
                     }
                 };
-                if worker.remind(text.clone()) != Queued::Evicted {
+                if worker.remind(&reminder, text.clone()) != Queued::Evicted {
                     return;
                 }
                 service.forget(key, &worker);

@@ -37,8 +37,13 @@ pub enum Work {
     Resume(Box<RunRecord>),
     /// `/new`: forget the conversation once the run before it has wound down.
     Reset,
-    /// A reminder fired: an unattended run (nobody answers its prompts) with this text.
-    Reminder { text: String },
+    /// A reminder fired: an unattended run (nobody answers its prompts) with this text, under
+    /// the reminder's own run id.
+    Reminder {
+        reminder: String,
+        run: String,
+        text: String,
+    },
     /// The answer of a run the last process finished but may not have sent.
     Answer { run: String, answer: String },
 }
@@ -190,8 +195,12 @@ impl SessionWorker {
     }
 
     /// A fired reminder (already claimed in the store: it is never dropped for a full queue).
-    pub fn remind(&self, text: String) -> Queued {
-        self.push_always(Work::Reminder { text })
+    pub fn remind(&self, reminder: &crate::reminders::Reminder, text: String) -> Queued {
+        self.push_always(Work::Reminder {
+            reminder: reminder.id.clone(),
+            run: reminder.run_id(),
+            text,
+        })
     }
 
     fn push_always(&self, work: Work) -> Queued {
@@ -285,6 +294,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
     let cancel = CancellationToken::new();
     let session = worker.assembled.session.clone();
     let runner = &worker.assembled.runner;
+    let mut reminder_over = None;
     let outcome = match work {
         Work::Message {
             generation,
@@ -343,13 +353,13 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             deliver(shared, worker, &run, &answer).await;
             return;
         }
-        Work::Reminder { text } => {
+        Work::Reminder {
+            reminder,
+            run: run_id,
+            text,
+        } => {
             *turn += 1;
-            let run_id = format!(
-                "{}:{}:{turn}",
-                worker.key,
-                crate::clock::now_rfc3339_millis()
-            );
+            reminder_over = Some(reminder);
             *lock(&worker.running) = Some(cancel.clone());
             match unattended(shared, worker) {
                 Ok(unattended) => {
@@ -371,6 +381,16 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             shared.log(&format!("session {}: the run failed: {error}", worker.key));
             shared.notice(&worker.chat, &failure_for_chat(&error)).await;
         }
+    }
+    // Its run is over: recorded (a restart would resume or answer it), or it could not start
+    // (logged above). Either way it is not delivered again.
+    if let Some(reminder) = reminder_over
+        && let Err(e) = crate::reminders::Reminders::new(shared.store.clone()).delivered(&reminder)
+    {
+        shared.log(&format!(
+            "session {}: noting reminder {reminder} delivered: {e}",
+            worker.key
+        ));
     }
 }
 

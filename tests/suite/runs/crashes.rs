@@ -409,3 +409,43 @@ fn every_prefix_of_an_idle_sessions_pruning_is_finished_by_the_next_pass() {
         );
     }
 }
+
+/// Whatever prefix of a reminder's claim a kill keeps, the restarted process either claims it
+/// again or delivers it again — exactly one of the two. Before the delivering mark, a kill
+/// after the claim and before the reminder's run was recorded lost the reminder.
+#[test]
+fn every_prefix_of_a_reminders_claim_leaves_it_to_fire_once() {
+    use tollgate::reminders::{Reminder, Reminders};
+    let recording = Arc::new(crate::suite::observed::Observed::default());
+    let reminder = Reminder {
+        id: "r1".into(),
+        session: "telegram:1".into(),
+        agent: "a".into(),
+        message: "stretch".into(),
+        due: 100,
+        created: "then".into(),
+        fired: false,
+    };
+    Reminders::new(recording.clone()).add(&reminder).unwrap();
+    let added = recording.writes().len();
+    let claimed = Reminders::new(recording.clone())
+        .take_due(100, |_| true)
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    let writes = recording.writes();
+    for kept in added..=writes.len() {
+        let restarted = Reminders::new(crate::suite::observed::replayed(&writes[..kept]));
+        let again = restarted
+            .undelivered(|_| true, |_| Ok(false))
+            .unwrap()
+            .len();
+        let claimed = restarted.take_due(100, |_| true).unwrap().len();
+        assert_eq!(
+            again + claimed,
+            1,
+            "a kill after {} of the claim's {} writes: delivered again {again}, claimed {claimed}",
+            kept - added,
+            writes.len() - added
+        );
+    }
+}

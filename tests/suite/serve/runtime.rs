@@ -64,6 +64,61 @@ async fn a_reminder_set_from_a_chat_fires_into_it_under_serve() {
     );
 }
 
+/// A kill after a reminder was claimed and before its run was recorded: the restarted process
+/// delivers it again, once (a second restart does not deliver it a third time).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reminder_claimed_before_a_kill_is_delivered_after_the_restart_once() {
+    use tollgate::reminders::{Reminder, Reminders};
+    let mut served = Served::start(
+        vec![text("Hello."), text("Time to stretch!"), text("Hi again.")],
+        "",
+        "",
+    )
+    .await;
+    served.say(USER, "hi");
+    served.wait_text(USER, "Hello.").await;
+    served.terminate();
+    {
+        let store =
+            std::sync::Arc::new(tollgate::store::open_dir(&served.path("store"), 8).unwrap());
+        let reminders = Reminders::new(store);
+        reminders
+            .add(&Reminder {
+                id: "r7".into(),
+                session: format!("telegram:{USER}"),
+                agent: "a".into(),
+                message: "stretch your legs".into(),
+                due: 100,
+                created: "then".into(),
+                fired: false,
+            })
+            .unwrap();
+        // Claimed, as the scheduler claims it; the kill comes before its run is recorded.
+        assert_eq!(reminders.take_due(100, |_| true).unwrap().len(), 1);
+    }
+    served.spawn();
+    served.wait_text(USER, "Time to stretch!").await;
+    let fired = served.llm.requests()[1].body["messages"].to_string();
+    assert!(fired.contains("stretch your legs"), "{fired}");
+    assert!(
+        served.log().contains("delivering reminder r7"),
+        "{}",
+        served.log()
+    );
+    served.terminate();
+    served.spawn();
+    served.say(USER, "hi again");
+    served.wait_text(USER, "Hi again.").await;
+    let stretched = served
+        .telegram
+        .texts_to(USER)
+        .iter()
+        .filter(|t| t.contains("Time to stretch!"))
+        .count();
+    assert_eq!(stretched, 1, "{:?}", served.telegram.texts_to(USER));
+    assert_eq!(served.llm.requests().len(), 3);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn new_while_a_tool_runs_leaves_a_transcript_the_provider_accepts() {
     let served = Served::start(
