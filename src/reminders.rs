@@ -182,7 +182,7 @@ impl Reminders {
             }
             // Marked delivering before it is claimed: a kill can keep any prefix of these
             // writes, and a claimed reminder without its mark would be lost. A mark whose
-            // reminder is not claimed is only dropped.
+            // reminder is not claimed stays until the claim that marks it again.
             self.store.put(DELIVERING_TREE, &key, b"")?;
             let mut fired = reminder.clone();
             fired.fired = true;
@@ -253,6 +253,10 @@ impl Reminders {
     /// bridge's that is no longer configured — the scheduler would otherwise read them on
     /// every pass forever); how many.
     pub fn prune_fired(store: &dyn Store, before: u64) -> Result<usize, StoreError> {
+        // Their marks first: a reminder whose run retention pruned must not look undelivered.
+        for (_, key) in aged::older_than(store, FIRED_TREE, before)? {
+            store.delete(DELIVERING_TREE, &key)?;
+        }
         Ok(aged::prune(store, FIRED_TREE, REMINDERS_TREE, before)?
             + aged::prune(store, DUE_TREE, REMINDERS_TREE, before)?)
     }

@@ -185,7 +185,7 @@ impl RunStore {
                     store.put(
                         SESSION_IDLE_TREE,
                         &crate::store::aged::key(at, &session),
-                        b"",
+                        activity.get(8..).unwrap_or_default(),
                     )?;
                 }
             }
@@ -212,11 +212,12 @@ impl RunStore {
         }
         // The new date's entry first and the old one's last: a kill can keep any prefix of
         // these writes, and retention finds an idle session only through an entry matching its
-        // activity. A stale entry is only dropped.
+        // activity. A stale entry is only dropped. The entry names the agent too: a pass a kill
+        // cut short after its claim (the activity gone) still knows whose workspace it is.
         store.put(
             SESSION_IDLE_TREE,
             &crate::store::aged::key(now, session.as_bytes()),
-            b"",
+            agent.as_bytes(),
         )?;
         let mut activity = now.to_be_bytes().to_vec();
         activity.extend_from_slice(agent.as_bytes());
@@ -399,22 +400,25 @@ impl RunStore {
             if busy.contains(&session_name) {
                 continue;
             }
-            // Claimed by swapping its activity out: a session active again since it was read
-            // (a run started, a dial set) keeps everything.
-            if activity.is_some()
-                && store
-                    .compare_and_swap(SESSION_ACTIVITY_TREE, &session, activity.as_deref(), None)?
-                    .is_err()
+            // Claimed by swapping its activity out (or, for a pass finished after a kill, by
+            // finding it still absent): a session active again since it was read (a run
+            // started, a dial set) keeps everything.
+            if store
+                .compare_and_swap(SESSION_ACTIVITY_TREE, &session, activity.as_deref(), None)?
+                .is_err()
             {
                 continue;
             }
+            let agent = match &activity {
+                Some(activity) => activity.get(8..).map(<[u8]>::to_vec),
+                // The entry's own record of it (empty in entries written before it was kept:
+                // then the workspace is kept).
+                None => store.get(SESSION_IDLE_TREE, &index_key)?,
+            };
             let idle = PrunedSession {
                 session: session_name,
-                // Unknown for a pass finished after a kill: its workspace is kept.
-                agent: activity
-                    .as_deref()
-                    .and_then(|a| a.get(8..))
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                agent: agent
+                    .map(|a| String::from_utf8_lossy(&a).into_owned())
                     .unwrap_or_default(),
             };
             // Everything the session kept before its entry: a kill can keep any prefix of

@@ -160,7 +160,8 @@ impl BulkApprovals {
     /// Deletes the rows used or replaced before `before` (seconds); how many.
     pub fn prune_done(store: &dyn Store, before: u64) -> Result<usize, StoreError> {
         crate::store::aged::prune_where(store, DONE_TREE, BULK_TREE, before, |bytes| {
-            serde_json::from_slice::<BulkApproval>(bytes).is_ok_and(|row| row.used || row.replaced)
+            // A row that no longer reads is pruned as before; only a live one stays.
+            !matches!(serde_json::from_slice::<BulkApproval>(bytes), Ok(row) if !row.used && !row.replaced)
         })
     }
 

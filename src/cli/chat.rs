@@ -297,7 +297,7 @@ fn fire_reminders(
     store: Arc<dyn crate::store::Store>,
     turn_lock: Arc<tokio::sync::Mutex<()>>,
 ) -> Result<(), Failure> {
-    use crate::agent::scheduler;
+    use crate::agent::scheduler::{self, ReminderSink};
     use crate::clock::now_secs;
     use crate::reminders::Reminders;
     let unattended = assemble(
@@ -315,13 +315,29 @@ fn fire_reminders(
         store: store.clone(),
         turn_lock,
     });
-    tokio::spawn(scheduler::run(
-        Reminders::new(store),
-        sink,
-        now_secs,
-        scheduler::POLL,
-        |line| eprintln!("tollgate: {line}"),
-    ));
+    // Claimed by the last process, which stopped before their run was recorded: delivered
+    // again first (one whose run was recorded was resumed above, and its mark is dropped).
+    let runs = RunStore::new(store.clone());
+    let undelivered = Reminders::new(store.clone())
+        .undelivered(|r| sink.accepts(r), |run| runs.exists(run))
+        .unwrap_or_else(|e| {
+            eprintln!("tollgate: reading undelivered reminders: {e}");
+            Vec::new()
+        });
+    tokio::spawn(async move {
+        for reminder in undelivered {
+            let text = reminder.firing_text(now_secs().saturating_sub(reminder.due));
+            sink.deliver(reminder, text).await;
+        }
+        scheduler::run(
+            Reminders::new(store),
+            sink,
+            now_secs,
+            scheduler::POLL,
+            |line| eprintln!("tollgate: {line}"),
+        )
+        .await;
+    });
     Ok(())
 }
 

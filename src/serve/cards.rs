@@ -155,15 +155,23 @@ impl CardApprover {
             .approvals
             .for_call(&self.session, &run, &request.call_id)
         {
-            // Only the record of this very call: a provider may repeat an id (or leave ids
-            // out, and get them numbered per reply), and an answer to an earlier call must
-            // not run a different one.
-            Ok(found) => found.filter(|record| record.asked == request.asked),
+            Ok(found) => found,
             Err(e) => {
                 return Answer::Unanswerable {
                     reason: format!("the approval record could not be read ({e}); nothing ran"),
                 };
             }
+        };
+        // Only the record of this very call: a provider may repeat an id (or leave ids out,
+        // and get them numbered per reply), and an answer to another call must not run this
+        // one. Another call's card still waiting (a record from before calls were
+        // fingerprinted) is withdrawn, so that no card looks answerable that nothing waits on.
+        let existing = match existing {
+            Some(other) if other.asked != request.asked => {
+                self.withdraw_superseded(&other).await;
+                None
+            }
+            found => found,
         };
         let record = match existing {
             Some(record) if record.state == PendingState::Waiting => record,
@@ -222,6 +230,30 @@ impl CardApprover {
                 .flatten()
                 .and_then(|r| answer_of(&r))
                 .unwrap_or(Answer::TimedOut),
+        }
+    }
+
+    /// Settles `other`, a waiting card of another call under this call's id, as withdrawn,
+    /// and says so on its card.
+    async fn withdraw_superseded(&self, other: &PendingApproval) {
+        let shared = &self.shared;
+        let Some(token) = ApprovalToken::parse(&other.token) else {
+            return;
+        };
+        let outcome = "asked again on a new card".to_string();
+        if matches!(
+            shared.approvals.settle(
+                &token,
+                PendingState::Withdrawn {
+                    outcome: outcome.clone()
+                }
+            ),
+            Ok(true)
+        ) {
+            shared
+                .show_outcome(other, &CardOutcome::Redecided { decision: outcome })
+                .await;
+            refresh_rows(shared, &other.posted_to);
         }
     }
 

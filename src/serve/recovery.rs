@@ -85,13 +85,10 @@ pub async fn recover(service: &Arc<Service>) {
             let _ = worker.send_answer(run.id, answer);
         }
     }
-    let open = match shared.runs.open_runs() {
-        Ok(open) => open,
-        Err(e) => {
-            shared.log(&format!("reading open runs: {e}"));
-            return;
-        }
-    };
+    let open = shared.runs.open_runs().unwrap_or_else(|e| {
+        shared.log(&format!("reading open runs: {e}"));
+        Vec::new()
+    });
     for run in open.into_iter().filter(|run| serving(run)) {
         if let Some(worker) = worker_for(service, &run, "resume") {
             shared.log(&format!(

@@ -51,6 +51,10 @@ impl ReminderSink for ServeReminders {
                 }
                 service.forget(key, &worker);
             }
+            service.shared.log(&format!(
+                "reminder {} of session {key} could not be queued (its worker kept stopping); it fires at the next start",
+                reminder.id
+            ));
         })
     }
 }

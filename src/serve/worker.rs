@@ -359,7 +359,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             text,
         } => {
             *turn += 1;
-            reminder_over = Some(reminder);
+            reminder_over = Some((reminder, run_id.clone()));
             *lock(&worker.running) = Some(cancel.clone());
             match unattended(shared, worker) {
                 Ok(unattended) => {
@@ -382,9 +382,11 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             shared.notice(&worker.chat, &failure_for_chat(&error)).await;
         }
     }
-    // Its run is over: recorded (a restart would resume or answer it), or it could not start
-    // (logged above). Either way it is not delivered again.
-    if let Some(reminder) = reminder_over
+    // Its run is over. Recorded, it is not delivered again (a restart would resume or answer
+    // it); never recorded (it could not start: logged above), it keeps its mark and fires
+    // again at the next start.
+    if let Some((reminder, run)) = reminder_over
+        && matches!(shared.runs.exists(&run), Ok(true))
         && let Err(e) = crate::reminders::Reminders::new(shared.store.clone()).delivered(&reminder)
     {
         shared.log(&format!(

@@ -135,6 +135,54 @@ async fn sigterm_records_running_calls_as_interrupted() {
 }
 
 /// A reminder set in one turn fires into the same console session later, unattended, once.
+/// A reminder the last `chat` claimed but stopped before its run was recorded fires when the
+/// next `chat` starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reminder_claimed_before_a_kill_fires_at_the_next_chat() {
+    use crate::suite::fakes::llm::{FakeLlm, text};
+    use tollgate::reminders::{Reminder, Reminders};
+    let fake = FakeLlm::start(vec![text("Time to water the plants!")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        format!(
+            "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.ops]\nprovider = \"p\"\nmodel = \"m\"\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    {
+        let store =
+            std::sync::Arc::new(tollgate::store::open_dir(&dir.path().join("store"), 8).unwrap());
+        let reminders = Reminders::new(store);
+        reminders
+            .add(&Reminder {
+                id: "r9".into(),
+                session: "console:tester".into(),
+                agent: "ops".into(),
+                message: "water the plants".into(),
+                due: 100,
+                created: "then".into(),
+                fired: false,
+            })
+            .unwrap();
+        assert_eq!(reminders.take_due(100, |_| true).unwrap().len(), 1);
+    }
+    let path = dir.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut chat = Live::start(&path, &["chat", "--config", "tollgate.toml"]);
+        chat.wait_for("(reminder) Time to water the plants!");
+        drop(chat.child.stdin.take());
+        chat.child.wait().unwrap();
+    })
+    .await
+    .unwrap();
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1);
+    let told = requests[0].body["messages"].to_string();
+    assert!(told.contains("water the plants"), "{told}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn reminders_fire_into_their_session() {
     use crate::suite::fakes::llm::{FakeLlm, text, tool_calls};

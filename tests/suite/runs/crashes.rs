@@ -351,16 +351,17 @@ fn every_prefix_of_a_redating_leaves_the_session_prunable() {
 }
 
 /// Pruning an idle session deletes what it kept before the entry that finds it: whatever
-/// prefix of a pass a kill keeps, the next pass finishes it. The entry used to go before the
-/// session's dials and "always" grants, and a claimed session without its entry was dropped,
-/// so a kill could leave a grant retention had promised to revoke.
+/// prefix of a pass a kill keeps, the next pass finishes it, workspace included. The entry
+/// used to go before the session's dials and "always" grants, and a claimed session without
+/// its entry was dropped, so a kill could leave a grant retention had promised to revoke.
 #[test]
 fn every_prefix_of_an_idle_sessions_pruning_is_finished_by_the_next_pass() {
     use tollgate::agent::llm::ChatMessage;
     use tollgate::store::{Allowlists, ToolEntry};
     let dir = tempfile::tempdir().unwrap();
-    let toml = "[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n";
-    let file = dir.path().join("tollgate.toml");
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let toml = "[store]\nprune_workspaces = true\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n";
+    let file = root.join("tollgate.toml");
     std::fs::write(&file, toml).unwrap();
     let config =
         tollgate::config::load_with_env(Some(file), Some(toml), Default::default()).unwrap();
@@ -380,13 +381,31 @@ fn every_prefix_of_an_idle_sessions_pruning_is_finished_by_the_next_pass() {
             at: "then".into(),
         })
         .unwrap();
+    let workspace = config.agents["a"]
+        .workspace
+        .clone()
+        .unwrap()
+        .join("telegram_7");
+    std::fs::create_dir_all(&workspace).unwrap();
     let set_up = recording.writes().len();
     let later = 1_000 + 365 * 86_400;
     let report = tollgate::retention::prune(&store, &config, later).unwrap();
-    assert_eq!(report.sessions.len(), 1, "{report:?}");
+    assert_eq!(
+        (report.sessions.len(), report.workspaces),
+        (1, 1),
+        "{report:?}"
+    );
     let writes = recording.writes();
     for kept in set_up..=writes.len() {
         let after_kill: Arc<dyn Store> = crate::suite::observed::replayed(&writes[..kept]);
+        // The workspace goes before the session's entry: until that entry's removal is kept,
+        // a kill may have come before the workspace went too.
+        let entry_gone = writes[set_up..kept]
+            .iter()
+            .any(|(tree, _, value)| tree == "session_activity_aged" && value.is_none());
+        if !entry_gone {
+            std::fs::create_dir_all(&workspace).unwrap();
+        }
         tollgate::retention::prune(&after_kill, &config, later).unwrap();
         let left: Vec<&str> = [
             "transcripts",
@@ -402,10 +421,11 @@ fn every_prefix_of_an_idle_sessions_pruning_is_finished_by_the_next_pass() {
             .tools("telegram:7")
             .unwrap();
         assert!(
-            left.is_empty() && grants.is_empty(),
-            "a kill after {} of the pass's {} writes leaves {left:?} and grants {grants:?}",
+            left.is_empty() && grants.is_empty() && !workspace.exists(),
+            "a kill after {} of the pass's {} writes leaves {left:?}, grants {grants:?}, workspace {}",
             kept - set_up,
             writes.len() - set_up,
+            workspace.exists(),
         );
     }
 }

@@ -198,12 +198,10 @@ async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
     assert_eq!(served.llm.requests().len(), 0);
 }
 
-/// A stored answer is reused only for the very call it answered. Here a run resumed after a
-/// restart holds a call whose id matches an approved record of the same run, but that record
-/// answered a different call (another file): the resumed call gets a card of its own, and a
-/// denial there writes nothing.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_stored_approval_of_another_call_with_the_same_id_runs_nothing() {
+/// A stopped process's store holding an open run whose call `call_0` writes second.txt, and a
+/// card of the same run and call id that asked about another call (first.txt) — answered
+/// with Approve, or still waiting with no fingerprint (written before calls had one).
+fn seed_another_calls_card(served: &Served, answered: bool) {
     use std::sync::Arc;
     use tollgate::agent::llm::{ChatMessage, Role, ToolCall};
     use tollgate::agent::runs::{CallRecord, CallState, RunPhase, RunRecord, RunStore};
@@ -213,83 +211,107 @@ async fn a_stored_approval_of_another_call_with_the_same_id_runs_nothing() {
     };
     use tollgate::executor::ToolCallRequest;
     use tollgate::store::open_dir;
-    use tollgate_surface::{ChatKind, ChatRef, Platform};
-    let mut served = Served::start(vec![text("Hello."), text("Not written.")], "", "").await;
-    served.say(USER, "hi");
-    served.wait_text(USER, "Hello.").await;
-    served.terminate();
+    use tollgate_surface::{ApprovalCard, Button, ChatKind, ChatRef, Platform};
     let write = |path: &str| ToolCall {
         id: "call_0".into(),
         name: "write_file".into(),
         arguments: json!({"path": path, "content": "x"}).to_string(),
     };
-    {
-        let store = Arc::new(open_dir(&served.path("store"), 8).unwrap());
-        let runs = RunStore::new(store.clone());
-        let mut transcript = runs.transcript("telegram:10").unwrap();
-        transcript.push(ChatMessage::new(Role::User, "write two files"));
-        transcript.push(ChatMessage {
-            role: Role::Assistant,
-            content: String::new(),
-            tool_calls: vec![write("second.txt")],
-            tool_call_id: None,
-        });
-        runs.save_transcript("telegram:10", &transcript).unwrap();
-        runs.save(&RunRecord {
-            id: "telegram:10:seeded".into(),
+    let store = Arc::new(open_dir(&served.path("store"), 8).unwrap());
+    let runs = RunStore::new(store.clone());
+    let mut transcript = runs.transcript("telegram:10").unwrap();
+    transcript.push(ChatMessage::new(Role::User, "write two files"));
+    transcript.push(ChatMessage {
+        role: Role::Assistant,
+        content: String::new(),
+        tool_calls: vec![write("second.txt")],
+        tool_call_id: None,
+    });
+    runs.save_transcript("telegram:10", &transcript).unwrap();
+    runs.save(&RunRecord {
+        id: "telegram:10:seeded".into(),
+        session: "telegram:10".into(),
+        agent: "a".into(),
+        round: 2,
+        phase: RunPhase::RunningTools,
+        calls: vec![CallRecord {
+            call: write("second.txt"),
+            state: CallState::Pending,
+        }],
+        usage: Default::default(),
+        transcript_len: Some(transcript.len()),
+    })
+    .unwrap();
+    let first = write("first.txt");
+    let token = ApprovalToken::generate().unwrap();
+    let approvals = PendingApprovals::new(store.clone());
+    let now = tollgate::clock::now_secs();
+    approvals
+        .create(&PendingApproval {
+            token: token.to_string(),
             session: "telegram:10".into(),
+            call_id: "call_0".into(),
             agent: "a".into(),
-            round: 2,
-            phase: RunPhase::RunningTools,
-            calls: vec![CallRecord {
-                call: write("second.txt"),
-                state: CallState::Pending,
-            }],
-            usage: Default::default(),
-            transcript_len: Some(transcript.len()),
-        })
-        .unwrap();
-        let first = write("first.txt");
-        let token = ApprovalToken::generate().unwrap();
-        let approvals = PendingApprovals::new(store.clone());
-        let now = tollgate::clock::now_secs();
-        approvals
-            .create(&PendingApproval {
-                token: token.to_string(),
-                session: "telegram:10".into(),
-                call_id: "call_0".into(),
+            tool: "write_file".into(),
+            posted: now,
+            expires: now + 600,
+            choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
+            state: PendingState::Waiting,
+            run: "telegram:10:seeded".into(),
+            chat: Some(ChatRef {
+                platform: Platform::Telegram,
+                id: USER,
+                kind: ChatKind::Private,
+                thread: None,
+                guild: None,
+                parent: None,
+            }),
+            card: Some(ApprovalCard {
                 agent: "a".into(),
+                requester: "Ann".into(),
                 tool: "write_file".into(),
-                posted: now,
-                expires: now + 600,
-                choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
-                state: PendingState::Waiting,
-                run: "telegram:10:seeded".into(),
-                chat: Some(ChatRef {
-                    platform: Platform::Telegram,
-                    id: USER,
-                    kind: ChatKind::Private,
-                    thread: None,
-                    guild: None,
-                    parent: None,
-                }),
-                card: None,
-                posted_to: Vec::new(),
-                options: Vec::new(),
-                asked: ToolCallRequest {
+                tier: "write".into(),
+                reason: "writes".into(),
+                details: "write first.txt".into(),
+                rows: vec![vec![Button {
+                    label: "Approve".into(),
+                    token: token.button("approve"),
+                }]],
+            }),
+            posted_to: Vec::new(),
+            options: Vec::new(),
+            asked: if answered {
+                ToolCallRequest {
                     id: first.id,
                     name: first.name,
                     arguments: first.arguments,
                     run: None,
                 }
-                .fingerprint(),
-            })
-            .unwrap();
+                .fingerprint()
+            } else {
+                String::new()
+            },
+        })
+        .unwrap();
+    if answered {
         let pressed = approvals
             .press(&token.button("approve"), "User1", true, now)
             .unwrap();
         assert!(matches!(pressed, PressOutcome::Answered(_)), "{pressed:?}");
     }
+}
+
+/// A stored answer is reused only for the very call it answered. Here a run resumed after a
+/// restart holds a call whose id matches an approved record of the same run, but that record
+/// answered a different call (another file): the resumed call gets a card of its own, and a
+/// denial there writes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stored_approval_of_another_call_with_the_same_id_runs_nothing() {
+    let mut served = Served::start(vec![text("Hello."), text("Not written.")], "", "").await;
+    served.say(USER, "hi");
+    served.wait_text(USER, "Hello.").await;
+    served.terminate();
+    seed_another_calls_card(&served, true);
     served.spawn();
     let (card_id, card) = served.card(USER, 0).await;
     assert!(
@@ -303,6 +325,40 @@ async fn a_stored_approval_of_another_call_with_the_same_id_runs_nothing() {
         .push_press(USER, ADMIN, card_id, &button(&card, "Deny"));
     served.wait_text(USER, "Not written.").await;
     assert!(!second.exists());
+}
+
+/// The same with the other call's card still waiting (written before calls had fingerprints):
+/// that card is withdrawn and says so, and the resumed call waits on a card of its own, so no
+/// card stays answerable that nothing waits on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiting_card_of_another_call_with_the_same_id_is_withdrawn() {
+    let mut served = Served::start(vec![text("Hello."), text("Written.")], "", "").await;
+    served.say(USER, "hi");
+    served.wait_text(USER, "Hello.").await;
+    served.terminate();
+    seed_another_calls_card(&served, false);
+    served.spawn();
+    let (old_id, old) = served.card(USER, 0).await;
+    assert!(old["text"].as_str().unwrap().contains("first.txt"), "{old}");
+    let edit = served.card_edit(old_id).await;
+    assert!(
+        edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("asked again on a new card"),
+        "{edit}"
+    );
+    let (new_id, new) = served.card(USER, 1).await;
+    assert!(
+        new["text"].as_str().unwrap().contains("second.txt"),
+        "{new}"
+    );
+    served
+        .telegram
+        .push_press(USER, ADMIN, new_id, &button(&new, "Approve"));
+    served.wait_text(USER, "Written.").await;
+    assert!(served.path("ws/telegram_10/second.txt").exists());
+    assert!(!served.path("ws/telegram_10/first.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
