@@ -494,6 +494,37 @@ impl RunStore {
         Ok(open)
     }
 
+    /// Ends as failed every open run nobody resumes after a restart — a subagent's (its
+    /// parent's call was interrupted with it; the parent's model asks again if it needs to)
+    /// and a one-off `tollgate run`'s (its process is gone) — so that retention prunes them
+    /// instead of every start reading them forever; how many. For where the store is opened
+    /// after a restart (the store's lock keeps every other process out, so no such run is
+    /// live).
+    pub fn close_orphaned(&self) -> Result<usize, StoreError> {
+        let orphaned: Vec<RunRecord> = self
+            .open_runs()?
+            .into_iter()
+            .filter(|run| run.session.contains(":sub:") || run.session.starts_with("run:"))
+            .map(|mut run| {
+                run.phase = RunPhase::Failed {
+                    error: "interrupted: the process running it stopped".into(),
+                };
+                run
+            })
+            .collect();
+        if orphaned.is_empty() {
+            return Ok(0);
+        }
+        for run in &orphaned {
+            self.write(run)?;
+        }
+        self.store.flush()?;
+        for run in &orphaned {
+            self.after_durable(run)?;
+        }
+        Ok(orphaned.len())
+    }
+
     /// Marks every call recorded as running as interrupted (on SIGTERM: the process is about to
     /// kill them). Calls waiting for approval stay pending. Returns how many were marked.
     pub fn interrupt_running(&self, note: &str) -> Result<usize, StoreError> {

@@ -179,6 +179,9 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
         let runs = RunStore::new(store.clone());
         let redactor = assembled.runner.executor.redactor.clone();
         stop_on_signals(runs.clone(), store.clone());
+        if let Err(e) = runs.close_orphaned() {
+            eprintln!("tollgate: ending open runs nobody resumes: {e}");
+        }
         for open in runs
             .open_runs()
             .map_err(|e| Failure::runtime(e.to_string()))?

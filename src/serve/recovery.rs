@@ -25,6 +25,13 @@ const EXPIRY_SWEEP: Duration = Duration::from_secs(5);
 /// Settles what expired, sends what was never sent, and resumes open runs.
 pub async fn recover(service: &Arc<Service>) {
     let shared = &service.shared;
+    match shared.runs.close_orphaned() {
+        Ok(0) => {}
+        Ok(closed) => shared.log(&format!(
+            "ended {closed} open run(s) nobody resumes (subagents' and one-off runs' of the last process)"
+        )),
+        Err(e) => shared.log(&format!("ending open runs nobody resumes: {e}")),
+    }
     expire(shared).await;
     let runs_here =
         |platform: Option<Platform>| platform.is_some_and(|p| shared.bridge(p).is_some());

@@ -965,3 +965,38 @@ fn every_prefix_of_settling_using_and_firing_leaves_records_retention_prunes() {
         );
     }
 }
+
+/// Open runs nobody resumes after a restart — a subagent's, a one-off `run`'s — are ended as
+/// failed, so retention prunes them; a chat's open run stays open for its session to resume.
+#[test]
+fn open_runs_nobody_resumes_are_ended_and_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), "");
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let runs = RunStore::new(store.clone());
+    for (id, session) in [
+        ("sub-run", "telegram:1:sub:1f"),
+        ("one-off", "run:20261202"),
+        ("chat-run", "telegram:1"),
+    ] {
+        let mut open = run(id, RunPhase::RunningTools);
+        open.session = session.into();
+        runs.save(&open).unwrap();
+    }
+    assert_eq!(runs.close_orphaned().unwrap(), 2);
+    let open: Vec<String> = runs
+        .open_runs()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(open, ["chat-run"]);
+    assert!(matches!(
+        runs.load("sub-run").unwrap().unwrap().phase,
+        RunPhase::Failed { .. }
+    ));
+    let later = tollgate::clock::now_secs() + 365 * 86_400;
+    let report = tollgate::retention::prune(&store, &config, later).unwrap();
+    assert_eq!(report.runs, 2, "{report:?}");
+    assert!(runs.load("chat-run").unwrap().is_some());
+}

@@ -133,56 +133,72 @@ async fn sigterm_keeps_a_card_pending_and_a_deadline_passed_while_down_is_a_time
     assert!(!served.path("ws/telegram_10/never.txt").exists());
 }
 
+/// A waiting `write_file` card of call `call_id` of run `run` in the private chat, showing
+/// `details`, never sent; it asked about the call with fingerprint `asked`.
+fn waiting_card(
+    token: &tollgate::approvals::ApprovalToken,
+    run: &str,
+    call_id: &str,
+    details: &str,
+    asked: String,
+) -> tollgate::approvals::PendingApproval {
+    use tollgate::approvals::{ApprovalChoice, PendingApproval, PendingState};
+    use tollgate_surface::{ApprovalCard, Button, ChatKind, ChatRef, Platform};
+    let now = tollgate::clock::now_secs();
+    PendingApproval {
+        token: token.to_string(),
+        session: "telegram:10".into(),
+        call_id: call_id.into(),
+        agent: "a".into(),
+        tool: "write_file".into(),
+        posted: now,
+        expires: now + 600,
+        choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
+        state: PendingState::Waiting,
+        run: run.into(),
+        chat: Some(ChatRef {
+            platform: Platform::Telegram,
+            id: USER,
+            kind: ChatKind::Private,
+            thread: None,
+            guild: None,
+            parent: None,
+        }),
+        card: Some(ApprovalCard {
+            agent: "a".into(),
+            requester: "Ann".into(),
+            tool: "write_file".into(),
+            tier: "write".into(),
+            reason: "writes".into(),
+            details: details.into(),
+            rows: vec![vec![Button {
+                label: "Approve".into(),
+                token: token.button("approve"),
+            }]],
+        }),
+        posted_to: Vec::new(),
+        options: Vec::new(),
+        asked,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_card_never_sent_is_sent_and_a_press_on_a_gone_run_expires_it() {
     use std::sync::Arc;
-    use tollgate::approvals::{
-        ApprovalChoice, ApprovalToken, PendingApproval, PendingApprovals, PendingState,
-    };
+    use tollgate::approvals::{ApprovalToken, PendingApprovals};
     use tollgate::store::open_dir;
-    use tollgate_surface::{ApprovalCard, Button, ChatKind, ChatRef, Platform};
     let mut served = Served::new(vec![], "", "").await;
     let token = ApprovalToken::generate().unwrap();
     {
         let store = Arc::new(open_dir(&served.path("store"), 8).unwrap());
-        let approvals = PendingApprovals::new(store.clone());
-        let now = tollgate::clock::now_secs();
-        approvals
-            .create(&PendingApproval {
-                token: token.to_string(),
-                session: "telegram:10".into(),
-                call_id: "c9".into(),
-                agent: "a".into(),
-                tool: "write_file".into(),
-                posted: now,
-                expires: now + 600,
-                choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
-                state: PendingState::Waiting,
-                run: "a-run-that-is-gone".into(),
-                chat: Some(ChatRef {
-                    platform: Platform::Telegram,
-                    id: USER,
-                    kind: ChatKind::Private,
-                    thread: None,
-                    guild: None,
-                    parent: None,
-                }),
-                card: Some(ApprovalCard {
-                    agent: "a".into(),
-                    requester: "Ann".into(),
-                    tool: "write_file".into(),
-                    tier: "write".into(),
-                    reason: "writes".into(),
-                    details: "write x.txt".into(),
-                    rows: vec![vec![Button {
-                        label: "Approve".into(),
-                        token: token.button("approve"),
-                    }]],
-                }),
-                posted_to: Vec::new(),
-                options: Vec::new(),
-                asked: String::new(),
-            })
+        PendingApprovals::new(store)
+            .create(&waiting_card(
+                &token,
+                "a-run-that-is-gone",
+                "c9",
+                "write x.txt",
+                String::new(),
+            ))
             .unwrap();
     }
     served.spawn();
@@ -205,13 +221,9 @@ fn seed_another_calls_card(served: &Served, answered: bool) {
     use std::sync::Arc;
     use tollgate::agent::llm::{ChatMessage, Role, ToolCall};
     use tollgate::agent::runs::{CallRecord, CallState, RunPhase, RunRecord, RunStore};
-    use tollgate::approvals::{
-        ApprovalChoice, ApprovalToken, PendingApproval, PendingApprovals, PendingState,
-        PressOutcome,
-    };
+    use tollgate::approvals::{ApprovalToken, PendingApprovals, PressOutcome};
     use tollgate::executor::ToolCallRequest;
     use tollgate::store::open_dir;
-    use tollgate_surface::{ApprovalCard, Button, ChatKind, ChatRef, Platform};
     let write = |path: &str| ToolCall {
         id: "call_0".into(),
         name: "write_file".into(),
@@ -245,54 +257,27 @@ fn seed_another_calls_card(served: &Served, answered: bool) {
     let first = write("first.txt");
     let token = ApprovalToken::generate().unwrap();
     let approvals = PendingApprovals::new(store.clone());
-    let now = tollgate::clock::now_secs();
+    let asked = if answered {
+        ToolCallRequest {
+            id: first.id,
+            name: first.name,
+            arguments: first.arguments,
+            run: None,
+        }
+        .fingerprint()
+    } else {
+        String::new()
+    };
     approvals
-        .create(&PendingApproval {
-            token: token.to_string(),
-            session: "telegram:10".into(),
-            call_id: "call_0".into(),
-            agent: "a".into(),
-            tool: "write_file".into(),
-            posted: now,
-            expires: now + 600,
-            choices: vec![ApprovalChoice::Approve, ApprovalChoice::Deny],
-            state: PendingState::Waiting,
-            run: "telegram:10:seeded".into(),
-            chat: Some(ChatRef {
-                platform: Platform::Telegram,
-                id: USER,
-                kind: ChatKind::Private,
-                thread: None,
-                guild: None,
-                parent: None,
-            }),
-            card: Some(ApprovalCard {
-                agent: "a".into(),
-                requester: "Ann".into(),
-                tool: "write_file".into(),
-                tier: "write".into(),
-                reason: "writes".into(),
-                details: "write first.txt".into(),
-                rows: vec![vec![Button {
-                    label: "Approve".into(),
-                    token: token.button("approve"),
-                }]],
-            }),
-            posted_to: Vec::new(),
-            options: Vec::new(),
-            asked: if answered {
-                ToolCallRequest {
-                    id: first.id,
-                    name: first.name,
-                    arguments: first.arguments,
-                    run: None,
-                }
-                .fingerprint()
-            } else {
-                String::new()
-            },
-        })
+        .create(&waiting_card(
+            &token,
+            "telegram:10:seeded",
+            "call_0",
+            "write first.txt",
+            asked,
+        ))
         .unwrap();
+    let now = tollgate::clock::now_secs();
     if answered {
         let pressed = approvals
             .press(&token.button("approve"), "User1", true, now)
@@ -459,4 +444,45 @@ async fn an_answer_the_platform_failed_to_take_is_sent_after_a_restart() {
         1,
         "sent again, not asked again"
     );
+}
+
+/// A subagent's run a kill left open is ended at the next start (nobody resumes it: its
+/// parent's call was interrupted with it), so retention can prune it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagents_run_left_open_is_ended_at_the_next_start() {
+    use std::sync::Arc;
+    use tollgate::agent::runs::{RunPhase, RunRecord, RunStore};
+    use tollgate::store::open_dir;
+    let mut served = Served::start(vec![text("Hello.")], "", "").await;
+    served.say(USER, "hi");
+    served.wait_text(USER, "Hello.").await;
+    served.terminate();
+    let sub = RunRecord {
+        id: "telegram:10:sub:1f:run".into(),
+        session: "telegram:10:sub:1f".into(),
+        agent: "a".into(),
+        round: 1,
+        phase: RunPhase::RunningTools,
+        calls: Vec::new(),
+        usage: Default::default(),
+        transcript_len: None,
+    };
+    RunStore::new(Arc::new(open_dir(&served.path("store"), 8).unwrap()))
+        .save(&sub)
+        .unwrap();
+    served.spawn();
+    // Polling again: recovery is over (it runs before the bridge polls).
+    served.ready(2).await;
+    served.terminate();
+    assert!(
+        served.log().contains("ended 1 open run(s) nobody resumes"),
+        "{}",
+        served.log()
+    );
+    let runs = RunStore::new(Arc::new(open_dir(&served.path("store"), 8).unwrap()));
+    assert!(runs.open_runs().unwrap().is_empty());
+    assert!(matches!(
+        runs.load(&sub.id).unwrap().unwrap().phase,
+        RunPhase::Failed { .. }
+    ));
 }
