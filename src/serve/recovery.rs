@@ -37,6 +37,15 @@ pub async fn recover(service: &Arc<Service>) {
         |platform: Option<Platform>| platform.is_some_and(|p| shared.bridge(p).is_some());
     // The rows on screen were kept by the last process: each is replaced by a fresh one.
     for row in shared.bulks.live().unwrap_or_default() {
+        // Saved, but the last process stopped before it noted where the row went (or before
+        // it went out): nothing to edit, and no press on it is taken any more — retired, so it
+        // is not read at every start and retention can prune it.
+        if row.posted_to.is_none() {
+            if let Some(token) = ApprovalToken::parse(&row.token) {
+                let _ = shared.bulks.retire(&token);
+            }
+            continue;
+        }
         if !runs_here(row.posted_to.as_ref().map(|p| p.chat.platform)) {
             continue;
         }

@@ -486,3 +486,31 @@ async fn a_subagents_run_left_open_is_ended_at_the_next_start() {
         RunPhase::Failed { .. }
     ));
 }
+
+/// An "Approve all" row saved by a process killed before it noted where the row went is
+/// retired at the next start: it is not read at every start after, and retention prunes it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approve_all_row_never_noted_as_posted_is_retired_at_the_next_start() {
+    use std::sync::Arc;
+    use tollgate::approvals::{ApprovalToken, BulkApproval, BulkApprovals};
+    use tollgate::store::open_dir;
+    let mut served = Served::new(vec![], "", "").await;
+    let token = ApprovalToken::generate().unwrap();
+    BulkApprovals::new(Arc::new(open_dir(&served.path("store"), 8).unwrap()))
+        .create(&BulkApproval {
+            token: token.to_string(),
+            cards: vec!["t1".into(), "t2".into()],
+            tools: vec!["shell".into(), "shell".into()],
+            posted_to: None,
+            used: false,
+            replaced: false,
+        })
+        .unwrap();
+    served.spawn();
+    // Polling: recovery is over (it runs before the bridge polls).
+    served.ready(1).await;
+    served.terminate();
+    let bulks = BulkApprovals::new(Arc::new(open_dir(&served.path("store"), 8).unwrap()));
+    assert!(bulks.live().unwrap().is_empty());
+    assert!(bulks.get(&token).unwrap().unwrap().replaced);
+}
