@@ -269,7 +269,12 @@ impl RunStore {
         if open {
             self.store.put(OPEN_RUNS_TREE, run.id.as_bytes(), b"")?;
         }
-        if matches!(run.phase, RunPhase::Finished { .. }) && answered_in_a_chat(&run.session) {
+        // A failed run's chat is owed word of the failure as a finished run's is its answer.
+        if matches!(
+            run.phase,
+            RunPhase::Finished { .. } | RunPhase::Failed { .. }
+        ) && answered_in_a_chat(&run.session)
+        {
             self.store.put(UNANSWERED_TREE, run.id.as_bytes(), b"")?;
         }
         if !open {
@@ -324,7 +329,12 @@ impl RunStore {
                 .get(RUNS_TREE, &id)?
                 .map(|b| decode::<RunRecord>(&b))
             {
-                Some(Ok(run)) if matches!(run.phase, RunPhase::Finished { .. }) => {
+                Some(Ok(run))
+                    if matches!(
+                        run.phase,
+                        RunPhase::Finished { .. } | RunPhase::Failed { .. }
+                    ) =>
+                {
                     unanswered.push(run);
                 }
                 _ => {

@@ -19,6 +19,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tollgate_surface::{CardOutcome, Platform};
 
+/// What a chat is told of a run that failed just before the last process stopped.
+const FAILED_BEFORE_THE_RESTART: &str =
+    "⚠ The run failed before tollgate restarted. The operator's log has the details.";
+
 /// How often deadlines are checked apart from the calls waiting on them.
 const EXPIRY_SWEEP: Duration = Duration::from_secs(5);
 
@@ -91,8 +95,12 @@ pub async fn recover(service: &Arc<Service>) {
     });
     for run in unanswered.into_iter().filter(|run| serving(run)) {
         if let Some(worker) = worker_for(service, &run, "answer") {
-            let RunPhase::Finished { answer } = run.phase else {
-                continue;
+            let answer = match run.phase {
+                RunPhase::Finished { answer } => answer,
+                // Its error stays in the log: the chat is untrusted, and a provider's error
+                // carries its endpoint and response.
+                RunPhase::Failed { .. } => FAILED_BEFORE_THE_RESTART.to_string(),
+                _ => continue,
             };
             shared.log(&format!(
                 "sending the answer of run {} of session {} (the last process stopped before it could)",

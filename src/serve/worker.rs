@@ -295,6 +295,8 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
     let session = worker.assembled.session.clone();
     let runner = &worker.assembled.runner;
     let mut reminder_over = None;
+    // The run this item started or resumed, for its failure's notice.
+    let this_run: Option<String>;
     let outcome = match work {
         Work::Message {
             generation,
@@ -312,6 +314,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             );
             *lock(&worker.approver.requester) = requester;
             *lock(&worker.approver.run) = run_id.clone();
+            this_run = Some(run_id.clone());
             *lock(&worker.running) = Some(cancel.clone());
             worker.progress.clear();
             let progress = spawn_progress(shared, worker);
@@ -327,6 +330,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
         }
         Work::Resume(run) => {
             *lock(&worker.approver.run) = run.id.clone();
+            this_run = Some(run.id.clone());
             *lock(&worker.running) = Some(cancel.clone());
             let progress = spawn_progress(shared, worker);
             let span = tracing::warn_span!("run", session = %worker.key, run = %run.id);
@@ -360,6 +364,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
         } => {
             *turn += 1;
             reminder_over = Some((reminder, run_id.clone()));
+            this_run = Some(run_id.clone());
             *lock(&worker.running) = Some(cancel.clone());
             match unattended(shared, worker) {
                 Ok(unattended) => {
@@ -380,6 +385,16 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             // body, a store error a path. The chat gets the gist; the log gets the rest.
             shared.log(&format!("session {}: the run failed: {error}", worker.key));
             shared.notice(&worker.chat, &failure_for_chat(&error)).await;
+            // Told: a failed run's record is marked unanswered until now, so that a kill
+            // before the notice has it told after the restart.
+            if let Some(run) = &this_run
+                && let Err(e) = shared.runs.answered(run)
+            {
+                shared.log(&format!(
+                    "session {}: noting run {run} answered: {e}",
+                    worker.key
+                ));
+            }
         }
     }
     // Its run is over. Recorded, it is not delivered again (a restart would resume or answer

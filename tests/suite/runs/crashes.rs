@@ -259,14 +259,29 @@ async fn a_reply_whose_run_step_was_lost_is_asked_for_again() {
     assert_eq!(transcript[transcript.len() - 2].role, Role::User);
 }
 
-/// The answer of a run that finished is never lost to a kill: whatever prefix of the finishing
-/// save's writes another session's commit made durable before the kill, the restarted process
-/// either resumes the run (still open) or sends its answer (finished, unanswered), and a
-/// finished run stays one retention prunes. Found as a
+/// The answer of a run that finished (or word of its failure) is never lost to a kill: whatever
+/// prefix of the ending save's writes another session's commit made durable before the kill,
+/// the restarted process either resumes the run (still open) or sends its answer (ended,
+/// unanswered), and an ended run stays one retention prunes. Found as a
 /// rare failure of the serve crash test: a commit between the finished record and its
 /// "unanswered" mark left a finished run that was neither, and its answer was never sent.
 #[test]
 fn every_prefix_of_a_finishing_save_leaves_the_answer_recoverable() {
+    use tollgate::agent::runs::RunPhase;
+    // A failed run's chat is owed word of the failure as a finished run's is its answer.
+    for ending in [
+        RunPhase::Finished {
+            answer: "Done".into(),
+        },
+        RunPhase::Failed {
+            error: "the model said no".into(),
+        },
+    ] {
+        every_prefix_of_an_ending_save_leaves_it_recoverable(ending);
+    }
+}
+
+fn every_prefix_of_an_ending_save_leaves_it_recoverable(ending: tollgate::agent::runs::RunPhase) {
     use tollgate::agent::runs::{RunPhase, RunRecord};
     let recording = Arc::new(crate::suite::observed::Observed::default());
     let runs = RunStore::new(recording.clone());
@@ -282,9 +297,7 @@ fn every_prefix_of_a_finishing_save_leaves_the_answer_recoverable() {
     };
     runs.save(&run).unwrap();
     let durable_before = recording.writes().len();
-    run.phase = RunPhase::Finished {
-        answer: "Done".into(),
-    };
+    run.phase = ending;
     runs.save(&run).unwrap();
     let writes = recording.writes();
     assert!(writes.len() > durable_before + 1, "{writes:?}");

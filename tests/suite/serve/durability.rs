@@ -416,6 +416,65 @@ async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
     );
 }
 
+/// A run that failed is owed word of it as a finished run is its answer: a kill after the
+/// failed record and before the chat was told has the chat told after the restart (in general
+/// terms: the error itself stays in the log), once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failure_the_chat_was_not_told_of_is_told_after_a_restart_once() {
+    use crate::suite::fakes::llm::Reply;
+    use tollgate::store::{Store, open_dir};
+    let mut served = Served::start(
+        vec![
+            Reply::Status {
+                code: 400,
+                retry_after: None,
+            },
+            text("Second."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served.say(USER, "hi");
+    served.wait_text(USER, "The run failed").await;
+    served.terminate();
+    // As if a kill had come between the failed record and the notice leaving.
+    {
+        let store = open_dir(&served.path("store"), 8).unwrap();
+        let runs = store.scan_prefix("runs", b"").unwrap();
+        assert_eq!(runs.len(), 1);
+        assert!(
+            store
+                .scan_prefix("runs_unanswered", b"")
+                .unwrap()
+                .is_empty(),
+            "a failure told is noted"
+        );
+        store.insert("runs_unanswered", &runs[0].0, b"").unwrap();
+        store.flush().unwrap();
+    }
+    let told = |texts: Vec<String>| {
+        texts
+            .iter()
+            .filter(|t| t.contains("failed before tollgate restarted"))
+            .count()
+    };
+    served.spawn();
+    served.ready(2).await;
+    served
+        .telegram
+        .wait_for(WAIT, "the failure told again", |t| {
+            (told(t.texts_to(USER)) == 1).then_some(())
+        })
+        .await;
+    served.terminate();
+    served.spawn();
+    served.ready(3).await;
+    served.say(USER, "and now?");
+    served.wait_text(USER, "Second.").await;
+    assert_eq!(told(served.telegram.texts_to(USER)), 1);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_the_platform_failed_to_take_is_sent_after_a_restart() {
     let mut served = Served::start(vec![text("Hello.")], "", "").await;
