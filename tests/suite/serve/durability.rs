@@ -371,28 +371,32 @@ async fn an_idle_session_is_let_go_and_keeps_its_mode() {
     served.wait_text(ADMIN, "Hi.").await;
 }
 
+/// Marks the store's only run unanswered again, after checking that the chat's answer (or
+/// word of its failure) was noted as sent: the store as a kill before it left would leave it.
+fn mark_the_only_run_unanswered(served: &Served) {
+    use tollgate::store::{Store, open_dir};
+    let store = open_dir(&served.path("store"), 8).unwrap();
+    let runs = store.scan_prefix("runs", b"").unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(
+        store
+            .scan_prefix("runs_unanswered", b"")
+            .unwrap()
+            .is_empty(),
+        "what the chat was sent is noted"
+    );
+    store.insert("runs_unanswered", &runs[0].0, b"").unwrap();
+    store.flush().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
-    use tollgate::store::{Store, open_dir};
     let mut served = Served::start(vec![text("Hello."), text("Second.")], "", "").await;
     served.say(USER, "hi");
     served.wait_text(USER, "Hello.").await;
     served.terminate();
     // As if a kill had come between the finished record and the answer leaving.
-    {
-        let store = open_dir(&served.path("store"), 8).unwrap();
-        let runs = store.scan_prefix("runs", b"").unwrap();
-        assert_eq!(runs.len(), 1);
-        assert!(
-            store
-                .scan_prefix("runs_unanswered", b"")
-                .unwrap()
-                .is_empty(),
-            "a sent answer is noted"
-        );
-        store.insert("runs_unanswered", &runs[0].0, b"").unwrap();
-        store.flush().unwrap();
-    }
+    mark_the_only_run_unanswered(&served);
     let hellos = |texts: Vec<String>| texts.iter().filter(|t| t.as_str() == "Hello.").count();
     served.spawn();
     served.ready(2).await;
@@ -422,7 +426,6 @@ async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failure_the_chat_was_not_told_of_is_told_after_a_restart_once() {
     use crate::suite::fakes::llm::Reply;
-    use tollgate::store::{Store, open_dir};
     let mut served = Served::start(
         vec![
             Reply::Status {
@@ -439,20 +442,7 @@ async fn a_failure_the_chat_was_not_told_of_is_told_after_a_restart_once() {
     served.wait_text(USER, "The run failed").await;
     served.terminate();
     // As if a kill had come between the failed record and the notice leaving.
-    {
-        let store = open_dir(&served.path("store"), 8).unwrap();
-        let runs = store.scan_prefix("runs", b"").unwrap();
-        assert_eq!(runs.len(), 1);
-        assert!(
-            store
-                .scan_prefix("runs_unanswered", b"")
-                .unwrap()
-                .is_empty(),
-            "a failure told is noted"
-        );
-        store.insert("runs_unanswered", &runs[0].0, b"").unwrap();
-        store.flush().unwrap();
-    }
+    mark_the_only_run_unanswered(&served);
     let told = |texts: Vec<String>| {
         texts
             .iter()
