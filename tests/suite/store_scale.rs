@@ -327,7 +327,7 @@ fn config_in(dir: &std::path::Path, extra: &str) -> tollgate::config::Config {
 }
 
 /// A new "Approve all" row over two cards.
-fn bulk_row(bulks: &tollgate::approvals::BulkApprovals) -> ApprovalToken {
+pub(crate) fn bulk_row(bulks: &tollgate::approvals::BulkApprovals) -> ApprovalToken {
     let token = ApprovalToken::generate().unwrap();
     bulks
         .create(&tollgate::approvals::BulkApproval {

@@ -389,33 +389,52 @@ fn mark_the_only_run_unanswered(served: &Served) {
     store.flush().unwrap();
 }
 
+/// Starts `served` again (stopped, its only run marked unanswered) and waits until `count` of
+/// the chat's texts is `sent`; then checks it is sent once, not at every start. A session's
+/// worker takes its items in order, so a message answered after the resend ("Second.") means
+/// the resend was noted before the stop; and one answered after the next start ("Third.")
+/// comes after anything that start would have sent again.
+async fn sent_once_more_after_a_restart(
+    served: &mut Served,
+    count: impl Fn(Vec<String>) -> usize,
+    sent: usize,
+) {
+    served.spawn();
+    served.ready(2).await;
+    served
+        .telegram
+        .wait_for(WAIT, "sent again after the restart", |t| {
+            (count(t.texts_to(USER)) == sent).then_some(())
+        })
+        .await;
+    served.say(USER, "and now?");
+    served.wait_text(USER, "Second.").await;
+    served.terminate();
+    served.spawn();
+    served.ready(3).await;
+    served.say(USER, "and again?");
+    served.wait_text(USER, "Third.").await;
+    assert_eq!(count(served.telegram.texts_to(USER)), sent);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
-    let mut served = Served::start(vec![text("Hello."), text("Second.")], "", "").await;
+    let mut served = Served::start(
+        vec![text("Hello."), text("Second."), text("Third.")],
+        "",
+        "",
+    )
+    .await;
     served.say(USER, "hi");
     served.wait_text(USER, "Hello.").await;
     served.terminate();
     // As if a kill had come between the finished record and the answer leaving.
     mark_the_only_run_unanswered(&served);
     let hellos = |texts: Vec<String>| texts.iter().filter(|t| t.as_str() == "Hello.").count();
-    served.spawn();
-    served.ready(2).await;
-    served
-        .telegram
-        .wait_for(WAIT, "the answer sent again", |t| {
-            (hellos(t.texts_to(USER)) == 2).then_some(())
-        })
-        .await;
-    // Sent once more, not at every start: the next start answers a new message and nothing else.
-    served.terminate();
-    served.spawn();
-    served.ready(3).await;
-    served.say(USER, "and now?");
-    served.wait_text(USER, "Second.").await;
-    assert_eq!(hellos(served.telegram.texts_to(USER)), 2);
+    sent_once_more_after_a_restart(&mut served, hellos, 2).await;
     assert_eq!(
         served.llm.requests().len(),
-        2,
+        3,
         "the finished run was not run again"
     );
 }
@@ -433,6 +452,7 @@ async fn a_failure_the_chat_was_not_told_of_is_told_after_a_restart_once() {
                 retry_after: None,
             },
             text("Second."),
+            text("Third."),
         ],
         "",
         "",
@@ -449,20 +469,7 @@ async fn a_failure_the_chat_was_not_told_of_is_told_after_a_restart_once() {
             .filter(|t| t.contains("failed before tollgate restarted"))
             .count()
     };
-    served.spawn();
-    served.ready(2).await;
-    served
-        .telegram
-        .wait_for(WAIT, "the failure told again", |t| {
-            (told(t.texts_to(USER)) == 1).then_some(())
-        })
-        .await;
-    served.terminate();
-    served.spawn();
-    served.ready(3).await;
-    served.say(USER, "and now?");
-    served.wait_text(USER, "Second.").await;
-    assert_eq!(told(served.telegram.texts_to(USER)), 1);
+    sent_once_more_after_a_restart(&mut served, told, 1).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -541,20 +548,13 @@ async fn a_subagents_run_left_open_is_ended_at_the_next_start() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approve_all_row_never_noted_as_posted_is_retired_at_the_next_start() {
     use std::sync::Arc;
-    use tollgate::approvals::{ApprovalToken, BulkApproval, BulkApprovals};
+    use tollgate::approvals::BulkApprovals;
     use tollgate::store::open_dir;
     let mut served = Served::new(vec![], "", "").await;
-    let token = ApprovalToken::generate().unwrap();
-    BulkApprovals::new(Arc::new(open_dir(&served.path("store"), 8).unwrap()))
-        .create(&BulkApproval {
-            token: token.to_string(),
-            cards: vec!["t1".into(), "t2".into()],
-            tools: vec!["shell".into(), "shell".into()],
-            posted_to: None,
-            used: false,
-            replaced: false,
-        })
-        .unwrap();
+    // A new row over two cards, never posted.
+    let token = crate::suite::store_scale::bulk_row(&BulkApprovals::new(Arc::new(
+        open_dir(&served.path("store"), 8).unwrap(),
+    )));
     served.spawn();
     // Polling: recovery is over (it runs before the bridge polls).
     served.ready(1).await;
