@@ -1,10 +1,11 @@
 //! Retention: what the store keeps, and for how long (`[store] retain_days`). Settled
 //! approvals, used "Approve all" rows, finished runs, stored tool results, audit events and
 //! fired reminders older than the window are deleted; a session idle that long loses its
-//! transcript, dials, todos, session memory and "always this tool" grants (its workspace too,
-//! with `prune_workspaces = true`). Each kind is found through its time-ordered index
-//! (`store::aged`), so a pass reads only what it deletes. Waiting approvals, live rows and open
-//! runs are never pruned.
+//! transcript, dials, todos, session memory, "always this tool" grants and the chat `serve` last
+//! saw it in (its workspace too, with `prune_workspaces = true`). A session is dated when its
+//! worker starts, so a chat that only ever sent commands goes too. Each kind is found through
+//! its time-ordered index (`store::aged`), so a pass reads only what it deletes. Waiting
+//! approvals, live rows and open runs are never pruned.
 
 use crate::agent::runs::{PrunedSession, RunStore};
 use crate::approvals::PendingApprovals;
@@ -106,6 +107,12 @@ pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneR
             )?;
             crate::tools::builtin::forget_session(store.as_ref(), &idle.session)?;
             allowlists.forget_session_tools(&idle.session)?;
+            // Where `serve` last saw its chat (serve remembers it again for a session whose
+            // worker started meanwhile).
+            store.delete(
+                crate::serve::sessions::SESSION_CHATS_TREE,
+                idle.session.as_bytes(),
+            )?;
             // Before the session's entry goes: a kill after this comes back to finish the
             // pass rather than leave a workspace retention promised to delete.
             if config.store.prune_workspaces

@@ -175,7 +175,7 @@ async fn prune_periodically(service: Arc<Service>) {
         .await;
         match pruned {
             Ok(Ok(report)) if !report.is_empty() => {
-                service.forget_chats(&report.sessions);
+                service.remember_live_chats(&report.sessions);
                 shared.log(&report.to_string());
             }
             Ok(Ok(_)) => {}

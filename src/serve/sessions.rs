@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tollgate_surface::ChatRef;
 
-/// Where a session's chat is remembered, to resume its run after a restart.
-const SESSION_CHATS_TREE: &str = "bridge_sessions";
+/// Where a session's chat is remembered, to resume its run after a restart (retention forgets
+/// it with the rest of an idle session).
+pub const SESSION_CHATS_TREE: &str = "bridge_sessions";
 
 /// Notes a worker started (`+1`) or let go (`-1`) in the `/metrics` gauge of its platform.
 fn live_sessions(worker: &SessionWorker, change: i64) {
@@ -77,11 +78,24 @@ impl Service {
                 chat.platform.as_str(),
             ))?;
         let worker = SessionWorker::start(&self.shared, key, chat.clone(), &agent)?;
-        if let Ok(bytes) = serde_json::to_vec(chat) {
-            let _ = self
-                .shared
-                .store
-                .put(SESSION_CHATS_TREE, key.as_bytes(), &bytes);
+        // Dated before the chat is remembered, so a chat that only ever sends commands is
+        // pruned like one that talked: a kill can keep any prefix of these writes, and an
+        // undated entry would never go.
+        let dated = self
+            .shared
+            .runs
+            .note_activity(key, &agent, crate::clock::now_secs());
+        match (dated, serde_json::to_vec(chat)) {
+            (Ok(()), Ok(bytes)) => {
+                let _ = self
+                    .shared
+                    .store
+                    .put(SESSION_CHATS_TREE, key.as_bytes(), &bytes);
+            }
+            (Err(e), _) => self.shared.log(&format!(
+                "session {key}: dating it: {e}; its chat is not remembered"
+            )),
+            (_, Err(e)) => self.shared.log(&format!("session {key}: its chat: {e}")),
         }
         let mut workers = lock(&self.workers);
         let live = workers.entry(key.to_string()).or_insert_with(|| {
@@ -91,18 +105,20 @@ impl Service {
         Ok(live.clone())
     }
 
-    /// Forgets where the sessions retention pruned were seen — except one that has a live
-    /// worker again (its chat is where a run it starts would resume). Written with the
-    /// store's next flush.
-    pub fn forget_chats(&self, sessions: &[crate::agent::runs::PrunedSession]) {
+    /// Remembers again where the sessions retention pruned were seen if one has a live worker
+    /// (started while the pass ran: its chat is where a run it starts would resume). Written
+    /// with the store's next flush.
+    pub fn remember_live_chats(&self, sessions: &[crate::agent::runs::PrunedSession]) {
         for pruned in sessions {
-            if lock(&self.workers).contains_key(&pruned.session) {
+            let Some(worker) = lock(&self.workers).get(&pruned.session).cloned() else {
                 continue;
+            };
+            if let Ok(bytes) = serde_json::to_vec(&worker.chat) {
+                let _ =
+                    self.shared
+                        .store
+                        .put(SESSION_CHATS_TREE, pruned.session.as_bytes(), &bytes);
             }
-            let _ = self
-                .shared
-                .store
-                .remove(SESSION_CHATS_TREE, pruned.session.as_bytes());
         }
     }
 

@@ -386,6 +386,9 @@ fn every_prefix_of_an_idle_sessions_pruning_is_finished_by_the_next_pass() {
         .unwrap();
     store.insert("session_dials", b"telegram:7", b"{}").unwrap();
     store.insert("todos", b"telegram:7", b"[]").unwrap();
+    store
+        .insert("bridge_sessions", b"telegram:7", b"{}")
+        .unwrap();
     Allowlists::new(store.clone())
         .add_tool(&ToolEntry {
             session: "telegram:7".into(),
@@ -424,6 +427,7 @@ fn every_prefix_of_an_idle_sessions_pruning_is_finished_by_the_next_pass() {
             "transcripts",
             "session_dials",
             "todos",
+            "bridge_sessions",
             "session_activity",
             "session_activity_aged",
         ]

@@ -563,3 +563,30 @@ async fn an_approve_all_row_never_noted_as_posted_is_retired_at_the_next_start()
     assert!(bulks.live().unwrap().is_empty());
     assert!(bulks.get(&token).unwrap().unwrap().replaced);
 }
+
+/// A chat that only ever sent commands is dated like one that talked, so retention forgets it
+/// (where it was seen included) once it has been idle past `retain_days`: before, its worker's
+/// start remembered the chat with no date, and nothing ever removed it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_that_only_sent_commands_is_forgotten_by_retention() {
+    use std::sync::Arc;
+    use tollgate::store::{Store, open_dir};
+    let mut served = Served::start(vec![], "", "").await;
+    served.say(USER, "/whoami");
+    served.wait_text(USER, "You are telegram user").await;
+    served.terminate();
+    let store: Arc<dyn Store> = Arc::new(open_dir(&served.path("store"), 8).unwrap());
+    let key = b"telegram:10";
+    assert!(
+        store.get("bridge_sessions", key).unwrap().is_some(),
+        "the chat is remembered"
+    );
+    let config = tollgate::config::load(Some(&served.path("tollgate.toml"))).unwrap();
+    let later = tollgate::clock::now_secs() + 31 * 86_400;
+    let report = tollgate::retention::prune(&store, &config, later).unwrap();
+    assert_eq!(report.sessions.len(), 1, "{report}");
+    assert!(
+        store.get("bridge_sessions", key).unwrap().is_none(),
+        "where the chat was seen is forgotten with it"
+    );
+}
