@@ -45,6 +45,14 @@ pub struct Reminder {
     pub fired: bool,
 }
 
+/// Whether `run` is the run that delivers a reminder of `session` ([`Reminder::run_id`]). A
+/// message's run id has a time after the session key, a subagent's `:sub:`.
+#[must_use]
+pub fn is_reminder_run(run: &str, session: &str) -> bool {
+    run.strip_prefix(session)
+        .is_some_and(|rest| rest.starts_with(":reminder:"))
+}
+
 impl Reminder {
     /// The id of the run that delivers this reminder: one per reminder, so a restart can tell
     /// whether it was recorded.
@@ -281,6 +289,26 @@ impl Reminders {
 mod tests {
     use super::*;
     use crate::store::MemoryStore;
+
+    #[test]
+    fn a_reminders_run_is_told_from_a_messages_and_another_sessions() {
+        let reminder = Reminder {
+            id: "r1".into(),
+            session: "telegram:10".into(),
+            agent: "a".into(),
+            message: "stretch".into(),
+            due: 0,
+            created: String::new(),
+            fired: false,
+        };
+        assert!(is_reminder_run(&reminder.run_id(), "telegram:10"));
+        assert!(!is_reminder_run(&reminder.run_id(), "telegram:1"));
+        assert!(!is_reminder_run(
+            "telegram:10:2026-12-02T03:00:00.000Z:1",
+            "telegram:10"
+        ));
+        assert!(!is_reminder_run("telegram:10:sub:1f:run", "telegram:10"));
+    }
 
     #[test]
     fn parses_times() {

@@ -334,7 +334,23 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             *lock(&worker.running) = Some(cancel.clone());
             let progress = spawn_progress(shared, worker);
             let span = tracing::warn_span!("run", session = %worker.key, run = %run.id);
-            let outcome = runner.resume(session, *run, cancel).instrument(span).await;
+            // A reminder's run stays unattended: nobody answers its prompts after a restart
+            // either.
+            let outcome = if crate::reminders::is_reminder_run(&run.id, &worker.key) {
+                match unattended(shared, worker) {
+                    Ok(unattended) => {
+                        let session = unattended.session.clone();
+                        unattended
+                            .runner
+                            .resume(session, *run, cancel)
+                            .instrument(span)
+                            .await
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            } else {
+                runner.resume(session, *run, cancel).instrument(span).await
+            };
             progress.abort();
             outcome
         }

@@ -590,3 +590,68 @@ async fn a_chat_that_only_sent_commands_is_forgotten_by_retention() {
         "where the chat was seen is forgotten with it"
     );
 }
+
+/// A reminder's run is unattended: nobody answers its prompts. Resumed after a restart, it
+/// stays unattended — its call that needs a human is refused with the fix named, and no card
+/// asks an admin (before, the resumed run went through the chat's card approver).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reminders_run_resumed_after_a_restart_still_asks_nobody() {
+    use std::sync::Arc;
+    use tollgate::agent::llm::{ChatMessage, Role, ToolCall};
+    use tollgate::agent::runs::{CallRecord, CallState, RunPhase, RunRecord, RunStore};
+    use tollgate::store::open_dir;
+    let mut served = Served::start(vec![text("Hello."), text("Could not write it.")], "", "").await;
+    served.say(USER, "hi");
+    served.wait_text(USER, "Hello.").await;
+    served.terminate();
+    let write = ToolCall {
+        id: "call_r".into(),
+        name: "write_file".into(),
+        arguments: json!({"path": "reminded.txt", "content": "x"}).to_string(),
+    };
+    let runs = RunStore::new(Arc::new(open_dir(&served.path("store"), 8).unwrap()));
+    let mut transcript = runs.transcript("telegram:10").unwrap();
+    transcript.push(ChatMessage::new(
+        Role::User,
+        "⏰ Reminder: write reminded.txt",
+    ));
+    transcript.push(ChatMessage {
+        role: Role::Assistant,
+        content: String::new(),
+        tool_calls: vec![write.clone()],
+        tool_call_id: None,
+    });
+    runs.save_transcript("telegram:10", &transcript).unwrap();
+    runs.save(&RunRecord {
+        id: "telegram:10:reminder:r1".into(),
+        session: "telegram:10".into(),
+        agent: "a".into(),
+        round: 1,
+        phase: RunPhase::RunningTools,
+        calls: vec![CallRecord {
+            call: write,
+            state: CallState::Proposed,
+        }],
+        usage: Default::default(),
+        transcript_len: Some(transcript.len()),
+    })
+    .unwrap();
+    drop(runs);
+    let from = served.telegram.call_count();
+    served.spawn();
+    served.wait_text(USER, "Could not write it.").await;
+    let cards: Vec<Value> = served
+        .telegram
+        .calls("SendMessage")
+        .into_iter()
+        .filter(|m| m.get("reply_markup").is_some())
+        .collect();
+    assert!(cards.is_empty(), "no card asks anyone: {cards:?}");
+    assert!(served.telegram.call_count() > from);
+    assert!(!served.path("ws/telegram_10/reminded.txt").exists());
+    let refused = &served.llm.requests()[1].raw;
+    assert!(
+        refused.contains("tool_approval"),
+        "the model is told the call was refused, with the fix: {refused}"
+    );
+}
