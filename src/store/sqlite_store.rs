@@ -339,11 +339,15 @@ const SCAN_FROM: &str = "SELECT k, v FROM kv WHERE tree = CAST(?1 AS TEXT) AND k
 impl SqliteStore {
     /// The committed value of `key`.
     fn read_committed(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let reader = lock(&self.shared.reader);
-        let read = reader
-            .prepare_cached(READ_ONE)
-            .and_then(|mut s| s.query_row(params![tree, key], |r| r.get(0)).optional());
-        read.map_err(|e| self.shared.error(&format!("reading tree `{tree}`"), e))
+        // Stepping aside: a read can wait for the reader connection or the disk, and the
+        // async worker's other tasks go on meanwhile.
+        crate::step_aside::step_aside(|| {
+            let reader = lock(&self.shared.reader);
+            let read = reader
+                .prepare_cached(READ_ONE)
+                .and_then(|mut s| s.query_row(params![tree, key], |r| r.get(0)).optional());
+            read.map_err(|e| self.shared.error(&format!("reading tree `{tree}`"), e))
+        })
     }
 
     /// The value of `key`, pending or committed; the caller holds `accepting`, so nothing
@@ -405,18 +409,21 @@ impl SqliteStore {
 
     /// The committed rows of `tree` from `from` (and before `before`).
     fn scan_committed(&self, tree: &str, from: &[u8], before: Option<&[u8]>) -> Result<Rows> {
-        let reader = lock(&self.shared.reader);
-        let rows = match before {
-            Some(end) => reader.prepare_cached(SCAN_RANGE).and_then(|mut s| {
-                s.query_map(params![tree, from, end], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect()
-            }),
-            None => reader.prepare_cached(SCAN_FROM).and_then(|mut s| {
-                s.query_map(params![tree, from], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect()
-            }),
-        };
-        rows.map_err(|e| self.shared.error(&format!("scanning tree `{tree}`"), e))
+        // Stepping aside, as a read does.
+        crate::step_aside::step_aside(|| {
+            let reader = lock(&self.shared.reader);
+            let rows = match before {
+                Some(end) => reader.prepare_cached(SCAN_RANGE).and_then(|mut s| {
+                    s.query_map(params![tree, from, end], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect()
+                }),
+                None => reader.prepare_cached(SCAN_FROM).and_then(|mut s| {
+                    s.query_map(params![tree, from], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect()
+                }),
+            };
+            rows.map_err(|e| self.shared.error(&format!("scanning tree `{tree}`"), e))
+        })
     }
 
     fn scan(&self, tree: &str, from: &[u8], before: Option<&[u8]>) -> Result<Rows> {
