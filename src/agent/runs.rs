@@ -94,6 +94,17 @@ impl RunRecord {
 #[derive(Clone)]
 pub struct RunStore {
     store: Arc<dyn Store>,
+    /// The last session this store dated: its key, agent and the date its activity carries.
+    /// A session worker has a store of its own, so its turns' datings within the hour skip
+    /// their read (one slot: it costs nothing per session).
+    dated: Arc<std::sync::Mutex<Option<Dated>>>,
+}
+
+/// A session's activity date as last read or written here.
+struct Dated {
+    session: String,
+    agent: String,
+    at: u64,
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
@@ -164,7 +175,15 @@ const RUNS_INDEXED_MARKER: &[u8] = b"runs-indexed-v1";
 impl RunStore {
     #[must_use]
     pub fn new(store: Arc<dyn Store>) -> Self {
-        RunStore { store }
+        RunStore {
+            store,
+            dated: Arc::default(),
+        }
+    }
+
+    /// The slot of [`RunStore::note_activity`] (a poisoned lock still holds a whole value).
+    fn dated(&self) -> std::sync::MutexGuard<'_, Option<Dated>> {
+        self.dated.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Indexes the open runs of a store written before the index existed (once; a marker
@@ -197,9 +216,31 @@ impl RunStore {
     /// once it has been idle for `retain_days`. Written with the caller's next flush.
     ///
     /// A session dated less than [`REDATE_AFTER`] ago keeps its date, so a call costs one
-    /// read here instead of a remove and two inserts; the retention pass allows for the lag
-    /// (a session goes up to that much after `retain_days` of idleness, never before).
-    pub fn note_activity(&self, session: &str, agent: &str, now: u64) -> Result<(), StoreError> {
+    /// read instead of a remove and two inserts — and none when this store dated it last;
+    /// the retention pass allows for the lag (a session goes up to that much after
+    /// `retain_days` of idleness, never before). Returns the date the session carries.
+    pub fn note_activity(&self, session: &str, agent: &str, now: u64) -> Result<u64, StoreError> {
+        // Dated here within the hour: the store holds that date or, written by another, a
+        // later one; retention takes neither (it allows the hour), so the read would only
+        // return early.
+        if let Some(dated) = self.dated().as_ref()
+            && dated.session == session
+            && dated.agent == agent
+            && now.saturating_sub(dated.at) < REDATE_AFTER
+        {
+            return Ok(dated.at);
+        }
+        let at = self.date_in_store(session, agent, now)?;
+        *self.dated() = Some(Dated {
+            session: session.to_string(),
+            agent: agent.to_string(),
+            at,
+        });
+        Ok(at)
+    }
+
+    /// [`RunStore::note_activity`] through the store: the date the session carries after.
+    fn date_in_store(&self, session: &str, agent: &str, now: u64) -> Result<u64, StoreError> {
         let store = self.store.as_ref();
         let current = store.get(SESSION_ACTIVITY_TREE, session.as_bytes())?;
         let dated = current.as_deref().and_then(crate::store::aged::time_of);
@@ -207,8 +248,8 @@ impl RunStore {
             .as_deref()
             .and_then(|a| a.get(8..))
             .is_some_and(|a| a == agent.as_bytes());
-        if same_agent && dated.is_some_and(|at| now.saturating_sub(at) < REDATE_AFTER) {
-            return Ok(());
+        if same_agent && let Some(at) = dated.filter(|&at| now.saturating_sub(at) < REDATE_AFTER) {
+            return Ok(at);
         }
         // The new date's entry first and the old one's last: a kill can keep any prefix of
         // these writes, and retention finds an idle session only through an entry matching its
@@ -228,7 +269,7 @@ impl RunStore {
                 &crate::store::aged::key(at, session.as_bytes()),
             )?;
         }
-        Ok(())
+        Ok(now)
     }
 
     /// Saves a run, durably.
@@ -299,7 +340,12 @@ impl RunStore {
     fn after_durable(&self, run: &RunRecord) -> Result<(), StoreError> {
         if !run.is_open() {
             // Durable with the next flush; until then a stale entry is only read and dropped.
-            self.forget_open(&run.id)?;
+            self.store.delete(OPEN_RUNS_TREE, run.id.as_bytes())?;
+            // A run whose first reply was its answer never had a call, so it has no steps to
+            // look for (a finished run clears its calls: its round tells).
+            if run.round > 1 || !run.calls.is_empty() {
+                self.forget_open(&run.id)?;
+            }
         }
         Ok(())
     }

@@ -86,7 +86,7 @@ impl Service {
             .runs
             .note_activity(key, &agent, crate::clock::now_secs());
         match (dated, serde_json::to_vec(chat)) {
-            (Ok(()), Ok(bytes)) => {
+            (Ok(_), Ok(bytes)) => {
                 let _ = self
                     .shared
                     .store

@@ -12,6 +12,8 @@ use tollgate::store::{MemoryStore, Store, StoreError};
 pub struct Observed {
     inner: MemoryStore,
     read: Mutex<HashMap<String, usize>>,
+    /// Reads made (gets and scans) per tree, whatever they found.
+    lookups: Mutex<HashMap<String, usize>>,
     /// Each flush's copy of the runs tree's keys.
     durable_runs: Mutex<BTreeSet<Vec<u8>>>,
     flushes: AtomicUsize,
@@ -36,6 +38,12 @@ pub fn replayed(writes: &[Write]) -> std::sync::Arc<MemoryStore> {
 impl Observed {
     fn count(&self, tree: &str, n: usize) {
         *self
+            .lookups
+            .lock()
+            .unwrap()
+            .entry(tree.to_string())
+            .or_default() += 1;
+        *self
             .read
             .lock()
             .unwrap()
@@ -48,8 +56,14 @@ impl Observed {
         self.read.lock().unwrap().remove(tree).unwrap_or(0)
     }
 
+    /// Reads made of `tree` since the last call, found or not (the count starts over).
+    pub fn take_lookups(&self, tree: &str) -> usize {
+        self.lookups.lock().unwrap().remove(tree).unwrap_or(0)
+    }
+
     pub fn reset(&self) {
         self.read.lock().unwrap().clear();
+        self.lookups.lock().unwrap().clear();
     }
 
     /// Whether run `id` was written before the last flush.

@@ -676,14 +676,16 @@ async fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record()
             is_error: false
         }
     );
-    // A finished run takes its calls' steps with it.
-    runs.save(&run(
+    // A finished run takes its calls' steps with it (its answer came in a later round: the
+    // finished record has no calls of its own).
+    let mut finished = run(
         "r",
         RunPhase::Finished {
             answer: "ok".into(),
         },
-    ))
-    .unwrap();
+    );
+    finished.round = 2;
+    runs.save(&finished).unwrap();
     assert!(store.scan_prefix("run_calls", b"").unwrap().is_empty());
 }
 
@@ -776,6 +778,47 @@ fn a_session_dated_within_the_hour_keeps_its_date() {
         [1_001 + REDATE_AFTER],
         "another agent's session now"
     );
+}
+
+/// A session worker's store remembers the date it gave its session: the turns after, within
+/// the hour, date it without reading it again. And a run whose first reply was its answer is
+/// closed without looking for call steps it never had; a run that made calls still is.
+#[test]
+fn a_repeat_turn_reads_neither_the_sessions_date_nor_call_steps_it_never_had() {
+    let store = Arc::new(Observed::default());
+    let runs = RunStore::new(store.clone());
+    // A finished run's save dates its session by the clock.
+    let now = tollgate::clock::now_secs();
+    runs.note_activity("telegram:1", "a", now).unwrap();
+    assert_eq!(store.take_lookups("session_activity"), 1);
+    let mut answered = run(
+        "telegram:1:answered",
+        RunPhase::Finished {
+            answer: "hi".into(),
+        },
+    );
+    answered.round = 1;
+    runs.save(&answered).unwrap();
+    runs.note_activity("telegram:1", "a", now + 60).unwrap();
+    assert_eq!(store.take_lookups("session_activity"), 0);
+    assert_eq!(store.take_lookups("run_calls"), 0);
+    let mut with_calls = run(
+        "telegram:1:calls",
+        RunPhase::Finished {
+            answer: "done".into(),
+        },
+    );
+    with_calls.round = 2;
+    runs.save(&with_calls).unwrap();
+    assert_eq!(store.take_lookups("run_calls"), 1);
+    // Another session dated through the same store takes its one slot.
+    runs.note_activity("telegram:2", "a", now).unwrap();
+    runs.note_activity("telegram:1", "a", now).unwrap();
+    assert_eq!(store.take_lookups("session_activity"), 2);
+    // An hour on, the session is dated again.
+    runs.note_activity("telegram:1", "a", now + tollgate::agent::runs::REDATE_AFTER)
+        .unwrap();
+    assert_eq!(store.take_lookups("session_activity"), 1);
 }
 
 /// A session keeps its date for up to an hour of further activity, so the retention pass
