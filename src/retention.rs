@@ -77,7 +77,28 @@ pub fn date_undated(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError> 
         crate::approvals::BulkApprovals::date_undated(store, now)?;
         crate::tools::builtin::date_undated_results(store, now)?;
         Ok(())
+    })?;
+    crate::store::migrate::once(store.as_ref(), DATED_CHATS_MARKER, || {
+        date_undated_chats(store, now)
     })
+}
+
+/// Marks a store whose remembered chats were dated.
+const DATED_CHATS_MARKER: &[u8] = b"retention-dated-chats-v1";
+
+/// Dates at `now` each session `serve` remembers the chat of but never dated (before sessions
+/// were dated when their worker started, a chat that only sent commands left such an entry),
+/// so retention forgets it `retain_days` after the upgrade instead of never. Its agent is not
+/// known here: such a session's workspace is kept.
+fn date_undated_chats(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError> {
+    let runs = RunStore::new(store.clone());
+    for (key, _) in store.scan_prefix(crate::serve::sessions::SESSION_CHATS_TREE, b"")? {
+        let session = String::from_utf8_lossy(&key);
+        if !runs.is_dated(&session)? {
+            runs.note_activity(&session, "", now)?;
+        }
+    }
+    Ok(())
 }
 
 /// One pass at `now` (seconds; injected, so tests move time instead of waiting).

@@ -239,6 +239,14 @@ impl RunStore {
         Ok(at)
     }
 
+    /// Whether `session` carries an activity date (retention will find it once idle).
+    pub fn is_dated(&self, session: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .store
+            .get(SESSION_ACTIVITY_TREE, session.as_bytes())?
+            .is_some())
+    }
+
     /// [`RunStore::note_activity`] through the store: the date the session carries after.
     fn date_in_store(&self, session: &str, agent: &str, now: u64) -> Result<u64, StoreError> {
         let store = self.store.as_ref();

@@ -113,7 +113,15 @@ impl Service {
             let Some(worker) = lock(&self.workers).get(&pruned.session).cloned() else {
                 continue;
             };
-            if let Ok(bytes) = serde_json::to_vec(&worker.chat) {
+            // Dated first, as at a worker's start: the pass took the session's date with it.
+            let dated = self.shared.runs.note_activity(
+                &pruned.session,
+                &worker.agent,
+                crate::clock::now_secs(),
+            );
+            if dated.is_ok()
+                && let Ok(bytes) = serde_json::to_vec(&worker.chat)
+            {
                 let _ =
                     self.shared
                         .store

@@ -328,29 +328,31 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             progress.abort();
             outcome
         }
+        // A reminder's run stays unattended after a restart too: nobody answers its prompts,
+        // and it shows no progress, as when it first fired.
+        Work::Resume(run) if crate::reminders::is_reminder_run(&run.id, &worker.key) => {
+            this_run = Some(run.id.clone());
+            *lock(&worker.running) = Some(cancel.clone());
+            let span = tracing::warn_span!("run", session = %worker.key, run = %run.id);
+            match unattended(shared, worker) {
+                Ok(unattended) => {
+                    let session = unattended.session.clone();
+                    unattended
+                        .runner
+                        .resume(session, *run, cancel)
+                        .instrument(span)
+                        .await
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
         Work::Resume(run) => {
             *lock(&worker.approver.run) = run.id.clone();
             this_run = Some(run.id.clone());
             *lock(&worker.running) = Some(cancel.clone());
             let progress = spawn_progress(shared, worker);
             let span = tracing::warn_span!("run", session = %worker.key, run = %run.id);
-            // A reminder's run stays unattended: nobody answers its prompts after a restart
-            // either.
-            let outcome = if crate::reminders::is_reminder_run(&run.id, &worker.key) {
-                match unattended(shared, worker) {
-                    Ok(unattended) => {
-                        let session = unattended.session.clone();
-                        unattended
-                            .runner
-                            .resume(session, *run, cancel)
-                            .instrument(span)
-                            .await
-                    }
-                    Err(e) => Err(e.into()),
-                }
-            } else {
-                runner.resume(session, *run, cancel).instrument(span).await
-            };
+            let outcome = runner.resume(session, *run, cancel).instrument(span).await;
             progress.abort();
             outcome
         }

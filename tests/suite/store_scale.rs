@@ -821,6 +821,42 @@ fn a_repeat_turn_reads_neither_the_sessions_date_nor_call_steps_it_never_had() {
     assert_eq!(store.take_lookups("session_activity"), 1);
 }
 
+/// A chat an older tollgate remembered without dating its session (one that only ever sent
+/// commands) is dated at the upgrade, so retention forgets it `retain_days` later; a session
+/// already dated keeps its date.
+#[test]
+fn a_chat_remembered_undated_before_the_upgrade_is_dated_once_and_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), "");
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let day = 86_400;
+    store.put("bridge_sessions", b"telegram:5", b"{}").unwrap();
+    store.put("bridge_sessions", b"telegram:6", b"{}").unwrap();
+    RunStore::new(store.clone())
+        .note_activity("telegram:6", "a", 10)
+        .unwrap();
+    let upgraded = 100 * day;
+    tollgate::retention::date_undated(&store, upgraded).unwrap();
+    let early = tollgate::retention::prune(&store, &config, upgraded + 29 * day).unwrap();
+    let names: Vec<&str> = early.sessions.iter().map(|p| p.session.as_str()).collect();
+    assert_eq!(names, ["telegram:6"], "dated long ago: pruned at once");
+    assert!(
+        store
+            .get("bridge_sessions", b"telegram:5")
+            .unwrap()
+            .is_some()
+    );
+    let report = tollgate::retention::prune(&store, &config, upgraded + 31 * day).unwrap();
+    let names: Vec<&str> = report.sessions.iter().map(|p| p.session.as_str()).collect();
+    assert_eq!(names, ["telegram:5"]);
+    assert!(
+        store
+            .scan_prefix("bridge_sessions", b"")
+            .unwrap()
+            .is_empty()
+    );
+}
+
 /// A session keeps its date for up to an hour of further activity, so the retention pass
 /// allows for that hour: a session last active `retain_days` minus a minute ago keeps its
 /// transcript, even though its date is older than the window.
