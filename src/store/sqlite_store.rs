@@ -350,6 +350,39 @@ impl SqliteStore {
         })
     }
 
+    /// The latest value of `key`, and the lock to write after it under (a read-then-write
+    /// sees no other write between). The database is read with the lock let go, so other
+    /// store calls do not wait behind the read; as a scan does, the read is kept only if no
+    /// commit to `tree` settled meanwhile (its writes are pending until then).
+    fn latest_then_lock(
+        &self,
+        tree: &str,
+        key: &[u8],
+    ) -> Result<(MutexGuard<'_, Accepting>, Option<Vec<u8>>)> {
+        for _ in 0..SCAN_TRIES {
+            let settled = {
+                let accepting = self.shared.accepting();
+                if let Some(pending) = accepting.pending.get(tree, key) {
+                    let latest = pending.map(<[u8]>::to_vec);
+                    return Ok((accepting, latest));
+                }
+                accepting.pending.settled(tree)
+            };
+            let committed = self.read_committed(tree, key)?;
+            let accepting = self.shared.accepting();
+            if let Some(pending) = accepting.pending.get(tree, key) {
+                let latest = pending.map(<[u8]>::to_vec);
+                return Ok((accepting, latest));
+            }
+            if accepting.pending.settled(tree) == settled {
+                return Ok((accepting, committed));
+            }
+        }
+        let accepting = self.shared.accepting();
+        let latest = self.read_latest(&accepting, tree, key)?;
+        Ok((accepting, latest))
+    }
+
     /// The value of `key`, pending or committed; the caller holds `accepting`, so nothing
     /// settles or is written meanwhile.
     fn read_latest(
@@ -469,9 +502,8 @@ impl Store for SqliteStore {
     }
 
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
-        let accepting = self.shared.accepting();
+        let (accepting, previous) = self.latest_then_lock(tree, key)?;
         accepting.refuse_writes(&self.shared.dir)?;
-        let previous = self.read_latest(&accepting, tree, key)?;
         self.accept(accepting, tree, key, Some(value))?;
         Ok(previous)
     }
@@ -481,9 +513,8 @@ impl Store for SqliteStore {
     }
 
     fn remove(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let accepting = self.shared.accepting();
+        let (accepting, previous) = self.latest_then_lock(tree, key)?;
         accepting.refuse_writes(&self.shared.dir)?;
-        let previous = self.read_latest(&accepting, tree, key)?;
         if previous.is_some() {
             self.accept(accepting, tree, key, None)?;
         }
@@ -513,10 +544,10 @@ impl Store for SqliteStore {
         expected: Option<&[u8]>,
         new: Option<&[u8]>,
     ) -> Result<std::result::Result<(), Option<Vec<u8>>>> {
-        // One lock from the read to the write: no other write comes between.
-        let accepting = self.shared.accepting();
+        // One lock from the read (or from seeing it still holds) to the write: no other
+        // write comes between.
+        let (accepting, current) = self.latest_then_lock(tree, key)?;
         accepting.refuse_writes(&self.shared.dir)?;
-        let current = self.read_latest(&accepting, tree, key)?;
         if current.as_deref() != expected {
             return Ok(Err(current));
         }

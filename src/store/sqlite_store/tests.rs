@@ -229,6 +229,63 @@ async fn a_read_in_a_task_leaves_the_worker_to_other_tasks() {
     assert_eq!(reading.await.unwrap(), (Some(b"v".to_vec()), 1));
 }
 
+/// A write that reads first (`insert`, `remove`, `compare_and_swap`) reads the database with
+/// the write lock let go: other store calls do not wait behind its read (here held up by the
+/// test holding the reader connection).
+#[test]
+fn a_read_before_a_write_holds_up_no_other_store_call() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(with_one_entry(dir.path()));
+    let reading = super::lock(&store.shared.reader);
+    let (inserted, insert_done) = std::sync::mpsc::channel();
+    let (tid, inserting_tid) = std::sync::mpsc::channel();
+    let inserting = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tid.send(unsafe { libc::gettid() }).unwrap();
+            inserted
+                .send(store.insert("t", b"kept", b"w").unwrap())
+                .unwrap();
+        })
+    };
+    // The insert is waiting for the reader once its thread sleeps (nothing else it does
+    // before the read sleeps).
+    let tid = inserting_tid.recv().unwrap();
+    let asleep = || {
+        std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('S'))
+        })
+    };
+    let waited = std::time::Instant::now();
+    while !asleep() && waited.elapsed() < Duration::from_secs(10) {
+        std::thread::yield_now();
+    }
+    assert!(asleep(), "the insert never waited for the reader");
+    let (done, others_done) = std::sync::mpsc::channel();
+    let others = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store.put("t", b"new", b"n").unwrap();
+            done.send(store.get("t", b"new").unwrap()).unwrap();
+        })
+    };
+    let others = (others_done.recv_timeout(Duration::from_secs(10)), others);
+    // Let go either way, so a failure ends instead of hanging.
+    drop(reading);
+    assert_eq!(
+        others.0.expect("a store call waited behind another's read"),
+        Some(b"n".to_vec())
+    );
+    others.1.join().unwrap();
+    inserting.join().unwrap();
+    assert_eq!(insert_done.recv().unwrap(), Some(b"v".to_vec()));
+    assert_eq!(store.get("t", b"kept").unwrap(), Some(b"w".to_vec()));
+}
+
 /// Threads writing, flushing and reading at once: each read sees the latest write, what a
 /// flush covered is in the database, and nothing a flush settles hides a newer write.
 #[test]
