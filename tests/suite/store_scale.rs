@@ -678,14 +678,16 @@ async fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record()
     );
     // A finished run takes its calls' steps with it (its answer came in a later round: the
     // finished record has no calls of its own).
-    let mut finished = run(
-        "r",
-        RunPhase::Finished {
-            answer: "ok".into(),
-        },
-    );
-    finished.round = 2;
-    runs.save(&finished).unwrap();
+    runs.save(&RunRecord {
+        round: 2,
+        ..run(
+            "r",
+            RunPhase::Finished {
+                answer: "ok".into(),
+            },
+        )
+    })
+    .unwrap();
     assert!(store.scan_prefix("run_calls", b"").unwrap().is_empty());
 }
 
@@ -791,25 +793,21 @@ fn a_repeat_turn_reads_neither_the_sessions_date_nor_call_steps_it_never_had() {
     let now = tollgate::clock::now_secs();
     runs.note_activity("telegram:1", "a", now).unwrap();
     assert_eq!(store.take_lookups("session_activity"), 1);
-    let mut answered = run(
-        "telegram:1:answered",
-        RunPhase::Finished {
-            answer: "hi".into(),
-        },
-    );
-    answered.round = 1;
-    runs.save(&answered).unwrap();
+    // Finished after `round` model calls (a run that made calls finishes in round 2 or later).
+    let finished = |id: &str, round: u32| RunRecord {
+        round,
+        ..run(
+            id,
+            RunPhase::Finished {
+                answer: "ok".into(),
+            },
+        )
+    };
+    runs.save(&finished("telegram:1:answered", 1)).unwrap();
     runs.note_activity("telegram:1", "a", now + 60).unwrap();
     assert_eq!(store.take_lookups("session_activity"), 0);
     assert_eq!(store.take_lookups("run_calls"), 0);
-    let mut with_calls = run(
-        "telegram:1:calls",
-        RunPhase::Finished {
-            answer: "done".into(),
-        },
-    );
-    with_calls.round = 2;
-    runs.save(&with_calls).unwrap();
+    runs.save(&finished("telegram:1:calls", 2)).unwrap();
     assert_eq!(store.take_lookups("run_calls"), 1);
     // Another session dated through the same store takes its one slot.
     runs.note_activity("telegram:2", "a", now).unwrap();
