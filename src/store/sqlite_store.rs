@@ -348,19 +348,12 @@ impl SqliteStore {
         self.with_reader(read)
     }
 
-    /// Runs `read` on the reader connection: at once if it is free, else stepping aside from
-    /// the async worker while it waits for the read holding it (the worker's other tasks go
-    /// on meanwhile). Stepping aside at every read hands the worker's core to another thread
-    /// each time: measured, it cost about a tenth more CPU a message and left about 10 MiB
-    /// more heap with 10,000 idle sessions (docs/benchmarks.md, session 14).
+    /// Runs `read` on the reader connection. On the calling thread: stepping aside from an
+    /// async worker (tokio's `block_in_place`) at each read, or only when the connection was
+    /// taken, left 5–15 MiB more heap with 10,000–100,000 idle sessions (docs/benchmarks.md,
+    /// session 14). A read waits only for another read: no write or commit holds this lock.
     fn with_reader<T>(&self, read: impl FnOnce(&Connection) -> T) -> T {
-        match self.shared.reader.try_lock() {
-            Ok(reader) => read(&reader),
-            Err(std::sync::TryLockError::Poisoned(p)) => read(&p.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                crate::step_aside::step_aside(|| read(&lock(&self.shared.reader)))
-            }
-        }
+        read(&lock(&self.shared.reader))
     }
 
     /// The latest value of `key`, and the lock to write after it under (a read-then-write
