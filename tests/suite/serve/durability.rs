@@ -292,10 +292,7 @@ fn seed_another_calls_card(served: &Served, answered: bool) {
 /// denial there writes nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stored_approval_of_another_call_with_the_same_id_runs_nothing() {
-    let mut served = Served::start(vec![text("Hello."), text("Not written.")], "", "").await;
-    served.say(USER, "hi");
-    served.wait_text(USER, "Hello.").await;
-    served.terminate();
+    let mut served = Served::stopped_after_one_answer(vec![text("Not written.")]).await;
     seed_another_calls_card(&served, true);
     served.spawn();
     let (card_id, card) = served.card(USER, 0).await;
@@ -317,10 +314,7 @@ async fn a_stored_approval_of_another_call_with_the_same_id_runs_nothing() {
 /// card stays answerable that nothing waits on.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_waiting_card_of_another_call_with_the_same_id_is_withdrawn() {
-    let mut served = Served::start(vec![text("Hello."), text("Written.")], "", "").await;
-    served.say(USER, "hi");
-    served.wait_text(USER, "Hello.").await;
-    served.terminate();
+    let mut served = Served::stopped_after_one_answer(vec![text("Written.")]).await;
     seed_another_calls_card(&served, false);
     served.spawn();
     let (old_id, old) = served.card(USER, 0).await;
@@ -419,15 +413,7 @@ async fn sent_once_more_after_a_restart(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_written_down_but_not_sent_is_sent_after_a_restart_once() {
-    let mut served = Served::start(
-        vec![text("Hello."), text("Second."), text("Third.")],
-        "",
-        "",
-    )
-    .await;
-    served.say(USER, "hi");
-    served.wait_text(USER, "Hello.").await;
-    served.terminate();
+    let mut served = Served::stopped_after_one_answer(vec![text("Second."), text("Third.")]).await;
     // As if a kill had come between the finished record and the answer leaving.
     mark_the_only_run_unanswered(&served);
     let hellos = |texts: Vec<String>| texts.iter().filter(|t| t.as_str() == "Hello.").count();
@@ -509,10 +495,7 @@ async fn a_subagents_run_left_open_is_ended_at_the_next_start() {
     use std::sync::Arc;
     use tollgate::agent::runs::{RunPhase, RunRecord, RunStore};
     use tollgate::store::open_dir;
-    let mut served = Served::start(vec![text("Hello.")], "", "").await;
-    served.say(USER, "hi");
-    served.wait_text(USER, "Hello.").await;
-    served.terminate();
+    let mut served = Served::stopped_after_one_answer(vec![]).await;
     let sub = RunRecord {
         id: "telegram:10:sub:1f:run".into(),
         session: "telegram:10:sub:1f".into(),
@@ -600,10 +583,7 @@ async fn a_reminders_run_resumed_after_a_restart_still_asks_nobody() {
     use tollgate::agent::llm::{ChatMessage, Role, ToolCall};
     use tollgate::agent::runs::{CallRecord, CallState, RunPhase, RunRecord, RunStore};
     use tollgate::store::open_dir;
-    let mut served = Served::start(vec![text("Hello."), text("Could not write it.")], "", "").await;
-    served.say(USER, "hi");
-    served.wait_text(USER, "Hello.").await;
-    served.terminate();
+    let mut served = Served::stopped_after_one_answer(vec![text("Could not write it.")]).await;
     let write = ToolCall {
         id: "call_r".into(),
         name: "write_file".into(),

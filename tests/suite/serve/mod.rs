@@ -43,6 +43,18 @@ impl Served {
         served
     }
 
+    /// A served tollgate stopped (SIGTERM) after answering "hi" with "Hello.": its store holds
+    /// the session and where its chat is. `later` is what the model says after that.
+    pub async fn stopped_after_one_answer(later: Vec<Reply>) -> Served {
+        let mut script = vec![text("Hello.")];
+        script.extend(later);
+        let mut served = Served::start(script, "", "").await;
+        served.say(USER, "hi");
+        served.wait_text(USER, "Hello.").await;
+        served.terminate();
+        served
+    }
+
     /// Waits for the `n`th start to be polling.
     pub async fn ready(&self, n: usize) {
         self.telegram.polling(WAIT, n).await;

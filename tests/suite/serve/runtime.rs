@@ -69,15 +69,8 @@ async fn a_reminder_set_from_a_chat_fires_into_it_under_serve() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reminder_claimed_before_a_kill_is_delivered_after_the_restart_once() {
     use tollgate::reminders::{Reminder, Reminders};
-    let mut served = Served::start(
-        vec![text("Hello."), text("Time to stretch!"), text("Hi again.")],
-        "",
-        "",
-    )
-    .await;
-    served.say(USER, "hi");
-    served.wait_text(USER, "Hello.").await;
-    served.terminate();
+    let mut served =
+        Served::stopped_after_one_answer(vec![text("Time to stretch!"), text("Hi again.")]).await;
     {
         let store =
             std::sync::Arc::new(tollgate::store::open_dir(&served.path("store"), 8).unwrap());
