@@ -103,6 +103,18 @@ fn date_undated_chats(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError
 
 /// One pass at `now` (seconds; injected, so tests move time instead of waiting).
 pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneReport, StoreError> {
+    prune_beside_workers(store, config, now, &|_| false)
+}
+
+/// One pass beside a running `serve`: `has_worker` says whether a session has a live worker
+/// now. A session pruned while its worker starts keeps its chat remembered: the worker dated
+/// the session anew, and a run it starts resumes in that chat after a restart.
+pub fn prune_beside_workers(
+    store: &Arc<dyn Store>,
+    config: &Config,
+    now: u64,
+    has_worker: &dyn Fn(&str) -> bool,
+) -> Result<PruneReport, StoreError> {
     let before = cutoff(config, now);
     let runs = RunStore::new(store.clone());
     let mut report = PruneReport {
@@ -128,12 +140,16 @@ pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneR
             )?;
             crate::tools::builtin::forget_session(store.as_ref(), &idle.session)?;
             allowlists.forget_session_tools(&idle.session)?;
-            // Where `serve` last saw its chat (serve remembers it again for a session whose
-            // worker started meanwhile).
-            store.delete(
-                crate::serve::sessions::SESSION_CHATS_TREE,
-                idle.session.as_bytes(),
-            )?;
+            // Where `serve` last saw its chat, unless a worker started since the claim. Asked
+            // after the claim: serve puts a worker in its map before the worker dates its
+            // session and remembers its chat, so a worker not seen here writes the chat after
+            // this delete.
+            if !has_worker(&idle.session) {
+                store.delete(
+                    crate::serve::sessions::SESSION_CHATS_TREE,
+                    idle.session.as_bytes(),
+                )?;
+            }
             // Before the session's entry goes: a kill after this comes back to finish the
             // pass rather than leave a workspace retention promised to delete.
             if config.store.prune_workspaces

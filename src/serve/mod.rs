@@ -168,9 +168,15 @@ fn event_platform(event: &BridgeEvent) -> Platform {
 async fn prune_periodically(service: Arc<Service>) {
     let shared = service.shared.clone();
     loop {
-        let pass = shared.clone();
+        let beside = service.clone();
         let pruned = tokio::task::spawn_blocking(move || {
-            crate::retention::prune(&pass.store, &pass.config, crate::clock::now_secs())
+            let pass = &beside.shared;
+            crate::retention::prune_beside_workers(
+                &pass.store,
+                &pass.config,
+                crate::clock::now_secs(),
+                &|session| beside.has_worker(session),
+            )
         })
         .await;
         match pruned {

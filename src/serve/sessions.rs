@@ -78,6 +78,18 @@ impl Service {
                 chat.platform.as_str(),
             ))?;
         let worker = SessionWorker::start(&self.shared, key, chat.clone(), &agent)?;
+        // In the map before the session is dated and its chat remembered: a retention pass
+        // that claimed the session meanwhile then sees the worker and keeps the chat
+        // (`retention::prune_beside_workers`).
+        {
+            let mut workers = lock(&self.workers);
+            if let Some(live) = workers.get(key) {
+                // Started by another message meanwhile; this one goes unused.
+                return Ok(live.clone());
+            }
+            workers.insert(key.to_string(), worker.clone());
+            live_sessions(&worker, 1);
+        }
         // Dated before the chat is remembered, so a chat that only ever sends commands is
         // pruned like one that talked: a kill can keep any prefix of these writes, and an
         // undated entry would never go.
@@ -97,17 +109,18 @@ impl Service {
             )),
             (_, Err(e)) => self.shared.log(&format!("session {key}: its chat: {e}")),
         }
-        let mut workers = lock(&self.workers);
-        let live = workers.entry(key.to_string()).or_insert_with(|| {
-            live_sessions(&worker, 1);
-            worker.clone()
-        });
-        Ok(live.clone())
+        Ok(worker)
     }
 
-    /// Remembers again where the sessions retention pruned were seen if one has a live worker
-    /// (started while the pass ran: its chat is where a run it starts would resume). Written
-    /// with the store's next flush.
+    /// Whether session `key` has a live worker.
+    pub fn has_worker(&self, key: &str) -> bool {
+        lock(&self.workers).contains_key(key)
+    }
+
+    /// Dates again each session retention pruned that has a live worker, and remembers its
+    /// chat (where a run it starts would resume): the pass took the session's date with it,
+    /// which a worker that started before the pass and dated the session within the hour
+    /// would not write again for an hour. Written with the store's next flush.
     pub fn remember_live_chats(&self, sessions: &[crate::agent::runs::PrunedSession]) {
         for pruned in sessions {
             let Some(worker) = lock(&self.workers).get(&pruned.session).cloned() else {

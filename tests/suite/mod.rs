@@ -9,6 +9,7 @@ mod llm;
 mod mcp;
 mod observed;
 mod properties;
+mod retention_beside_workers;
 mod runs;
 mod sandbox;
 mod sandbox_escapes;
