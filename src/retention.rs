@@ -103,17 +103,18 @@ fn date_undated_chats(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError
 
 /// One pass at `now` (seconds; injected, so tests move time instead of waiting).
 pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneReport, StoreError> {
-    prune_beside_workers(store, config, now, &|_| false)
+    prune_beside_workers(store, config, now, &|_| Ok(()))
 }
 
-/// One pass beside a running `serve`: `has_worker` says whether a session has a live worker
-/// now. A session pruned while its worker starts keeps its chat remembered: the worker dated
-/// the session anew, and a run it starts resumes in that chat after a restart.
+/// One pass beside a running `serve`: `remember_if_live` is called for each pruned session
+/// right after its chat is forgotten, and dates the session again and remembers its chat if
+/// it has a live worker (one that started while the pass ran: a run it starts resumes in that
+/// chat after a restart).
 pub fn prune_beside_workers(
     store: &Arc<dyn Store>,
     config: &Config,
     now: u64,
-    has_worker: &dyn Fn(&str) -> bool,
+    remember_if_live: &dyn Fn(&str) -> Result<(), StoreError>,
 ) -> Result<PruneReport, StoreError> {
     let before = cutoff(config, now);
     let runs = RunStore::new(store.clone());
@@ -140,16 +141,15 @@ pub fn prune_beside_workers(
             )?;
             crate::tools::builtin::forget_session(store.as_ref(), &idle.session)?;
             allowlists.forget_session_tools(&idle.session)?;
-            // Where `serve` last saw its chat, unless a worker started since the claim. Asked
-            // after the claim: serve puts a worker in its map before the worker dates its
-            // session and remembers its chat, so a worker not seen here writes the chat after
-            // this delete.
-            if !has_worker(&idle.session) {
-                store.delete(
-                    crate::serve::sessions::SESSION_CHATS_TREE,
-                    idle.session.as_bytes(),
-                )?;
-            }
+            // Where `serve` last saw its chat; then written again if a worker is live. A
+            // worker that started after the claim may have written it before this delete; one
+            // not seen by `remember_if_live` writes it after (serve puts a worker in its map
+            // before the worker remembers its chat).
+            store.delete(
+                crate::serve::sessions::SESSION_CHATS_TREE,
+                idle.session.as_bytes(),
+            )?;
+            remember_if_live(&idle.session)?;
             // Before the session's entry goes: a kill after this comes back to finish the
             // pass rather than leave a workspace retention promised to delete.
             if config.store.prune_workspaces

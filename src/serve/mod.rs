@@ -175,15 +175,12 @@ async fn prune_periodically(service: Arc<Service>) {
                 &pass.store,
                 &pass.config,
                 crate::clock::now_secs(),
-                &|session| beside.has_worker(session),
+                &|session| beside.remember_if_live(session),
             )
         })
         .await;
         match pruned {
-            Ok(Ok(report)) if !report.is_empty() => {
-                service.remember_live_chats(&report.sessions);
-                shared.log(&report.to_string());
-            }
+            Ok(Ok(report)) if !report.is_empty() => shared.log(&report.to_string()),
             Ok(Ok(_)) => {}
             Ok(Err(e)) => shared.log(&format!("pruning the store: {e}")),
             Err(e) => shared.log(&format!("pruning the store stopped: {e}")),

@@ -77,15 +77,28 @@ impl Service {
             .ok_or(super::error::ServeError::BridgeNotRunning(
                 chat.platform.as_str(),
             ))?;
-        let worker = SessionWorker::start(&self.shared, key, chat.clone(), &agent)?;
+        self.start(key, chat, &agent)
+    }
+
+    /// Starts session `key`'s worker (or finds the one another message started meanwhile).
+    fn start(
+        &self,
+        key: &str,
+        chat: &ChatRef,
+        agent: &str,
+    ) -> Result<Arc<SessionWorker>, super::error::ServeError> {
+        let worker = SessionWorker::start(&self.shared, key, chat.clone(), agent)?;
         // In the map before the session is dated and its chat remembered: a retention pass
-        // that claimed the session meanwhile then sees the worker and keeps the chat
-        // (`retention::prune_beside_workers`).
+        // that claimed the session meanwhile and deletes the chat after this worker wrote it
+        // then finds the worker and writes the chat back (`Service::remember_if_live`).
         {
             let mut workers = lock(&self.workers);
-            if let Some(live) = workers.get(key) {
-                // Started by another message meanwhile; this one goes unused.
-                return Ok(live.clone());
+            if let Some(live) = workers.get(key).cloned() {
+                // Started by another message meanwhile: this one's task is ended, or it would
+                // wait for work forever outside the map that lets idle workers go.
+                drop(workers);
+                worker.close_unused();
+                return Ok(live);
             }
             workers.insert(key.to_string(), worker.clone());
             live_sessions(&worker, 1);
@@ -96,7 +109,7 @@ impl Service {
         let dated = self
             .shared
             .runs
-            .note_activity(key, &agent, crate::clock::now_secs());
+            .note_activity(key, agent, crate::clock::now_secs());
         match (dated, serde_json::to_vec(chat)) {
             (Ok(_), Ok(bytes)) => {
                 let _ = self
@@ -112,33 +125,27 @@ impl Service {
         Ok(worker)
     }
 
-    /// Whether session `key` has a live worker.
-    pub fn has_worker(&self, key: &str) -> bool {
-        lock(&self.workers).contains_key(key)
-    }
-
-    /// Dates again each session retention pruned that has a live worker, and remembers its
-    /// chat (where a run it starts would resume): the pass took the session's date with it,
-    /// which a worker that started before the pass and dated the session within the hour
-    /// would not write again for an hour. Written with the store's next flush.
-    pub fn remember_live_chats(&self, sessions: &[crate::agent::runs::PrunedSession]) {
-        for pruned in sessions {
-            let Some(worker) = lock(&self.workers).get(&pruned.session).cloned() else {
-                continue;
-            };
-            // Dated first, as at a worker's start: the pass took the session's date with it.
-            let dated = self.shared.runs.note_activity(
-                &pruned.session,
-                &worker.agent,
-                crate::clock::now_secs(),
-            );
-            if dated.is_ok()
-                && let Ok(bytes) = serde_json::to_vec(&worker.chat)
-            {
-                let _ =
-                    self.shared
-                        .store
-                        .put(SESSION_CHATS_TREE, pruned.session.as_bytes(), &bytes);
+    /// If session `key` has a live worker, dates the session and remembers its chat (where a
+    /// run it starts would resume): retention calls this for each session it pruned, right
+    /// after taking the session's date and chat with it. Dated through the store, not the
+    /// shared dating slot, which may still hold the date the pass took.
+    pub fn remember_if_live(&self, key: &str) -> Result<(), crate::store::StoreError> {
+        let Some(worker) = lock(&self.workers).get(key).cloned() else {
+            return Ok(());
+        };
+        crate::agent::runs::RunStore::new(self.shared.store.clone()).note_activity(
+            key,
+            &worker.agent,
+            crate::clock::now_secs(),
+        )?;
+        match serde_json::to_vec(&worker.chat) {
+            Ok(bytes) => self
+                .shared
+                .store
+                .put(SESSION_CHATS_TREE, key.as_bytes(), &bytes),
+            Err(e) => {
+                self.shared.log(&format!("session {key}: its chat: {e}"));
+                Ok(())
             }
         }
     }

@@ -229,6 +229,13 @@ impl SessionWorker {
         true
     }
 
+    /// Ends the task of a worker that was never used (another message started the session's
+    /// worker first).
+    pub fn close_unused(&self) {
+        *lock(&self.open) = false;
+        self.evicted.notify_one();
+    }
+
     async fn next_work(&self) -> Work {
         loop {
             if let Some(work) = lock(&self.queue).pop_front() {

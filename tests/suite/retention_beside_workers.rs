@@ -56,6 +56,13 @@ impl Store for MidPass {
     }
 }
 
+/// What serve writes for a live worker of `session` (at its start, and when retention asks
+/// after pruning it): the session's date, then its chat.
+fn remember(store: &Arc<MemoryStore>, session: &str, now: u64) -> R<()> {
+    RunStore::new(store.clone()).note_activity(session, "a", now)?;
+    store.put("bridge_sessions", session.as_bytes(), b"{\"seen\":\"now\"}")
+}
+
 /// The pass claims a session idle for 40 days; before it forgets the session's chat, a
 /// message starts the session's worker, which (as `serve` does) is put in the map, dates the
 /// session and remembers its chat. The chat stays remembered and the session dated: before,
@@ -85,20 +92,21 @@ fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat() {
             .put("bridge_sessions", idle.as_bytes(), b"{\"seen\":\"then\"}")
             .unwrap();
     }
+    // The worker's start, mid-pass: in the map, then its writes.
     let started = Arc::new(AtomicBool::new(false));
     let starting = started.clone();
     *store.hook.lock().unwrap() = Some(Box::new(move |inner: &Arc<MemoryStore>| {
         starting.store(true, Ordering::SeqCst);
-        RunStore::new(inner.clone())
-            .note_activity(session, "a", now)
-            .unwrap();
-        inner
-            .put("bridge_sessions", session.as_bytes(), b"{\"seen\":\"now\"}")
-            .unwrap();
+        remember(inner, session, now).unwrap();
     }));
     let dyn_store: Arc<dyn Store> = store.clone();
-    let report = tollgate::retention::prune_beside_workers(&dyn_store, &config, now, &|s: &str| {
-        s == session && started.load(Ordering::SeqCst)
+    let live = |s: &str| s == session && started.load(Ordering::SeqCst);
+    let report = tollgate::retention::prune_beside_workers(&dyn_store, &config, now, &|s| {
+        if live(s) {
+            remember(&inner, s, now)
+        } else {
+            Ok(())
+        }
     })
     .unwrap();
     assert!(
