@@ -6,6 +6,8 @@
 //! This is the wiring: the one place that names a platform crate. The runtime (`crate::serve`)
 //! takes the bridges as `tollgate_surface::Bridge`s.
 
+mod runtime;
+
 use super::{Failure, load_config, open_store};
 use crate::agent::runs::RunStore;
 use crate::config::Config;
@@ -131,9 +133,6 @@ async fn connect(
 #[derive(Args, Debug)]
 pub struct ServeArgs {}
 
-/// Threads for blocking work in `serve` (see where the runtime is built).
-const BLOCKING_THREADS: usize = 8;
-
 pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Failure> {
     // First: the store starts a thread of its own when it opens.
     few_malloc_arenas();
@@ -145,13 +144,7 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
     let ready = startable(&config, &file)?;
     let store = open_store(&config)?;
     let redactor = Redactor::from_env_names(configured_secret_names(&config));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        // Store flushes step aside with `block_in_place`, and file downloads and the retention
-        // pass use the blocking pool: a few threads serve them (each thread costs its stack and
-        // a malloc arena; 512, tokio's default, would let a burst grow RSS by tens of MiB).
-        .max_blocking_threads(BLOCKING_THREADS)
-        .build()
+    let runtime = runtime::serve_runtime()
         .map_err(|e| Failure::runtime(format!("starting the async runtime: {e}")))?;
     let code = runtime.block_on(async {
         // Up before the bridges connect: `/healthz` says 503 ("starting") meanwhile.

@@ -77,7 +77,9 @@ impl Service {
             .ok_or(super::error::ServeError::BridgeNotRunning(
                 chat.platform.as_str(),
             ))?;
-        self.start(key, chat, &agent)
+        // A start reads the session's grants, dials and date: stepped aside from the async
+        // worker once for all of them, instead of at each read.
+        crate::step_aside::step_aside(|| self.start(key, chat, &agent))
     }
 
     /// Starts session `key`'s worker (or finds the one another message started meanwhile).

@@ -348,12 +348,13 @@ impl SqliteStore {
         self.with_reader(read)
     }
 
-    /// Runs `read` on the reader connection. On the calling thread: stepping aside from an
-    /// async worker (tokio's `block_in_place`) at each read, or only when the connection was
-    /// taken, left 5–15 MiB more heap with 10,000–100,000 idle sessions (docs/benchmarks.md,
-    /// session 14). A read waits only for another read: no write or commit holds this lock.
+    /// Runs `read` on the reader connection, stepping aside from an async worker (a read can
+    /// wait for another read or for the disk; the worker's other tasks go on meanwhile). No
+    /// write or commit holds this lock. Most of what this first cost in memory was the
+    /// blocking threads an idle serve kept; serve's runtime lets them go after a second
+    /// (`cli::serve::runtime`, docs/benchmarks.md).
     fn with_reader<T>(&self, read: impl FnOnce(&Connection) -> T) -> T {
-        read(&lock(&self.shared.reader))
+        crate::step_aside::step_aside(|| read(&lock(&self.shared.reader)))
     }
 
     /// The latest value of `key`, and the lock to write after it under (a read-then-write

@@ -240,6 +240,52 @@ fn a_read_before_a_write_holds_up_no_other_store_call() {
     assert_eq!(store.get("t", b"kept").unwrap(), Some(b"w".to_vec()));
 }
 
+/// A read called from a task blocks its thread (waiting for the reader connection, or the
+/// disk); the worker's other tasks must go on meanwhile. With one worker and the reader held
+/// by the test, another task runs before the read returns only if the read stepped aside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_read_in_a_task_leaves_the_worker_to_other_tasks() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(with_one_entry(dir.path()));
+    let (held, holding) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            let reader = super::lock(&store.shared.reader);
+            held.send(()).unwrap();
+            let _ = released.recv();
+            drop(reader);
+        })
+    };
+    holding.recv_timeout(Duration::from_secs(10)).unwrap();
+    let (started, reading_started) = std::sync::mpsc::channel();
+    let reading = tokio::spawn({
+        let store = store.clone();
+        async move {
+            started.send(()).unwrap();
+            // No await from here to the reads' end: the task holds the worker throughout.
+            let one = store.get("t", b"kept").unwrap();
+            (one, store.scan_prefix("t", b"").unwrap().len())
+        }
+    });
+    reading_started
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap();
+    let (ran, other_ran) = std::sync::mpsc::channel();
+    tokio::spawn(async move { ran.send(()) });
+    let stepped_aside = other_ran.recv_timeout(Duration::from_secs(10)).is_ok();
+    // Let go either way, so a failure ends instead of hanging the runtime's shutdown.
+    release.send(()).unwrap();
+    holder.join().unwrap();
+    assert!(
+        stepped_aside,
+        "another task waited behind a read holding the worker"
+    );
+    assert_eq!(reading.await.unwrap(), (Some(b"v".to_vec()), 1));
+}
+
 /// Threads writing, flushing and reading at once: each read sees the latest write, what a
 /// flush covered is in the database, and nothing a flush settles hides a newer write.
 #[test]

@@ -1,0 +1,93 @@
+//! The async runtime `serve` runs on: its worker threads, and the few threads blocking work
+//! moves to (store calls stepping aside, file downloads, the retention pass).
+
+use std::time::Duration;
+
+/// Threads for blocking work. A store call steps aside with `block_in_place`, which hands the
+/// async worker's core to one of these while it blocks: a few serve (512, tokio's default,
+/// would let a burst grow RSS by tens of MiB, each thread holding its stack and malloc cache).
+const BLOCKING_THREADS: usize = 8;
+
+/// How long a blocking thread with nothing to do is kept. With tokio's default (10 s) an idle
+/// serve kept all eight: the housekeeping's reads every few seconds woke them in turn, and with
+/// 10,000 idle sessions RSS was 49.1–50.0 MiB against 39.4 MiB with 1 s
+/// (`TOLLGATE_BENCH_PHASE=memory cargo bench --bench telegram`, docs/benchmarks.md). Starting a
+/// thread again costs tens of microseconds.
+const BLOCKING_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(1);
+
+/// The name of serve's threads (in `top -H`; the test counts them by it).
+const THREAD_NAME: &str = "tollgate-serve";
+
+/// The runtime `serve` runs on.
+pub fn serve_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name(THREAD_NAME)
+        .max_blocking_threads(BLOCKING_THREADS)
+        .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
+        .build()
+}
+
+#[cfg(test)]
+#[cfg(target_os = "linux")]
+mod tests {
+    use std::sync::{Arc, Barrier};
+    use std::time::{Duration, Instant};
+
+    /// Threads of this process named `name` (`/proc/self/task/*/comm`).
+    fn threads_named(name: &str) -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+            .filter(|comm| comm.trim_end() == name)
+            .count()
+    }
+
+    /// Waits for `done` (a positive signal, polled), failing with `what` after `limit`.
+    fn wait_until(limit: Duration, what: &str, done: impl Fn() -> Option<usize>) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let Some(threads) = done() else { return };
+            assert!(Instant::now() < deadline, "{what} ({threads} threads)");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The threads a burst of blocking work started are let go soon after it ends: an idle
+    /// serve keeps its async workers, not the blocking pool. (With tokio's 10 s keep-alive the
+    /// second wait times out.)
+    #[test]
+    fn threads_a_burst_of_blocking_work_started_are_let_go_when_idle() {
+        let runtime = super::serve_runtime().unwrap();
+        let workers = runtime.metrics().num_workers();
+        let named = || threads_named(super::THREAD_NAME);
+        // Four tasks blocked at once: each hands its worker's core to another thread.
+        let release = Arc::new(Barrier::new(5));
+        let burst: Vec<_> = (0..4)
+            .map(|_| {
+                let release = release.clone();
+                runtime.spawn(async move {
+                    tokio::task::block_in_place(|| {
+                        release.wait();
+                    });
+                })
+            })
+            .collect();
+        wait_until(
+            Duration::from_secs(10),
+            "no blocking threads started",
+            || Some(named()).filter(|&n| n <= workers),
+        );
+        release.wait();
+        runtime.block_on(async {
+            for task in burst {
+                task.await.unwrap();
+            }
+        });
+        wait_until(
+            Duration::from_secs(6),
+            &format!("blocking threads kept 6 s after the burst ({workers} workers)"),
+            || Some(named()).filter(|&n| n > workers),
+        );
+    }
+}
