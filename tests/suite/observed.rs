@@ -18,7 +18,13 @@ pub struct Observed {
     durable_runs: Mutex<BTreeSet<Vec<u8>>>,
     flushes: AtomicUsize,
     writes: Mutex<Vec<Write>>,
+    /// Run once, after the first removal from its tree: what happens beside the code under
+    /// test at that moment.
+    on_remove: Mutex<Option<(String, AfterRemoving)>>,
 }
+
+/// What [`Observed::after_removing_from`] runs.
+type AfterRemoving = Box<dyn FnOnce() + Send>;
 
 /// A write as made: tree, key, and the value (`None` deletes).
 pub type Write = (String, Vec<u8>, Option<Vec<u8>>);
@@ -80,6 +86,11 @@ impl Observed {
         self.writes.lock().unwrap().clone()
     }
 
+    /// Runs `then` once, right after the next removal from `tree`.
+    pub fn after_removing_from(&self, tree: &str, then: impl FnOnce() + Send + 'static) {
+        *self.on_remove.lock().unwrap() = Some((tree.to_string(), Box::new(then)));
+    }
+
     fn record(&self, tree: &str, key: &[u8], value: Option<&[u8]>) {
         self.writes.lock().unwrap().push((
             tree.to_string(),
@@ -103,7 +114,15 @@ impl Store for Observed {
     }
     fn remove(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
         self.record(tree, key, None);
-        self.inner.remove(tree, key)
+        let removed = self.inner.remove(tree, key);
+        let mut on_remove = self.on_remove.lock().unwrap();
+        if on_remove.as_ref().is_some_and(|(t, _)| t == tree)
+            && let Some((_, then)) = on_remove.take()
+        {
+            drop(on_remove);
+            then();
+        }
+        removed
     }
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
         let all = self.inner.scan_prefix(tree, prefix)?;
