@@ -105,26 +105,33 @@ impl Service {
             workers.insert(key.to_string(), worker.clone());
             live_sessions(&worker, 1);
         }
-        // Dated before the chat is remembered, so a chat that only ever sends commands is
-        // pruned like one that talked: a kill can keep any prefix of these writes, and an
-        // undated entry would never go.
-        let dated = self
-            .shared
-            .runs
-            .note_activity(key, agent, crate::clock::now_secs());
-        match (dated, serde_json::to_vec(chat)) {
-            (Ok(_), Ok(bytes)) => {
-                let _ = self
-                    .shared
-                    .store
-                    .put(SESSION_CHATS_TREE, key.as_bytes(), &bytes);
-            }
-            (Err(e), _) => self.shared.log(&format!(
-                "session {key}: dating it: {e}; its chat is not remembered"
-            )),
-            (_, Err(e)) => self.shared.log(&format!("session {key}: its chat: {e}")),
+        if let Err(e) = self.date_and_remember(&self.shared.runs, &worker) {
+            self.shared
+                .log(&format!("session {key}: its chat is not remembered: {e}"));
         }
         Ok(worker)
+    }
+
+    /// Dates `worker`'s session through `runs`, then remembers its chat: dated first, so a
+    /// chat that only ever sends commands is pruned like one that talked (a kill can keep any
+    /// prefix of these writes, and an undated entry would never go).
+    fn date_and_remember(
+        &self,
+        runs: &crate::agent::runs::RunStore,
+        worker: &SessionWorker,
+    ) -> Result<(), crate::store::StoreError> {
+        runs.note_activity(&worker.key, &worker.agent, crate::clock::now_secs())?;
+        match serde_json::to_vec(&worker.chat) {
+            Ok(bytes) => self
+                .shared
+                .store
+                .put(SESSION_CHATS_TREE, worker.key.as_bytes(), &bytes),
+            Err(e) => {
+                self.shared
+                    .log(&format!("session {}: its chat: {e}", worker.key));
+                Ok(())
+            }
+        }
     }
 
     /// If session `key` has a live worker, dates the session and remembers its chat (where a
@@ -135,21 +142,10 @@ impl Service {
         let Some(worker) = lock(&self.workers).get(key).cloned() else {
             return Ok(());
         };
-        crate::agent::runs::RunStore::new(self.shared.store.clone()).note_activity(
-            key,
-            &worker.agent,
-            crate::clock::now_secs(),
-        )?;
-        match serde_json::to_vec(&worker.chat) {
-            Ok(bytes) => self
-                .shared
-                .store
-                .put(SESSION_CHATS_TREE, key.as_bytes(), &bytes),
-            Err(e) => {
-                self.shared.log(&format!("session {key}: its chat: {e}"));
-                Ok(())
-            }
-        }
+        self.date_and_remember(
+            &crate::agent::runs::RunStore::new(self.shared.store.clone()),
+            &worker,
+        )
     }
 
     /// Lets go of workers idle for longer than their bridge's `idle_session_secs`.
