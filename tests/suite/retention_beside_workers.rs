@@ -23,11 +23,7 @@ fn remember(store: &Arc<Observed>, session: &str, now: u64) -> Result<(), StoreE
 #[test]
 fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat() {
     let dir = tempfile::tempdir().unwrap();
-    let toml = "[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n";
-    let file = dir.path().join("tollgate.toml");
-    std::fs::write(&file, toml).unwrap();
-    let config =
-        tollgate::config::load_with_env(Some(file), Some(toml), Default::default()).unwrap();
+    let config = crate::suite::store_scale::config_in(dir.path(), "");
     let store = Arc::new(Observed::default());
     let now = tollgate::clock::now_secs();
     let (session, other) = ("telegram:10", "telegram:11");

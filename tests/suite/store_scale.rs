@@ -317,7 +317,7 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
 }
 
 /// A config file in `dir`: `extra` and one agent `a` on a provider nobody calls.
-fn config_in(dir: &std::path::Path, extra: &str) -> tollgate::config::Config {
+pub(crate) fn config_in(dir: &std::path::Path, extra: &str) -> tollgate::config::Config {
     let toml = format!(
         "{extra}[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\n"
     );

@@ -43,11 +43,15 @@ mod tests {
             .count()
     }
 
-    /// Waits for `done` (a positive signal, polled), failing with `what` after `limit`.
-    fn wait_until(limit: Duration, what: &str, done: impl Fn() -> Option<usize>) {
+    /// Waits until the count of serve's threads satisfies `done` (a positive signal, polled),
+    /// failing with `what` after `limit`.
+    fn wait_for_threads(limit: Duration, what: &str, done: impl Fn(usize) -> bool) {
         let deadline = Instant::now() + limit;
         loop {
-            let Some(threads) = done() else { return };
+            let threads = threads_named(super::THREAD_NAME);
+            if done(threads) {
+                return;
+            }
             assert!(Instant::now() < deadline, "{what} ({threads} threads)");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -60,7 +64,6 @@ mod tests {
     fn threads_a_burst_of_blocking_work_started_are_let_go_when_idle() {
         let runtime = super::serve_runtime().unwrap();
         let workers = runtime.metrics().num_workers();
-        let named = || threads_named(super::THREAD_NAME);
         // Four tasks blocked at once: each hands its worker's core to another thread.
         let release = Arc::new(Barrier::new(5));
         let burst: Vec<_> = (0..4)
@@ -73,10 +76,10 @@ mod tests {
                 })
             })
             .collect();
-        wait_until(
+        wait_for_threads(
             Duration::from_secs(10),
             "no blocking threads started",
-            || Some(named()).filter(|&n| n <= workers),
+            |n| n > workers,
         );
         release.wait();
         runtime.block_on(async {
@@ -84,10 +87,10 @@ mod tests {
                 task.await.unwrap();
             }
         });
-        wait_until(
+        wait_for_threads(
             Duration::from_secs(6),
             &format!("blocking threads kept 6 s after the burst ({workers} workers)"),
-            || Some(named()).filter(|&n| n > workers),
+            |n| n <= workers,
         );
     }
 }
