@@ -105,7 +105,9 @@ impl Service {
             workers.insert(key.to_string(), worker.clone());
             live_sessions(&worker, 1);
         }
-        if let Err(e) = self.date_and_remember(&self.shared.runs, &worker) {
+        // Dated through the store the worker's runner dates through: the turn this message
+        // starts finds the date in that store's slot instead of reading it again.
+        if let Err(e) = self.date_and_remember(&worker.assembled.runner.runs, &worker) {
             self.shared
                 .log(&format!("session {key}: its chat is not remembered: {e}"));
         }
@@ -137,15 +139,18 @@ impl Service {
     /// If session `key` has a live worker, dates the session and remembers its chat (where a
     /// run it starts would resume): retention calls this for each session it pruned, right
     /// after taking the session's date and chat with it. Dated through the store, not the
-    /// shared dating slot, which may still hold the date the pass took.
-    pub fn remember_if_live(&self, key: &str) -> Result<(), crate::store::StoreError> {
+    /// worker's dating slot, which may still hold the date the pass took (the worker's later
+    /// turns keep the new date within the hour, as they would the old one). Says whether it
+    /// had a live worker: retention keeps that session's workspace.
+    pub fn remember_if_live(&self, key: &str) -> Result<bool, crate::store::StoreError> {
         let Some(worker) = lock(&self.workers).get(key).cloned() else {
-            return Ok(());
+            return Ok(false);
         };
         self.date_and_remember(
             &crate::agent::runs::RunStore::new(self.shared.store.clone()),
             &worker,
-        )
+        )?;
+        Ok(true)
     }
 
     /// Lets go of workers idle for longer than their bridge's `idle_session_secs`.

@@ -364,3 +364,40 @@ fn find_file(root: &Path, name: &str) -> std::io::Result<String> {
     }
     Err(std::io::Error::from(std::io::ErrorKind::NotFound))
 }
+
+/// A new chat's first message reads its session's date once: the worker's start dates the
+/// session through the store its runner dates through, so the turn finds the date in that
+/// store's slot. Before, the start dated it through the service's shared store and the turn
+/// read it again (a read stepped aside from the async worker, at every first message).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_chats_first_message_reads_its_sessions_date_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let telegram = FakeTelegram::start().await;
+    let llm = FakeLlm::start(vec![text("first answer")]).await;
+    let config = config(dir.path(), &telegram.url, &llm.url);
+    let store = Arc::new(super::observed::Observed::default());
+    let recorder = Arc::new(Recorder::default());
+    let _process = Process::start(config, store.clone(), &telegram.url, recorder.clone());
+    polling(&telegram, 1).await;
+    recorder
+        .wait_for("the command menu", |sent| {
+            sent.iter()
+                .any(|s| matches!(s, Sent::Commands(_)))
+                .then_some(())
+        })
+        .await;
+    store.take_lookups("session_activity");
+    recorder.say(DISCORD_USER, "hello");
+    recorder
+        .wait_for("the first answer", |sent| {
+            sent.iter()
+                .any(|s| matches!(s, Sent::Answer { chat, text } if chat.id == DISCORD_USER && text == "first answer"))
+                .then_some(())
+        })
+        .await;
+    assert_eq!(
+        store.take_lookups("session_activity"),
+        1,
+        "the session's date is read once, at its worker's start"
+    );
+}
