@@ -103,18 +103,18 @@ fn date_undated_chats(store: &Arc<dyn Store>, now: u64) -> Result<(), StoreError
 
 /// One pass at `now` (seconds; injected, so tests move time instead of waiting).
 pub fn prune(store: &Arc<dyn Store>, config: &Config, now: u64) -> Result<PruneReport, StoreError> {
-    prune_beside_workers(store, config, now, &|_| Ok(()))
+    prune_beside_workers(store, config, now, &|_| Ok(false))
 }
 
 /// One pass beside a running `serve`: `remember_if_live` is called for each pruned session
 /// right after its chat is forgotten, and dates the session again and remembers its chat if
 /// it has a live worker (one that started while the pass ran: a run it starts resumes in that
-/// chat after a restart).
+/// chat after a restart); it says whether it had one, whose workspace is then kept.
 pub fn prune_beside_workers(
     store: &Arc<dyn Store>,
     config: &Config,
     now: u64,
-    remember_if_live: &dyn Fn(&str) -> Result<(), StoreError>,
+    remember_if_live: &dyn Fn(&str) -> Result<bool, StoreError>,
 ) -> Result<PruneReport, StoreError> {
     let before = cutoff(config, now);
     let runs = RunStore::new(store.clone());
@@ -149,10 +149,12 @@ pub fn prune_beside_workers(
                 crate::serve::sessions::SESSION_CHATS_TREE,
                 idle.session.as_bytes(),
             )?;
-            remember_if_live(&idle.session)?;
+            let live = remember_if_live(&idle.session)?;
             // Before the session's entry goes: a kill after this comes back to finish the
-            // pass rather than leave a workspace retention promised to delete.
+            // pass rather than leave a workspace retention promised to delete. A live worker's
+            // workspace is kept: its calls work there (the session is active again).
             if config.store.prune_workspaces
+                && !live
                 && let Some(agent) = config.agents.get(&idle.agent)
             {
                 let workspace = crate::gate::workspace_for(agent, Some(&idle.session));

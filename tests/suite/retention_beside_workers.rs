@@ -19,11 +19,22 @@ fn remember(store: &Arc<Observed>, session: &str, now: u64) -> Result<(), StoreE
 /// message starts the session's worker, which (as `serve` does) is put in the map, dates the
 /// session and remembers its chat. The chat stays remembered and the session dated: before,
 /// the pass deleted the row the worker had just written, and a run the worker started could
-/// not be resumed after a restart ("its chat is unknown").
+/// not be resumed after a restart ("its chat is unknown"). With `prune_workspaces`, the live
+/// session's workspace is kept (its calls work there); before, the pass deleted it.
 #[test]
-fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat() {
+fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat_and_workspace() {
     let dir = tempfile::tempdir().unwrap();
-    let config = crate::suite::store_scale::config_in(dir.path(), "");
+    let workspaces = dir.path().join("ws");
+    std::fs::create_dir_all(&workspaces).unwrap();
+    let toml = format!(
+        "[store]\nprune_workspaces = true\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"{}\"\n",
+        workspaces.display()
+    );
+    let config =
+        tollgate::config::load_with_env(None, Some(&toml), std::collections::HashMap::new())
+            .unwrap();
+    let workspace =
+        |session: &str| tollgate::gate::workspace_for(&config.agents["a"], Some(session));
     let store = Arc::new(Observed::default());
     let now = tollgate::clock::now_secs();
     let (session, other) = ("telegram:10", "telegram:11");
@@ -35,6 +46,7 @@ fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat() {
         store
             .put("bridge_sessions", idle.as_bytes(), b"{\"seen\":\"then\"}")
             .unwrap();
+        std::fs::create_dir_all(workspace(idle)).unwrap();
     }
     // The worker's start, mid-pass: in the map, then its writes.
     let started = Arc::new(AtomicBool::new(false));
@@ -47,9 +59,9 @@ fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat() {
     let live = |s: &str| s == session && started.load(Ordering::SeqCst);
     let report = tollgate::retention::prune_beside_workers(&dyn_store, &config, now, &|s| {
         if live(s) {
-            remember(&store, s, now)
+            remember(&store, s, now).map(|()| true)
         } else {
-            Ok(())
+            Ok(false)
         }
     })
     .unwrap();
@@ -76,4 +88,13 @@ fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat() {
             .is_none(),
         "an idle session with no worker is forgotten with its chat"
     );
+    assert!(
+        workspace(session).is_dir(),
+        "the live session's workspace is kept"
+    );
+    assert!(
+        !workspace(other).exists(),
+        "an idle session's workspace is deleted"
+    );
+    assert_eq!(report.workspaces, 1, "{report}");
 }
