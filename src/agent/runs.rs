@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 mod activity;
+mod kept;
 
 use activity::{ACTIVITY_INDEXED_MARKER, Dated, SESSION_ACTIVITY_TREE, SESSION_IDLE_TREE};
 pub use activity::{PrunedSession, REDATE_AFTER};
+pub use kept::KEPT_TRANSCRIPT_MAX;
 
 const RUNS_TREE: &str = "runs";
 const TRANSCRIPT_TREE: &str = "transcripts";
@@ -103,6 +105,9 @@ pub struct RunStore {
     /// A session worker has a store of its own, so its turns' datings within the hour skip
     /// their read (one slot: it costs nothing per session).
     dated: Arc<std::sync::Mutex<Option<Dated>>>,
+    /// The transcript last read or written here, in a session runner's store only
+    /// ([`RunStore::keeping_transcript`]).
+    kept: Option<kept::KeptSlot>,
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
@@ -159,6 +164,7 @@ impl RunStore {
         RunStore {
             store,
             dated: Arc::default(),
+            kept: None,
         }
     }
 
@@ -460,12 +466,17 @@ impl RunStore {
     }
 
     pub fn transcript(&self, session: &str) -> Result<Vec<ChatMessage>, StoreError> {
-        Ok(self
-            .store
-            .get(TRANSCRIPT_TREE, session.as_bytes())?
-            .map(|b| decode(&b))
+        if let Some(kept) = self.kept_transcript(session) {
+            return kept;
+        }
+        let bytes = self.store.get(TRANSCRIPT_TREE, session.as_bytes())?;
+        let transcript = bytes
+            .as_deref()
+            .map(decode)
             .transpose()?
-            .unwrap_or_default())
+            .unwrap_or_default();
+        self.keep_transcript(session, bytes);
+        Ok(transcript)
     }
 
     /// Writes a transcript without flushing: for a write followed at once by a flushed
@@ -477,8 +488,17 @@ impl RunStore {
         session: &str,
         transcript: &[ChatMessage],
     ) -> Result<(), StoreError> {
-        self.store
-            .put(TRANSCRIPT_TREE, session.as_bytes(), &encode(&transcript)?)
+        let bytes = encode(&transcript)?;
+        match self.store.put(TRANSCRIPT_TREE, session.as_bytes(), &bytes) {
+            Ok(()) => {
+                self.keep_transcript(session, Some(bytes));
+                Ok(())
+            }
+            Err(e) => {
+                self.forget_kept_transcript();
+                Err(e)
+            }
+        }
     }
 
     /// Saves a transcript, durably.

@@ -156,12 +156,15 @@ pub fn assemble_watched(
     watcher: Option<Arc<dyn EventSink>>,
 ) -> Result<Assembled, SetupError> {
     let parts = AgentParts::new(config, agent)?;
+    let runs = RunStore::new(store.clone());
     assemble_with(
-        &parts, config, agent, session, surface, store, approver, watcher,
+        &parts, config, agent, session, surface, store, runs, approver, watcher,
     )
 }
 
-/// Assembles a session from an agent's shared parts.
+/// Assembles a session from an agent's shared parts. Its runner and `summarize_context` keep
+/// the session's runs and transcript in `runs`: runners of one session at once share one, as a
+/// store keeping the transcript ([`RunStore::keeping_transcript`]) must see every write to it.
 #[allow(clippy::too_many_arguments)]
 pub fn assemble_with(
     parts: &AgentParts,
@@ -170,6 +173,7 @@ pub fn assemble_with(
     session: &str,
     surface: Surface,
     store: Arc<dyn Store>,
+    runs: RunStore,
     approver: Arc<dyn Approver>,
     watcher: Option<Arc<dyn EventSink>>,
 ) -> Result<Assembled, SetupError> {
@@ -178,7 +182,6 @@ pub fn assemble_with(
         .get(agent)
         .ok_or_else(|| SetupError::UnknownAgent(agent.to_string()))?;
     let provider = parts.provider.clone();
-    let runs = RunStore::new(store.clone());
     let journal = Arc::new(RunJournal::new(runs.clone()));
     let audit: Arc<dyn EventSink> = Arc::new(crate::metrics::events::MeteredEvents {
         agent: agent.to_string(),
@@ -220,7 +223,6 @@ pub fn assemble_with(
         snapshot,
         Some(lists),
     ));
-    let store_for_subagents = store.clone();
     let store_for_companions = store.clone();
     let redactor = parts.redactor.clone();
     let toolset = parts.toolset.clone();
@@ -234,14 +236,14 @@ pub fn assemble_with(
         ));
     let subagents = Arc::new(Subagents {
         config: config.clone(),
-        store: store_for_subagents.clone(),
+        store: store.clone(),
         provider: provider.clone(),
         events: events.clone(),
         redactor: redactor.clone(),
         companions: companions.clone(),
     });
     let conversation = Arc::new(Conversation {
-        runs: RunStore::new(store_for_subagents),
+        runs: runs.clone(),
         provider: provider.clone(),
         model: agent_config.model.clone(),
     });

@@ -121,7 +121,11 @@ pub fn run_command(
             // The worker clears the transcript itself, after the run it stopped has closed its
             // calls (see worker.rs); an evicted worker has no run, so it is cleared here.
             if worker.reset() == super::worker::Queued::Evicted
-                && let Err(e) = shared.runs.save_transcript(&worker.key, &[])
+                && let Err(e) = worker
+                    .assembled
+                    .runner
+                    .runs
+                    .save_transcript(&worker.key, &[])
             {
                 shared.log(&format!(
                     "session {}: clearing the transcript: {e}",

@@ -14,7 +14,7 @@ use super::progress::{ProgressWatch, show_progress};
 use super::shared::{Shared, lock};
 use crate::agent::classifier::Surface;
 use crate::agent::error::{RunError, SetupError};
-use crate::agent::runs::RunRecord;
+use crate::agent::runs::{RunRecord, RunStore};
 use crate::agent::setup::{Assembled, assemble_with};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -118,6 +118,9 @@ impl SessionWorker {
             key,
             Surface::Bridge,
             shared.store.clone(),
+            // While the worker lives, its runners are the only writers of the session's
+            // transcript: its store keeps it, and its turns do not read it back.
+            RunStore::keeping_transcript(shared.store.clone()),
             approver.clone(),
             Some(progress.clone()),
         )?;
@@ -364,7 +367,8 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             outcome
         }
         Work::Reset => {
-            if let Err(e) = shared.runs.save_transcript(&worker.key, &[]) {
+            // Through the runner's store, which keeps the transcript its turns read.
+            if let Err(e) = runner.runs.save_transcript(&worker.key, &[]) {
                 shared.log(&format!(
                     "session {}: clearing the transcript: {e}",
                     worker.key
@@ -459,6 +463,8 @@ fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled,
         &worker.key,
         Surface::Unattended,
         shared.store.clone(),
+        // The worker's: the transcript it keeps sees what this run writes.
+        worker.assembled.runner.runs.clone(),
         Arc::new(crate::executor::approval::NobodyApproves),
         None,
     )

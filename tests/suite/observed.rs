@@ -21,6 +21,8 @@ pub struct Observed {
     /// Run once, after the first removal from its tree: what happens beside the code under
     /// test at that moment.
     on_remove: Mutex<Option<(String, AfterRemoving)>>,
+    /// A tree whose writes fail from now on (a store refusing writes).
+    refusing: Mutex<Option<String>>,
 }
 
 /// What [`Observed::after_removing_from`] runs.
@@ -91,6 +93,11 @@ impl Observed {
         *self.on_remove.lock().unwrap() = Some((tree.to_string(), Box::new(then)));
     }
 
+    /// Writes to `tree` fail from now on, as a store's do while its disk refuses them.
+    pub fn refuse_writes_to(&self, tree: &str) {
+        *self.refusing.lock().unwrap() = Some(tree.to_string());
+    }
+
     fn record(&self, tree: &str, key: &[u8], value: Option<&[u8]>) {
         self.writes.lock().unwrap().push((
             tree.to_string(),
@@ -109,6 +116,12 @@ impl Store for Observed {
         Ok(got)
     }
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> R<Option<Vec<u8>>> {
+        if self.refusing.lock().unwrap().as_deref() == Some(tree) {
+            return Err(StoreError {
+                context: format!("writing tree `{tree}`"),
+                message: "refused by the test".into(),
+            });
+        }
         self.record(tree, key, Some(value));
         self.inner.insert(tree, key, value)
     }

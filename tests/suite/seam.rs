@@ -401,3 +401,44 @@ async fn a_new_chats_first_message_reads_its_sessions_date_once() {
         "the session's date is read once, at its worker's start"
     );
 }
+
+/// A repeat turn reads no transcript from the store: the session worker's store keeps what it
+/// last wrote of its session's transcript (it is the only writer while the worker lives), and
+/// the turn still sees the whole conversation. Before, every turn read it (a store read
+/// stepped aside from the async worker, and its JSON decoded).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repeat_turn_reads_no_transcript_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let telegram = FakeTelegram::start().await;
+    let llm = FakeLlm::start(vec![text("first answer"), text("second answer")]).await;
+    let config = config(dir.path(), &telegram.url, &llm.url);
+    let store = Arc::new(super::observed::Observed::default());
+    let recorder = Arc::new(Recorder::default());
+    let _process = Process::start(config, store.clone(), &telegram.url, recorder.clone());
+    polling(&telegram, 1).await;
+    let answered = |answer: &'static str| {
+        move |sent: &[Sent]| {
+            sent.iter()
+                .any(|s| matches!(s, Sent::Answer { chat, text } if chat.id == DISCORD_USER && text == answer))
+                .then_some(())
+        }
+    };
+    recorder.say(DISCORD_USER, "hello");
+    recorder
+        .wait_for("the first answer", answered("first answer"))
+        .await;
+    store.take_lookups("transcripts");
+    recorder.say(DISCORD_USER, "again");
+    recorder
+        .wait_for("the second answer", answered("second answer"))
+        .await;
+    assert_eq!(
+        store.take_lookups("transcripts"),
+        0,
+        "the repeat turn's transcript came from its worker"
+    );
+    let second = llm.requests()[1].body["messages"].to_string();
+    for said in ["hello", "first answer", "again"] {
+        assert!(second.contains(said), "{said} missing from {second}");
+    }
+}

@@ -782,6 +782,54 @@ fn a_session_dated_within_the_hour_keeps_its_date() {
     );
 }
 
+/// A session runner's store keeps the transcript it last read or wrote, for one session at a
+/// time: read again only for another session, past the size it keeps, after a failed write
+/// (then the store's own value, not the one that failed), or by a store not made for a runner.
+#[test]
+fn a_runners_store_keeps_its_transcript_up_to_a_size_and_not_past_a_failed_write() {
+    use tollgate::agent::llm::{ChatMessage, Role};
+    use tollgate::agent::runs::KEPT_TRANSCRIPT_MAX;
+    let store = Arc::new(Observed::default());
+    let runs = RunStore::keeping_transcript(store.clone());
+    let said = |n: usize| vec![ChatMessage::new(Role::User, "x".repeat(n))];
+    let (one, two) = ("telegram:1", "telegram:2");
+    runs.save_transcript(one, &said(10)).unwrap();
+    assert_eq!(runs.transcript(one).unwrap(), said(10));
+    assert_eq!(store.take_lookups("transcripts"), 0, "kept as written");
+    assert!(runs.transcript(two).unwrap().is_empty());
+    assert_eq!(runs.transcript(one).unwrap(), said(10));
+    assert_eq!(runs.transcript(one).unwrap(), said(10));
+    assert_eq!(
+        store.take_lookups("transcripts"),
+        2,
+        "one slot: each session read once after the other took it"
+    );
+    runs.save_transcript(one, &said(KEPT_TRANSCRIPT_MAX))
+        .unwrap();
+    for _ in 0..2 {
+        assert_eq!(runs.transcript(one).unwrap(), said(KEPT_TRANSCRIPT_MAX));
+    }
+    assert_eq!(store.take_lookups("transcripts"), 2, "too long to keep");
+    runs.save_transcript(one, &said(10)).unwrap();
+    store.refuse_writes_to("transcripts");
+    assert!(runs.stage_transcript(one, &said(20)).is_err());
+    assert_eq!(runs.transcript(one).unwrap(), said(10), "the store's value");
+    assert_eq!(
+        store.take_lookups("transcripts"),
+        1,
+        "read after the failure"
+    );
+    let plain = RunStore::new(store.clone());
+    for _ in 0..2 {
+        assert_eq!(plain.transcript(one).unwrap(), said(10));
+    }
+    assert_eq!(
+        store.take_lookups("transcripts"),
+        2,
+        "a plain store keeps none"
+    );
+}
+
 /// A session worker's store remembers the date it gave its session: the turns after, within
 /// the hour, date it without reading it again. And a run whose first reply was its answer is
 /// closed without looking for call steps it never had; a run that made calls still is.

@@ -1,6 +1,7 @@
-//! The runtime's own correctness under `serve`: a reminder fires into its chat; `/new` while a
-//! tool runs leaves a transcript every provider accepts; `/stop` while a question waits stops
-//! the run; a flood of strangers writes a bounded audit; a mention of another bot is not one.
+//! The runtime's own correctness under `serve`: a reminder fires into its chat (and the chat's
+//! next turn sees it); `/new` while a tool runs leaves a transcript every provider accepts;
+//! `/stop` while a question waits stops the run; a flood of strangers writes a bounded audit; a
+//! mention of another bot is not one.
 
 use super::{GROUP, Served, USER, WAIT, button};
 use crate::suite::fakes::llm::{text, tool_calls};
@@ -38,6 +39,7 @@ async fn a_reminder_set_from_a_chat_fires_into_it_under_serve() {
             )]),
             text("I will remind you."),
             text("Time to stretch!"),
+            text("Well done."),
         ],
         "tools = [\"add_reminder\", \"list_reminders\"]\n",
         "",
@@ -61,6 +63,15 @@ async fn a_reminder_set_from_a_chat_fires_into_it_under_serve() {
             .filter(|t| t.contains("Time to stretch!"))
             .count(),
         1
+    );
+    // The reminder's run (assembled apart: nobody answers its prompts) wrote the session's
+    // transcript; the chat's next turn sees it.
+    served.say(USER, "done stretching");
+    served.wait_text(USER, "Well done.").await;
+    let next = served.llm.requests().last().unwrap().body["messages"].to_string();
+    assert!(
+        next.contains("stretch your legs") && next.contains("Time to stretch!"),
+        "{next}"
     );
 }
 
