@@ -107,7 +107,7 @@ pub struct RunStore {
     dated: Arc<std::sync::Mutex<Option<Dated>>>,
     /// The transcript last read or written here, in a session runner's store only
     /// ([`RunStore::keeping_transcript`]).
-    kept: Option<kept::KeptSlot>,
+    kept: Option<kept::SharedSlot>,
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
@@ -466,16 +466,17 @@ impl RunStore {
     }
 
     pub fn transcript(&self, session: &str) -> Result<Vec<ChatMessage>, StoreError> {
-        if let Some(kept) = self.kept_transcript(session) {
-            return kept;
-        }
+        let changes = match self.kept_transcript(session) {
+            kept::Lookup::Kept(transcript) => return transcript,
+            kept::Lookup::Read { changes } => changes,
+        };
         let bytes = self.store.get(TRANSCRIPT_TREE, session.as_bytes())?;
         let transcript = bytes
             .as_deref()
             .map(decode)
             .transpose()?
             .unwrap_or_default();
-        self.keep_transcript(session, bytes);
+        self.keep_read_transcript(session, bytes.as_deref(), changes);
         Ok(transcript)
     }
 
@@ -491,7 +492,7 @@ impl RunStore {
         let bytes = encode(&transcript)?;
         match self.store.put(TRANSCRIPT_TREE, session.as_bytes(), &bytes) {
             Ok(()) => {
-                self.keep_transcript(session, Some(bytes));
+                self.keep_written_transcript(session, &bytes);
                 Ok(())
             }
             Err(e) => {

@@ -136,9 +136,9 @@ impl Service {
         }
     }
 
-    /// If session `key` has a live worker, dates the session and remembers its chat (where a
-    /// run it starts would resume): retention calls this for each session it pruned, right
-    /// after taking the session's date and chat with it. Dated through the store, not the
+    /// If session `key` has a live worker, forgets the transcript it kept, dates the session
+    /// and remembers its chat (where a run it starts would resume): retention calls this for
+    /// each session it pruned, right after taking the session's transcript, date and chat. Dated through the store, not the
     /// worker's dating slot, which may still hold the date the pass took (the worker's later
     /// turns keep the new date within the hour, as they would the old one). Says whether it
     /// had a live worker: retention keeps that session's workspace.
@@ -146,6 +146,9 @@ impl Service {
         let Some(worker) = lock(&self.workers).get(key).cloned() else {
             return Ok(false);
         };
+        // The pass deleted the transcript: the worker's next turn starts a new one, as it
+        // would have after a restart.
+        worker.assembled.runner.runs.forget_kept_transcript();
         self.date_and_remember(
             &crate::agent::runs::RunStore::new(self.shared.store.clone()),
             &worker,

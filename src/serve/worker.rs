@@ -118,8 +118,9 @@ impl SessionWorker {
             key,
             Surface::Bridge,
             shared.store.clone(),
-            // While the worker lives, its runners are the only writers of the session's
-            // transcript: its store keeps it, and its turns do not read it back.
+            // While the worker lives, its runners write the session's transcript through
+            // this store (retention, which deletes it, has the worker forget it): it keeps
+            // the transcript, and its turns do not read it back.
             RunStore::keeping_transcript(shared.store.clone()),
             approver.clone(),
             Some(progress.clone()),

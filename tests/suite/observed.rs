@@ -20,13 +20,16 @@ pub struct Observed {
     writes: Mutex<Vec<Write>>,
     /// Run once, after the first removal from its tree: what happens beside the code under
     /// test at that moment.
-    on_remove: Mutex<Option<(String, AfterRemoving)>>,
+    on_remove: Mutex<Option<(String, Beside)>>,
     /// A tree whose writes fail from now on (a store refusing writes).
     refusing: Mutex<Option<String>>,
+    /// Run once, inside the next read of its tree, after the value is read: a write landing
+    /// while a read is under way.
+    on_get: Mutex<Option<(String, Beside)>>,
 }
 
-/// What [`Observed::after_removing_from`] runs.
-type AfterRemoving = Box<dyn FnOnce() + Send>;
+/// What [`Observed::after_removing_from`] and [`Observed::while_reading_from`] run.
+type Beside = Box<dyn FnOnce() + Send>;
 
 /// A write as made: tree, key, and the value (`None` deletes).
 pub type Write = (String, Vec<u8>, Option<Vec<u8>>);
@@ -93,6 +96,11 @@ impl Observed {
         *self.on_remove.lock().unwrap() = Some((tree.to_string(), Box::new(then)));
     }
 
+    /// Runs `then` once, inside the next read of `tree`, after the value is read.
+    pub fn while_reading_from(&self, tree: &str, then: impl FnOnce() + Send + 'static) {
+        *self.on_get.lock().unwrap() = Some((tree.to_string(), Box::new(then)));
+    }
+
     /// Writes to `tree` fail from now on, as a store's do while its disk refuses them.
     pub fn refuse_writes_to(&self, tree: &str) {
         *self.refusing.lock().unwrap() = Some(tree.to_string());
@@ -113,6 +121,13 @@ impl Store for Observed {
     fn get(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
         let got = self.inner.get(tree, key)?;
         self.count(tree, usize::from(got.is_some()));
+        let mut on_get = self.on_get.lock().unwrap();
+        if on_get.as_ref().is_some_and(|(t, _)| t == tree)
+            && let Some((_, then)) = on_get.take()
+        {
+            drop(on_get);
+            then();
+        }
         Ok(got)
     }
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> R<Option<Vec<u8>>> {

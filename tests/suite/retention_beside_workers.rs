@@ -98,3 +98,49 @@ fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat_and_worksp
     );
     assert_eq!(report.workspaces, 1, "{report}");
 }
+
+/// A worker kept alive past `retain_days` (a long `idle_session_secs`) keeps its session's
+/// transcript in memory. The pass that prunes the session has the worker forget it, so its
+/// next turn starts a new conversation, as retention promises; without that, the turn wrote
+/// the old transcript back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_worker_whose_session_is_pruned_forgets_the_transcript_it_kept() {
+    use crate::suite::fakes::bridge::{Recorder, TestBridge};
+    use tollgate_surface::{Bridge, ChatRef, Platform};
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "[store]\npath = \"{d}/store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"{d}/ws\"\n[discord]\nallowed_users = [510]\nadmins = [1]\nidle_session_secs = 100000000\n",
+        d = dir.path().display()
+    );
+    let config = Arc::new(
+        tollgate::config::load_with_env(None, Some(&toml), std::collections::HashMap::new())
+            .unwrap(),
+    );
+    let store: Arc<dyn Store> = Arc::new(tollgate::store::MemoryStore::new());
+    let bridges: Vec<Arc<dyn Bridge>> = vec![Arc::new(TestBridge {
+        recorder: Arc::new(Recorder::default()),
+    })];
+    let gateway = tollgate::serve::gateway::Gateway::new(&config, bridges).unwrap();
+    let shared = Arc::new(
+        tollgate::serve::shared::Shared::new(config.clone(), gateway, store.clone()).unwrap(),
+    );
+    let service = tollgate::serve::sessions::Service::new(shared);
+    let key = "discord:510";
+    let worker = service
+        .session(key, &ChatRef::private(Platform::Discord, 510))
+        .unwrap();
+    let runs = &worker.assembled.runner.runs;
+    runs.save_transcript(key, &[ChatMessage::new(Role::User, "hi")])
+        .unwrap();
+    assert_eq!(runs.transcript(key).unwrap().len(), 1);
+    let later = tollgate::clock::now_secs() + 40 * 86_400;
+    let report = tollgate::retention::prune_beside_workers(&store, &config, later, &|s| {
+        service.remember_if_live(s)
+    })
+    .unwrap();
+    assert!(report.sessions.iter().any(|s| s.session == key), "{report}");
+    assert!(
+        runs.transcript(key).unwrap().is_empty(),
+        "the live worker's next turn starts a new conversation"
+    );
+}

@@ -830,6 +830,31 @@ fn a_runners_store_keeps_its_transcript_up_to_a_size_and_not_past_a_failed_write
     );
 }
 
+/// A write through a runner's store that lands while the same store reads the transcript (a
+/// tool summarizing it while another reads it) is what the store keeps, not the older value
+/// the read returned.
+#[test]
+fn a_write_during_a_read_is_kept_over_what_the_read_returned() {
+    use tollgate::agent::llm::{ChatMessage, Role};
+    let store = Arc::new(Observed::default());
+    let runs = RunStore::keeping_transcript(store.clone());
+    let said = |text: &str| vec![ChatMessage::new(Role::User, text)];
+    let session = "telegram:1";
+    RunStore::new(store.clone())
+        .save_transcript(session, &said("older"))
+        .unwrap();
+    let beside = runs.clone();
+    store.while_reading_from("transcripts", move || {
+        beside.save_transcript(session, &said("newer")).unwrap();
+    });
+    assert_eq!(runs.transcript(session).unwrap(), said("older"), "as read");
+    assert_eq!(
+        runs.transcript(session).unwrap(),
+        said("newer"),
+        "as written"
+    );
+}
+
 /// A session worker's store remembers the date it gave its session: the turns after, within
 /// the hour, date it without reading it again. And a run whose first reply was its answer is
 /// closed without looking for call steps it never had; a run that made calls still is.

@@ -1,6 +1,8 @@
-//! The transcript a session runner's store keeps: while a session's worker lives, its store is
-//! the only writer of the session's transcript, so a turn decodes what the store last wrote
-//! instead of reading it back (a store read stepped aside from the async worker, every turn).
+//! The transcript a session runner's store keeps: while a session's worker lives, its runners
+//! write the session's transcript through one store, so a turn decodes what that store last
+//! read or wrote instead of reading it back (a store read stepped aside from the async worker,
+//! every turn). The one other writer, retention, tells the worker to forget it
+//! (`serve::sessions::Service::remember_if_live`).
 
 use super::{ChatMessage, RunStore, decode};
 use std::sync::{Mutex, MutexGuard};
@@ -11,61 +13,102 @@ pub const KEPT_TRANSCRIPT_MAX: usize = 64 * 1024;
 
 /// What the store holds for `session`'s transcript, as last read or written through this
 /// store (`None`: no transcript).
-pub(super) struct Kept {
+struct Kept {
     session: String,
-    bytes: Option<Vec<u8>>,
+    bytes: Option<Box<[u8]>>,
 }
 
 /// The slot of a store that keeps its session's transcript.
-pub(super) type KeptSlot = std::sync::Arc<Mutex<Option<Kept>>>;
+#[derive(Default)]
+pub(super) struct KeptSlot {
+    kept: Option<Kept>,
+    /// Counts every change to `kept`: a read from the store is kept only if nothing was kept or
+    /// forgotten while it read (a write meanwhile is newer than what it read).
+    changes: u64,
+}
+
+/// A [`KeptSlot`] shared by a store's clones.
+pub(super) type SharedSlot = std::sync::Arc<Mutex<KeptSlot>>;
+
+/// A session's transcript as kept, or that it must be read from the store.
+pub(super) enum Lookup {
+    Kept(Result<Vec<ChatMessage>, crate::store::StoreError>),
+    /// Read it, then pass `changes` to [`RunStore::keep_read_transcript`].
+    Read {
+        changes: u64,
+    },
+}
 
 impl RunStore {
-    /// A store for one session's runner (and the tools that rewrite that session's
-    /// transcript, which share its slot): it keeps the transcript it last read or wrote.
-    /// Anything else that writes the transcript while the runner lives must go through it.
+    /// A store for one session's runners (and the tools that rewrite that session's
+    /// transcript): it keeps the transcript it last read or wrote, which its clones share.
+    /// While it lives, whatever else writes the session's transcript must go through it or
+    /// call [`RunStore::forget_kept_transcript`] after.
     #[must_use]
     pub fn keeping_transcript(store: std::sync::Arc<dyn crate::store::Store>) -> Self {
         RunStore {
-            kept: Some(KeptSlot::default()),
+            kept: Some(SharedSlot::default()),
             ..RunStore::new(store)
         }
     }
 
     /// The slot, if this store keeps a transcript (a poisoned lock still holds a whole value).
-    fn kept_slot(&self) -> Option<MutexGuard<'_, Option<Kept>>> {
+    fn kept_slot(&self) -> Option<MutexGuard<'_, KeptSlot>> {
         self.kept
             .as_ref()
             .map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// `session`'s transcript as this store last read or wrote it, if it kept it.
-    pub(super) fn kept_transcript(
-        &self,
-        session: &str,
-    ) -> Option<Result<Vec<ChatMessage>, crate::store::StoreError>> {
-        let slot = self.kept_slot()?;
-        let kept = slot.as_ref().filter(|k| k.session == session)?;
-        Some(kept.bytes.as_deref().map_or(Ok(Vec::new()), decode))
-    }
-
-    /// Keeps `bytes` as what the store now holds for `session`'s transcript (a transcript
-    /// over [`KEPT_TRANSCRIPT_MAX`] is not kept: the next turn reads it).
-    pub(super) fn keep_transcript(&self, session: &str, bytes: Option<Vec<u8>>) {
-        if let Some(mut slot) = self.kept_slot() {
-            *slot = match bytes {
-                Some(bytes) if bytes.len() > KEPT_TRANSCRIPT_MAX => None,
-                bytes => Some(Kept {
-                    session: session.to_string(),
-                    bytes,
-                }),
-            };
+    /// `session`'s transcript as this store last read or wrote it, or that it must be read.
+    pub(super) fn kept_transcript(&self, session: &str) -> Lookup {
+        let Some(slot) = self.kept_slot() else {
+            return Lookup::Read { changes: 0 };
+        };
+        match slot.kept.as_ref().filter(|k| k.session == session) {
+            Some(kept) => Lookup::Kept(kept.bytes.as_deref().map_or(Ok(Vec::new()), decode)),
+            None => Lookup::Read {
+                changes: slot.changes,
+            },
         }
     }
 
-    /// Forgets the kept transcript (a write failed: what the store holds is not known here).
-    pub(super) fn forget_kept_transcript(&self) {
-        if let Some(mut slot) = self.kept_slot() {
-            *slot = None;
+    /// Keeps `bytes`, read from the store, as `session`'s transcript if nothing changed the
+    /// slot since `changes` was taken.
+    pub(super) fn keep_read_transcript(&self, session: &str, bytes: Option<&[u8]>, changes: u64) {
+        if let Some(mut slot) = self.kept_slot()
+            && slot.changes == changes
+        {
+            slot.keep(session, bytes);
         }
+    }
+
+    /// Keeps `bytes` as what the store now holds for `session`'s transcript (written here).
+    pub(super) fn keep_written_transcript(&self, session: &str, bytes: &[u8]) {
+        if let Some(mut slot) = self.kept_slot() {
+            slot.keep(session, Some(bytes));
+        }
+    }
+
+    /// Forgets the kept transcript: the next read goes to the store (after a failed write, or
+    /// a write made elsewhere, such as retention's).
+    pub fn forget_kept_transcript(&self) {
+        if let Some(mut slot) = self.kept_slot() {
+            slot.kept = None;
+            slot.changes += 1;
+        }
+    }
+}
+
+impl KeptSlot {
+    /// A transcript over [`KEPT_TRANSCRIPT_MAX`] is not kept: the next turn reads it.
+    fn keep(&mut self, session: &str, bytes: Option<&[u8]>) {
+        self.kept = match bytes {
+            Some(bytes) if bytes.len() > KEPT_TRANSCRIPT_MAX => None,
+            bytes => Some(Kept {
+                session: session.to_string(),
+                bytes: bytes.map(Box::from),
+            }),
+        };
+        self.changes += 1;
     }
 }
