@@ -1,5 +1,6 @@
-//! A retention pass beside `serve`'s live workers: a worker that starts while the pass prunes
-//! its session keeps the chat it remembered.
+//! `serve`'s live workers and the store: a worker that starts while a retention pass prunes its
+//! session keeps the chat it remembered; a live worker whose session is pruned forgets the
+//! transcript it kept; a worker's start reads the transcript its first turn needs.
 
 use crate::suite::observed::Observed;
 use std::sync::Arc;
@@ -99,36 +100,55 @@ fn a_worker_started_while_retention_prunes_its_session_keeps_its_chat_and_worksp
     assert_eq!(report.workspaces, 1, "{report}");
 }
 
+/// `serve`'s service over `store`, with the in-test bridge (it says it is Discord) whose
+/// workers are never let go while a test runs.
+fn service_over(
+    dir: &std::path::Path,
+    store: Arc<dyn Store>,
+) -> (
+    tollgate::serve::sessions::Service,
+    Arc<tollgate::config::Config>,
+) {
+    use crate::suite::fakes::bridge::{Recorder, TestBridge};
+    use tollgate_surface::Bridge;
+    let toml = format!(
+        "[store]\npath = \"{d}/store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"{d}/ws\"\n[discord]\nallowed_users = [510]\nadmins = [1]\nidle_session_secs = 100000000\n",
+        d = dir.display()
+    );
+    let config = Arc::new(
+        tollgate::config::load_with_env(None, Some(&toml), std::collections::HashMap::new())
+            .unwrap(),
+    );
+    let bridges: Vec<Arc<dyn Bridge>> = vec![Arc::new(TestBridge {
+        recorder: Arc::new(Recorder::default()),
+    })];
+    let gateway = tollgate::serve::gateway::Gateway::new(&config, bridges).unwrap();
+    let shared =
+        Arc::new(tollgate::serve::shared::Shared::new(config.clone(), gateway, store).unwrap());
+    (tollgate::serve::sessions::Service::new(shared), config)
+}
+
+/// The session worker of chat 510 on the in-test bridge.
+fn worker_of(
+    service: &tollgate::serve::sessions::Service,
+) -> Arc<tollgate::serve::worker::SessionWorker> {
+    use tollgate_surface::{ChatRef, Platform};
+    service
+        .session("discord:510", &ChatRef::private(Platform::Discord, 510))
+        .unwrap()
+}
+
 /// A worker kept alive past `retain_days` (a long `idle_session_secs`) keeps its session's
 /// transcript in memory. The pass that prunes the session has the worker forget it, so its
 /// next turn starts a new conversation, as retention promises; without that, the turn wrote
 /// the old transcript back.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_live_worker_whose_session_is_pruned_forgets_the_transcript_it_kept() {
-    use crate::suite::fakes::bridge::{Recorder, TestBridge};
-    use tollgate_surface::{Bridge, ChatRef, Platform};
     let dir = tempfile::tempdir().unwrap();
-    let toml = format!(
-        "[store]\npath = \"{d}/store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"{d}/ws\"\n[discord]\nallowed_users = [510]\nadmins = [1]\nidle_session_secs = 100000000\n",
-        d = dir.path().display()
-    );
-    let config = Arc::new(
-        tollgate::config::load_with_env(None, Some(&toml), std::collections::HashMap::new())
-            .unwrap(),
-    );
     let store: Arc<dyn Store> = Arc::new(tollgate::store::MemoryStore::new());
-    let bridges: Vec<Arc<dyn Bridge>> = vec![Arc::new(TestBridge {
-        recorder: Arc::new(Recorder::default()),
-    })];
-    let gateway = tollgate::serve::gateway::Gateway::new(&config, bridges).unwrap();
-    let shared = Arc::new(
-        tollgate::serve::shared::Shared::new(config.clone(), gateway, store.clone()).unwrap(),
-    );
-    let service = tollgate::serve::sessions::Service::new(shared);
+    let (service, config) = service_over(dir.path(), store.clone());
     let key = "discord:510";
-    let worker = service
-        .session(key, &ChatRef::private(Platform::Discord, 510))
-        .unwrap();
+    let worker = worker_of(&service);
     let runs = &worker.assembled.runner.runs;
     runs.save_transcript(key, &[ChatMessage::new(Role::User, "hi")])
         .unwrap();
@@ -143,4 +163,22 @@ async fn a_live_worker_whose_session_is_pruned_forgets_the_transcript_it_kept() 
         runs.transcript(key).unwrap().is_empty(),
         "the live worker's next turn starts a new conversation"
     );
+}
+
+/// A worker's start reads its session's transcript (stepped aside with its other reads), so
+/// its first turn reads none on the async worker.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_workers_start_reads_its_transcript_so_its_first_turn_reads_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Observed::default());
+    let said = vec![ChatMessage::new(Role::User, "hi")];
+    RunStore::new(store.clone())
+        .save_transcript("discord:510", &said)
+        .unwrap();
+    let (service, _) = service_over(dir.path(), store.clone());
+    let worker = worker_of(&service);
+    assert_eq!(store.take_lookups("transcripts"), 1, "read at the start");
+    let runs = &worker.assembled.runner.runs;
+    assert_eq!(runs.transcript("discord:510").unwrap(), said);
+    assert_eq!(store.take_lookups("transcripts"), 0, "kept since");
 }

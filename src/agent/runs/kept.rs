@@ -89,6 +89,22 @@ impl RunStore {
         }
     }
 
+    /// Reads `session`'s transcript into the slot, not decoded (at a worker's start, off the
+    /// async worker: its first turn then reads none there). A store that keeps no transcript,
+    /// or keeps this one already, reads nothing.
+    pub fn read_transcript_ahead(&self, session: &str) -> Result<(), crate::store::StoreError> {
+        let changes = match self.kept_slot() {
+            None => return Ok(()),
+            Some(slot) if slot.kept.as_ref().is_some_and(|k| k.session == session) => {
+                return Ok(());
+            }
+            Some(slot) => slot.changes,
+        };
+        let bytes = self.store.get(super::TRANSCRIPT_TREE, session.as_bytes())?;
+        self.keep_read_transcript(session, bytes.as_deref(), changes);
+        Ok(())
+    }
+
     /// Forgets the kept transcript: the next read goes to the store (after a failed write, or
     /// a write made elsewhere, such as retention's).
     pub fn forget_kept_transcript(&self) {
