@@ -135,21 +135,23 @@ pub fn prune_beside_workers(
     report.sessions = runs.prune_idle_sessions(
         before.saturating_sub(crate::agent::runs::REDATE_AFTER),
         |idle| {
+            // Where `serve` last saw its chat; then written again if a worker is live. A
+            // worker that started after the claim may have written it before this delete; one
+            // not seen by `remember_if_live` writes it after (serve puts a worker in its map
+            // before the worker remembers its chat). First, right after the transcript's
+            // delete: a live worker forgets the transcript it kept even if a delete below
+            // fails.
+            store.delete(
+                crate::serve::sessions::SESSION_CHATS_TREE,
+                idle.session.as_bytes(),
+            )?;
+            let live = remember_if_live(&idle.session)?;
             store.delete(
                 crate::executor::session::DIALS_TREE,
                 idle.session.as_bytes(),
             )?;
             crate::tools::builtin::forget_session(store.as_ref(), &idle.session)?;
             allowlists.forget_session_tools(&idle.session)?;
-            // Where `serve` last saw its chat; then written again if a worker is live. A
-            // worker that started after the claim may have written it before this delete; one
-            // not seen by `remember_if_live` writes it after (serve puts a worker in its map
-            // before the worker remembers its chat).
-            store.delete(
-                crate::serve::sessions::SESSION_CHATS_TREE,
-                idle.session.as_bytes(),
-            )?;
-            let live = remember_if_live(&idle.session)?;
             // Before the session's entry goes: a kill after this comes back to finish the
             // pass rather than leave a workspace retention promised to delete. A live worker's
             // workspace is kept: its calls work there (the session is active again).

@@ -156,7 +156,8 @@ impl AgentRunner {
         }
         // Active from its first message, dated before its transcript is read: retention
         // claims a session by its date, so it cannot take this one between the two (and a
-        // session's worker that keeps the transcript forgets it when retention takes it).
+        // session's worker that keeps the transcript forgets it right after retention deletes
+        // it).
         self.runs
             .note_activity(&session.key, &self.agent, crate::clock::now_secs())?;
         let mut transcript = self.runs.transcript(&session.key)?;

@@ -476,7 +476,7 @@ impl RunStore {
             .map(decode)
             .transpose()?
             .unwrap_or_default();
-        self.keep_read_transcript(session, bytes.as_deref(), changes);
+        self.keep_transcript_if_unchanged(session, bytes.as_deref(), changes, false);
         Ok(transcript)
     }
 
@@ -490,9 +490,10 @@ impl RunStore {
         transcript: &[ChatMessage],
     ) -> Result<(), StoreError> {
         let bytes = encode(&transcript)?;
+        let changes = self.kept_changes();
         match self.store.put(TRANSCRIPT_TREE, session.as_bytes(), &bytes) {
             Ok(()) => {
-                self.keep_written_transcript(session, &bytes);
+                self.keep_transcript_if_unchanged(session, Some(&bytes), changes, false);
                 Ok(())
             }
             Err(e) => {

@@ -141,12 +141,13 @@ impl Service {
         }
     }
 
-    /// If session `key` has a live worker, forgets the transcript it kept, dates the session
-    /// and remembers its chat (where a run it starts would resume): retention calls this for
-    /// each session it pruned, right after taking the session's transcript, date and chat. Dated through the store, not the
-    /// worker's dating slot, which may still hold the date the pass took (the worker's later
-    /// turns keep the new date within the hour, as they would the old one). Says whether it
-    /// had a live worker: retention keeps that session's workspace.
+    /// If session `key` has a live worker, forgets the transcript it kept, dates the session and
+    /// remembers its chat (where a run it starts would resume): retention calls this for each
+    /// session it prunes, right after deleting the session's transcript and chat (a turn reading
+    /// its kept transcript between the two deletes and this still writes it back). Dated through
+    /// the store, not the worker's dating slot, which may still hold the date the pass took (the
+    /// worker's later turns keep the new date within the hour, as they would the old one). Says
+    /// whether it had a live worker: retention keeps that session's workspace.
     pub fn remember_if_live(&self, key: &str) -> Result<bool, crate::store::StoreError> {
         let Some(worker) = lock(&self.workers).get(key).cloned() else {
             return Ok(false);

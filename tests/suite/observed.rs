@@ -26,6 +26,8 @@ pub struct Observed {
     /// Run once, inside the next read of its tree, after the value is read: a write landing
     /// while a read is under way.
     on_get: Mutex<Option<(String, Beside)>>,
+    /// Run once, right after the next write to its tree.
+    on_write: Mutex<Option<(String, Beside)>>,
 }
 
 /// What [`Observed::after_removing_from`] and [`Observed::while_reading_from`] run.
@@ -101,9 +103,24 @@ impl Observed {
         *self.on_get.lock().unwrap() = Some((tree.to_string(), Box::new(then)));
     }
 
+    /// Runs `then` once, right after the next write to `tree` (before the writer goes on).
+    pub fn after_writing_to(&self, tree: &str, then: impl FnOnce() + Send + 'static) {
+        *self.on_write.lock().unwrap() = Some((tree.to_string(), Box::new(then)));
+    }
+
     /// Writes to `tree` fail from now on, as a store's do while its disk refuses them.
     pub fn refuse_writes_to(&self, tree: &str) {
         *self.refusing.lock().unwrap() = Some(tree.to_string());
+    }
+
+    fn refuse_if_asked(&self, tree: &str) -> R<()> {
+        if self.refusing.lock().unwrap().as_deref() == Some(tree) {
+            return Err(StoreError {
+                context: format!("writing tree `{tree}`"),
+                message: "refused by the test".into(),
+            });
+        }
+        Ok(())
     }
 
     fn record(&self, tree: &str, key: &[u8], value: Option<&[u8]>) {
@@ -131,16 +148,20 @@ impl Store for Observed {
         Ok(got)
     }
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> R<Option<Vec<u8>>> {
-        if self.refusing.lock().unwrap().as_deref() == Some(tree) {
-            return Err(StoreError {
-                context: format!("writing tree `{tree}`"),
-                message: "refused by the test".into(),
-            });
-        }
+        self.refuse_if_asked(tree)?;
         self.record(tree, key, Some(value));
-        self.inner.insert(tree, key, value)
+        let inserted = self.inner.insert(tree, key, value);
+        let mut on_write = self.on_write.lock().unwrap();
+        if on_write.as_ref().is_some_and(|(t, _)| t == tree)
+            && let Some((_, then)) = on_write.take()
+        {
+            drop(on_write);
+            then();
+        }
+        inserted
     }
     fn remove(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
+        self.refuse_if_asked(tree)?;
         self.record(tree, key, None);
         let removed = self.inner.remove(tree, key);
         let mut on_remove = self.on_remove.lock().unwrap();

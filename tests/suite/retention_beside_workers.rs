@@ -1,6 +1,7 @@
 //! `serve`'s live workers and the store: a worker that starts while a retention pass prunes its
 //! session keeps the chat it remembered; a live worker whose session is pruned forgets the
-//! transcript it kept; a worker's start reads the transcript its first turn needs.
+//! transcript it kept, even if the pass then fails; a worker's start reads the transcript its
+//! first turn needs.
 
 use crate::suite::observed::Observed;
 use std::sync::Arc;
@@ -181,4 +182,28 @@ async fn a_workers_start_reads_its_transcript_so_its_first_turn_reads_none() {
     let runs = &worker.assembled.runner.runs;
     assert_eq!(runs.transcript("discord:510").unwrap(), said);
     assert_eq!(store.take_lookups("transcripts"), 0, "kept since");
+}
+
+/// A pass that fails after deleting a live worker's transcript (a later delete refused) has
+/// still had the worker forget the copy it kept: the next turn does not write it back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pass_failing_after_the_transcript_still_has_the_live_worker_forget_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Observed::default());
+    let (service, config) = service_over(dir.path(), store.clone());
+    let worker = worker_of(&service);
+    let runs = &worker.assembled.runner.runs;
+    runs.save_transcript("discord:510", &[ChatMessage::new(Role::User, "hi")])
+        .unwrap();
+    store.refuse_writes_to(tollgate::executor::session::DIALS_TREE);
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let later = tollgate::clock::now_secs() + 40 * 86_400;
+    let failed = tollgate::retention::prune_beside_workers(&dyn_store, &config, later, &|s| {
+        service.remember_if_live(s)
+    });
+    assert!(failed.is_err(), "the refused delete fails the pass");
+    assert!(
+        runs.transcript("discord:510").unwrap().is_empty(),
+        "the worker forgot the transcript the pass deleted"
+    );
 }

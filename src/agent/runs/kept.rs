@@ -22,8 +22,8 @@ struct Kept {
 #[derive(Default)]
 pub(super) struct KeptSlot {
     kept: Option<Kept>,
-    /// Counts every change to `kept`: a read from the store is kept only if nothing was kept or
-    /// forgotten while it read (a write meanwhile is newer than what it read).
+    /// Counts every change to `kept`: what a read or write of the store found or wrote is kept
+    /// only if nothing was kept or forgotten while it ran.
     changes: u64,
 }
 
@@ -33,7 +33,7 @@ pub(super) type SharedSlot = std::sync::Arc<Mutex<KeptSlot>>;
 /// A session's transcript as kept, or that it must be read from the store.
 pub(super) enum Lookup {
     Kept(Result<Vec<ChatMessage>, crate::store::StoreError>),
-    /// Read it, then pass `changes` to [`RunStore::keep_read_transcript`].
+    /// Read it, then pass `changes` to [`RunStore::keep_transcript_if_unchanged`].
     Read {
         changes: u64,
     },
@@ -59,39 +59,68 @@ impl RunStore {
             .map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// `session`'s transcript as this store last read or wrote it, or that it must be read.
+    /// `session`'s transcript as this store last read or wrote it, or that it must be read. A
+    /// transcript over [`KEPT_TRANSCRIPT_MAX`] (read ahead at a worker's start) is kept for
+    /// this one read only.
     pub(super) fn kept_transcript(&self, session: &str) -> Lookup {
-        let Some(slot) = self.kept_slot() else {
+        let Some(mut slot) = self.kept_slot() else {
             return Lookup::Read { changes: 0 };
         };
-        match slot.kept.as_ref().filter(|k| k.session == session) {
-            Some(kept) => Lookup::Kept(kept.bytes.as_deref().map_or(Ok(Vec::new()), decode)),
-            None => Lookup::Read {
+        let Some(kept) = slot.kept.as_ref().filter(|k| k.session == session) else {
+            return Lookup::Read {
                 changes: slot.changes,
-            },
-        }
-    }
-
-    /// Keeps `bytes`, read from the store, as `session`'s transcript if nothing changed the
-    /// slot since `changes` was taken.
-    pub(super) fn keep_read_transcript(&self, session: &str, bytes: Option<&[u8]>, changes: u64) {
-        if let Some(mut slot) = self.kept_slot()
-            && slot.changes == changes
+            };
+        };
+        let transcript = kept.bytes.as_deref().map_or(Ok(Vec::new()), decode);
+        if kept
+            .bytes
+            .as_ref()
+            .is_some_and(|b| b.len() > KEPT_TRANSCRIPT_MAX)
         {
-            slot.keep(session, bytes);
+            slot.forget();
         }
+        Lookup::Kept(transcript)
     }
 
-    /// Keeps `bytes` as what the store now holds for `session`'s transcript (written here).
-    pub(super) fn keep_written_transcript(&self, session: &str, bytes: &[u8]) {
-        if let Some(mut slot) = self.kept_slot() {
-            slot.keep(session, Some(bytes));
+    /// The count of changes to the slot, taken before a read or write of the store whose
+    /// outcome is then kept with [`RunStore::keep_transcript_if_unchanged`].
+    pub(super) fn kept_changes(&self) -> u64 {
+        self.kept_slot().map_or(0, |slot| slot.changes)
+    }
+
+    /// Keeps `bytes` as what the store holds for `session`'s transcript (just read or
+    /// written) if nothing changed the slot since `changes` was taken; otherwise forgets it, as
+    /// what the store holds now depends on which of the two came last. A transcript over
+    /// [`KEPT_TRANSCRIPT_MAX`] is not kept, unless `for_one_read`.
+    pub(super) fn keep_transcript_if_unchanged(
+        &self,
+        session: &str,
+        bytes: Option<&[u8]>,
+        changes: u64,
+        for_one_read: bool,
+    ) {
+        let Some(mut slot) = self.kept_slot() else {
+            return;
+        };
+        if slot.changes != changes {
+            slot.forget();
+            return;
         }
+        slot.kept = match bytes {
+            Some(bytes) if bytes.len() > KEPT_TRANSCRIPT_MAX && !for_one_read => None,
+            bytes => Some(Kept {
+                session: session.to_string(),
+                bytes: bytes.map(Box::from),
+            }),
+        };
+        slot.changes += 1;
     }
 
     /// Reads `session`'s transcript into the slot, not decoded (at a worker's start, off the
-    /// async worker: its first turn then reads none there). A store that keeps no transcript,
-    /// or keeps this one already, reads nothing.
+    /// async worker: its first turn then reads none there; a long one is kept for that read
+    /// only). A store that keeps no transcript, or keeps this one already, reads nothing.
+    /// Bytes that do not decode are kept as read: each turn reports them, as it would reading
+    /// them from the store.
     pub fn read_transcript_ahead(&self, session: &str) -> Result<(), crate::store::StoreError> {
         let changes = match self.kept_slot() {
             None => return Ok(()),
@@ -101,7 +130,7 @@ impl RunStore {
             Some(slot) => slot.changes,
         };
         let bytes = self.store.get(super::TRANSCRIPT_TREE, session.as_bytes())?;
-        self.keep_read_transcript(session, bytes.as_deref(), changes);
+        self.keep_transcript_if_unchanged(session, bytes.as_deref(), changes, true);
         Ok(())
     }
 
@@ -109,22 +138,14 @@ impl RunStore {
     /// a write made elsewhere, such as retention's).
     pub fn forget_kept_transcript(&self) {
         if let Some(mut slot) = self.kept_slot() {
-            slot.kept = None;
-            slot.changes += 1;
+            slot.forget();
         }
     }
 }
 
 impl KeptSlot {
-    /// A transcript over [`KEPT_TRANSCRIPT_MAX`] is not kept: the next turn reads it.
-    fn keep(&mut self, session: &str, bytes: Option<&[u8]>) {
-        self.kept = match bytes {
-            Some(bytes) if bytes.len() > KEPT_TRANSCRIPT_MAX => None,
-            bytes => Some(Kept {
-                session: session.to_string(),
-                bytes: bytes.map(Box::from),
-            }),
-        };
+    fn forget(&mut self) {
+        self.kept = None;
         self.changes += 1;
     }
 }
