@@ -134,43 +134,37 @@ impl Observed {
 
 type R<T> = Result<T, StoreError>;
 
+/// Runs the hook in `slot`, once, if it is for `tree` (the lock let go first: the hook may use
+/// the store).
+fn run_once(slot: &Mutex<Option<(String, Beside)>>, tree: &str) {
+    let mut hook = slot.lock().unwrap();
+    if hook.as_ref().is_some_and(|(t, _)| t == tree)
+        && let Some((_, then)) = hook.take()
+    {
+        drop(hook);
+        then();
+    }
+}
+
 impl Store for Observed {
     fn get(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
         let got = self.inner.get(tree, key)?;
         self.count(tree, usize::from(got.is_some()));
-        let mut on_get = self.on_get.lock().unwrap();
-        if on_get.as_ref().is_some_and(|(t, _)| t == tree)
-            && let Some((_, then)) = on_get.take()
-        {
-            drop(on_get);
-            then();
-        }
+        run_once(&self.on_get, tree);
         Ok(got)
     }
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> R<Option<Vec<u8>>> {
         self.refuse_if_asked(tree)?;
         self.record(tree, key, Some(value));
         let inserted = self.inner.insert(tree, key, value);
-        let mut on_write = self.on_write.lock().unwrap();
-        if on_write.as_ref().is_some_and(|(t, _)| t == tree)
-            && let Some((_, then)) = on_write.take()
-        {
-            drop(on_write);
-            then();
-        }
+        run_once(&self.on_write, tree);
         inserted
     }
     fn remove(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
         self.refuse_if_asked(tree)?;
         self.record(tree, key, None);
         let removed = self.inner.remove(tree, key);
-        let mut on_remove = self.on_remove.lock().unwrap();
-        if on_remove.as_ref().is_some_and(|(t, _)| t == tree)
-            && let Some((_, then)) = on_remove.take()
-        {
-            drop(on_remove);
-            then();
-        }
+        run_once(&self.on_remove, tree);
         removed
     }
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
