@@ -476,7 +476,7 @@ impl RunStore {
             .map(decode)
             .transpose()?
             .unwrap_or_default();
-        self.keep_transcript_if_unchanged(session, bytes.as_deref(), changes, false);
+        self.keep_transcript_if_unchanged(session, bytes.as_deref(), changes);
         Ok(transcript)
     }
 
@@ -493,7 +493,7 @@ impl RunStore {
         let changes = self.kept_changes();
         match self.store.put(TRANSCRIPT_TREE, session.as_bytes(), &bytes) {
             Ok(()) => {
-                self.keep_transcript_if_unchanged(session, Some(&bytes), changes, false);
+                self.keep_transcript_if_unchanged(session, Some(&bytes), changes);
                 Ok(())
             }
             Err(e) => {

@@ -111,11 +111,6 @@ impl Service {
             self.shared
                 .log(&format!("session {key}: its chat is not remembered: {e}"));
         }
-        // Read here, stepped aside with the start's other reads, so the first turn reads no
-        // transcript on the async worker; after the worker is in the map, so a retention pass
-        // deleting the transcript meanwhile has the worker forget what was read. A failed
-        // read is the turn's to report: it reads again.
-        let _ = worker.assembled.runner.runs.read_transcript_ahead(key);
         Ok(worker)
     }
 

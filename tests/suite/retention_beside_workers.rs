@@ -1,7 +1,6 @@
 //! `serve`'s live workers and the store: a worker that starts while a retention pass prunes its
 //! session keeps the chat it remembered; a live worker whose session is pruned forgets the
-//! transcript it kept, even if the pass then fails; a worker's start reads the transcript its
-//! first turn needs.
+//! transcript it kept, even if the pass then fails.
 
 use crate::suite::observed::Observed;
 use std::sync::Arc;
@@ -164,24 +163,6 @@ async fn a_live_worker_whose_session_is_pruned_forgets_the_transcript_it_kept() 
         runs.transcript(key).unwrap().is_empty(),
         "the live worker's next turn starts a new conversation"
     );
-}
-
-/// A worker's start reads its session's transcript (stepped aside with its other reads), so
-/// its first turn reads none on the async worker.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_workers_start_reads_its_transcript_so_its_first_turn_reads_none() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Observed::default());
-    let said = vec![ChatMessage::new(Role::User, "hi")];
-    RunStore::new(store.clone())
-        .save_transcript("discord:510", &said)
-        .unwrap();
-    let (service, _) = service_over(dir.path(), store.clone());
-    let worker = worker_of(&service);
-    assert_eq!(store.take_lookups("transcripts"), 1, "read at the start");
-    let runs = &worker.assembled.runner.runs;
-    assert_eq!(runs.transcript("discord:510").unwrap(), said);
-    assert_eq!(store.take_lookups("transcripts"), 0, "kept since");
 }
 
 /// A pass that fails after deleting a live worker's transcript (a later delete refused) has

@@ -878,34 +878,6 @@ fn a_write_crossing_a_forget_is_not_kept() {
     assert_eq!(store.take_lookups("transcripts"), 1);
 }
 
-/// A transcript over the size kept, read ahead at a worker's start, serves the first turn's
-/// read without a second read of the store, and is then let go.
-#[test]
-fn a_long_transcript_read_ahead_is_kept_for_one_read() {
-    use tollgate::agent::llm::{ChatMessage, Role};
-    use tollgate::agent::runs::KEPT_TRANSCRIPT_MAX;
-    let store = Arc::new(Observed::default());
-    let session = "telegram:1";
-    let long = vec![ChatMessage::new(
-        Role::User,
-        "x".repeat(KEPT_TRANSCRIPT_MAX),
-    )];
-    RunStore::new(store.clone())
-        .save_transcript(session, &long)
-        .unwrap();
-    let runs = RunStore::keeping_transcript(store.clone());
-    runs.read_transcript_ahead(session).unwrap();
-    assert_eq!(store.take_lookups("transcripts"), 1);
-    assert_eq!(runs.transcript(session).unwrap(), long);
-    assert_eq!(
-        store.take_lookups("transcripts"),
-        0,
-        "the read ahead served it"
-    );
-    assert_eq!(runs.transcript(session).unwrap(), long);
-    assert_eq!(store.take_lookups("transcripts"), 1, "then let go");
-}
-
 /// A session worker's store remembers the date it gave its session: the turns after, within
 /// the hour, date it without reading it again. And a run whose first reply was its answer is
 /// closed without looking for call steps it never had; a run that made calls still is.

@@ -59,11 +59,9 @@ impl RunStore {
             .map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// `session`'s transcript as this store last read or wrote it, or that it must be read. A
-    /// transcript over [`KEPT_TRANSCRIPT_MAX`] (read ahead at a worker's start) is kept for
-    /// this one read only.
+    /// `session`'s transcript as this store last read or wrote it, or that it must be read.
     pub(super) fn kept_transcript(&self, session: &str) -> Lookup {
-        let Some(mut slot) = self.kept_slot() else {
+        let Some(slot) = self.kept_slot() else {
             return Lookup::Read { changes: 0 };
         };
         let Some(kept) = slot.kept.as_ref().filter(|k| k.session == session) else {
@@ -71,15 +69,7 @@ impl RunStore {
                 changes: slot.changes,
             };
         };
-        let transcript = kept.bytes.as_deref().map_or(Ok(Vec::new()), decode);
-        if kept
-            .bytes
-            .as_ref()
-            .is_some_and(|b| b.len() > KEPT_TRANSCRIPT_MAX)
-        {
-            slot.forget();
-        }
-        Lookup::Kept(transcript)
+        Lookup::Kept(kept.bytes.as_deref().map_or(Ok(Vec::new()), decode))
     }
 
     /// The count of changes to the slot, taken before a read or write of the store whose
@@ -91,13 +81,12 @@ impl RunStore {
     /// Keeps `bytes` as what the store holds for `session`'s transcript (just read or
     /// written) if nothing changed the slot since `changes` was taken; otherwise forgets it, as
     /// what the store holds now depends on which of the two came last. A transcript over
-    /// [`KEPT_TRANSCRIPT_MAX`] is not kept, unless `for_one_read`.
+    /// [`KEPT_TRANSCRIPT_MAX`] is not kept.
     pub(super) fn keep_transcript_if_unchanged(
         &self,
         session: &str,
         bytes: Option<&[u8]>,
         changes: u64,
-        for_one_read: bool,
     ) {
         let Some(mut slot) = self.kept_slot() else {
             return;
@@ -107,31 +96,13 @@ impl RunStore {
             return;
         }
         slot.kept = match bytes {
-            Some(bytes) if bytes.len() > KEPT_TRANSCRIPT_MAX && !for_one_read => None,
+            Some(bytes) if bytes.len() > KEPT_TRANSCRIPT_MAX => None,
             bytes => Some(Kept {
                 session: session.to_string(),
                 bytes: bytes.map(Box::from),
             }),
         };
         slot.changes += 1;
-    }
-
-    /// Reads `session`'s transcript into the slot, not decoded (at a worker's start, off the
-    /// async worker: its first turn then reads none there; a long one is kept for that read
-    /// only). A store that keeps no transcript, or keeps this one already, reads nothing.
-    /// Bytes that do not decode are kept as read: each turn reports them, as it would reading
-    /// them from the store.
-    pub fn read_transcript_ahead(&self, session: &str) -> Result<(), crate::store::StoreError> {
-        let changes = match self.kept_slot() {
-            None => return Ok(()),
-            Some(slot) if slot.kept.as_ref().is_some_and(|k| k.session == session) => {
-                return Ok(());
-            }
-            Some(slot) => slot.changes,
-        };
-        let bytes = self.store.get(super::TRANSCRIPT_TREE, session.as_bytes())?;
-        self.keep_transcript_if_unchanged(session, bytes.as_deref(), changes, true);
-        Ok(())
     }
 
     /// Forgets the kept transcript: the next read goes to the store (after a failed write, or
