@@ -298,13 +298,7 @@ async fn two_bridges_one_store_each_card_recovered_and_settled_through_its_own_b
             })
         })
         .await;
-    recorder
-        .wait_for("the in-test chat's answer", |sent| {
-            sent.iter()
-                .any(|s| matches!(s, Sent::Answer { chat, text } if chat.id == DISCORD_USER && text == "Written."))
-                .then_some(())
-        })
-        .await;
+    answered(&recorder, "Written.").await;
     telegram
         .wait_for(WAIT, "the Telegram chat's answer", |t| {
             t.texts_to(TELEGRAM_USER)
@@ -350,6 +344,17 @@ async fn two_bridges_one_store_each_card_recovered_and_settled_through_its_own_b
     }
 }
 
+/// Waits for the in-test bridge's chat to be answered `answer`.
+async fn answered(recorder: &Recorder, answer: &str) {
+    recorder
+        .wait_for(&format!("the answer {answer:?}"), |sent| {
+            sent.iter()
+                .any(|s| matches!(s, Sent::Answer { chat, text } if chat.id == DISCORD_USER && text == answer))
+                .then_some(())
+        })
+        .await;
+}
+
 /// The contents of the first file named `name` under `root`.
 fn find_file(root: &Path, name: &str) -> std::io::Result<String> {
     for entry in std::fs::read_dir(root)? {
@@ -388,13 +393,7 @@ async fn a_new_chats_first_message_reads_its_sessions_date_once() {
         .await;
     store.take_lookups("session_activity");
     recorder.say(DISCORD_USER, "hello");
-    recorder
-        .wait_for("the first answer", |sent| {
-            sent.iter()
-                .any(|s| matches!(s, Sent::Answer { chat, text } if chat.id == DISCORD_USER && text == "first answer"))
-                .then_some(())
-        })
-        .await;
+    answered(&recorder, "first answer").await;
     assert_eq!(
         store.take_lookups("session_activity"),
         1,
@@ -416,22 +415,11 @@ async fn a_repeat_turn_reads_no_transcript_from_the_store() {
     let recorder = Arc::new(Recorder::default());
     let _process = Process::start(config, store.clone(), &telegram.url, recorder.clone());
     polling(&telegram, 1).await;
-    let answered = |answer: &'static str| {
-        move |sent: &[Sent]| {
-            sent.iter()
-                .any(|s| matches!(s, Sent::Answer { chat, text } if chat.id == DISCORD_USER && text == answer))
-                .then_some(())
-        }
-    };
     recorder.say(DISCORD_USER, "hello");
-    recorder
-        .wait_for("the first answer", answered("first answer"))
-        .await;
+    answered(&recorder, "first answer").await;
     store.take_lookups("transcripts");
     recorder.say(DISCORD_USER, "again");
-    recorder
-        .wait_for("the second answer", answered("second answer"))
-        .await;
+    answered(&recorder, "second answer").await;
     assert_eq!(
         store.take_lookups("transcripts"),
         0,
