@@ -370,62 +370,89 @@ fn find_file(root: &Path, name: &str) -> std::io::Result<String> {
     Err(std::io::Error::from(std::io::ErrorKind::NotFound))
 }
 
+/// The runtime over an [`Observed`](super::observed::Observed) store, started and past its
+/// start-up reads (its command menu registered), answering with `replies`.
+struct ObservedServe {
+    // First: the runtime stops before the fakes it talks to go.
+    _process: Process,
+    store: Arc<super::observed::Observed>,
+    recorder: Arc<Recorder>,
+    llm: FakeLlm,
+    _telegram: FakeTelegram,
+    _dir: tempfile::TempDir,
+}
+
+impl ObservedServe {
+    async fn start(replies: Vec<Reply>) -> ObservedServe {
+        let dir = tempfile::tempdir().unwrap();
+        let telegram = FakeTelegram::start().await;
+        let llm = FakeLlm::start(replies).await;
+        let config = config(dir.path(), &telegram.url, &llm.url);
+        let store = Arc::new(super::observed::Observed::default());
+        let recorder = Arc::new(Recorder::default());
+        let process = Process::start(config, store.clone(), &telegram.url, recorder.clone());
+        polling(&telegram, 1).await;
+        recorder
+            .wait_for("the command menu", |sent| {
+                sent.iter()
+                    .any(|s| matches!(s, Sent::Commands(_)))
+                    .then_some(())
+            })
+            .await;
+        ObservedServe {
+            _process: process,
+            store,
+            recorder,
+            llm,
+            _telegram: telegram,
+            _dir: dir,
+        }
+    }
+
+    /// Reads of `tree` made while the in-test chat says `said` and is answered `answer`.
+    async fn lookups_of_a_turn(&self, tree: &str, said: &str, answer: &str) -> usize {
+        self.store.take_lookups(tree);
+        self.recorder.say(DISCORD_USER, said);
+        answered(&self.recorder, answer).await;
+        self.store.take_lookups(tree)
+    }
+}
+
 /// A new chat's first message reads its session's date once: the worker's start dates the
 /// session through the store its runner dates through, so the turn finds the date in that
 /// store's slot. Before, the start dated it through the service's shared store and the turn
 /// read it again (a read stepped aside from the async worker, at every first message).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_chats_first_message_reads_its_sessions_date_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let telegram = FakeTelegram::start().await;
-    let llm = FakeLlm::start(vec![text("first answer")]).await;
-    let config = config(dir.path(), &telegram.url, &llm.url);
-    let store = Arc::new(super::observed::Observed::default());
-    let recorder = Arc::new(Recorder::default());
-    let _process = Process::start(config, store.clone(), &telegram.url, recorder.clone());
-    polling(&telegram, 1).await;
-    recorder
-        .wait_for("the command menu", |sent| {
-            sent.iter()
-                .any(|s| matches!(s, Sent::Commands(_)))
-                .then_some(())
-        })
-        .await;
-    store.take_lookups("session_activity");
-    recorder.say(DISCORD_USER, "hello");
-    answered(&recorder, "first answer").await;
+    let served = ObservedServe::start(vec![text("first answer")]).await;
     assert_eq!(
-        store.take_lookups("session_activity"),
+        served
+            .lookups_of_a_turn("session_activity", "hello", "first answer")
+            .await,
         1,
         "the session's date is read once, at its worker's start"
     );
 }
 
 /// A repeat turn reads no transcript from the store: the session worker's store keeps what it
-/// last wrote of its session's transcript (it is the only writer while the worker lives), and
-/// the turn still sees the whole conversation. Before, every turn read it (a store read
-/// stepped aside from the async worker, and its JSON decoded).
+/// last read or wrote of its session's transcript (everything that writes it while the worker
+/// lives goes through that store, or has it forget), and the turn still sees the whole
+/// conversation. Before, every turn read it (a store read stepped aside from the async worker,
+/// and its JSON decoded).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_repeat_turn_reads_no_transcript_from_the_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let telegram = FakeTelegram::start().await;
-    let llm = FakeLlm::start(vec![text("first answer"), text("second answer")]).await;
-    let config = config(dir.path(), &telegram.url, &llm.url);
-    let store = Arc::new(super::observed::Observed::default());
-    let recorder = Arc::new(Recorder::default());
-    let _process = Process::start(config, store.clone(), &telegram.url, recorder.clone());
-    polling(&telegram, 1).await;
-    recorder.say(DISCORD_USER, "hello");
-    answered(&recorder, "first answer").await;
-    store.take_lookups("transcripts");
-    recorder.say(DISCORD_USER, "again");
-    answered(&recorder, "second answer").await;
+    let served = ObservedServe::start(vec![text("first answer"), text("second answer")]).await;
+    served
+        .lookups_of_a_turn("transcripts", "hello", "first answer")
+        .await;
     assert_eq!(
-        store.take_lookups("transcripts"),
+        served
+            .lookups_of_a_turn("transcripts", "again", "second answer")
+            .await,
         0,
         "the repeat turn's transcript came from its worker"
     );
-    let second = llm.requests()[1].body["messages"].to_string();
+    let second = served.llm.requests()[1].body["messages"].to_string();
     for said in ["hello", "first answer", "again"] {
         assert!(second.contains(said), "{said} missing from {second}");
     }
