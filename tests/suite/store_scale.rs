@@ -831,10 +831,10 @@ fn a_runners_store_keeps_its_transcript_up_to_a_size_and_not_past_a_failed_write
 }
 
 /// A write through a runner's store that lands while the same store reads the transcript (a
-/// tool summarizing it while another reads it) is what the store keeps, not the older value
-/// the read returned.
+/// tool summarizing it while another reads it) wins: the older value the read returned is not
+/// kept (the read, seeing the slot changed, forgets it), and the next read finds the newer one.
 #[test]
-fn a_write_during_a_read_is_kept_over_what_the_read_returned() {
+fn a_write_during_a_read_wins_over_what_the_read_returned() {
     use tollgate::agent::llm::{ChatMessage, Role};
     let store = Arc::new(Observed::default());
     let runs = RunStore::keeping_transcript(store.clone());
