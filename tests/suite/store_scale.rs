@@ -255,6 +255,9 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     runs.save(&open).unwrap();
     runs.save_transcript("telegram:8", &[ChatMessage::new(Role::User, "still here")])
         .unwrap();
+    // Dated as old as the others: only its open run keeps it.
+    runs.note_activity("telegram:8", "a", tollgate::clock::now_secs())
+        .unwrap();
 
     let now = tollgate::clock::now_secs();
     let day = 86_400;
@@ -313,6 +316,43 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
         tollgate::retention::prune(&store, &config, now + 31 * day)
             .unwrap()
             .is_empty()
+    );
+}
+
+/// Without `prune_workspaces`, a session idle past the window loses its transcript, and its
+/// workspace stays where it was (files a user may still want).
+#[test]
+fn an_idle_sessions_workspace_is_kept_unless_pruning_workspaces_is_asked() {
+    use tollgate::agent::llm::{ChatMessage, Role};
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let config = config_in(&root, "[store]\npath = \"store\"\n");
+    assert!(
+        !config.store.prune_workspaces,
+        "the default keeps workspaces"
+    );
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let runs = RunStore::new(store.clone());
+    runs.save_transcript("telegram:7", &[ChatMessage::new(Role::User, "hi")])
+        .unwrap();
+    let now = tollgate::clock::now_secs();
+    runs.note_activity("telegram:7", "a", now).unwrap();
+    let workspace = config.agents["a"]
+        .workspace
+        .clone()
+        .unwrap()
+        .join("telegram_7");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "mine").unwrap();
+
+    let report = tollgate::retention::prune(&store, &config, now + 31 * 86_400).unwrap();
+    let sessions: Vec<&str> = report.sessions.iter().map(|s| s.session.as_str()).collect();
+    assert_eq!(sessions, ["telegram:7"], "{report:?}");
+    assert!(runs.transcript("telegram:7").unwrap().is_empty());
+    assert_eq!(report.workspaces, 0, "{report:?}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("notes.txt")).unwrap(),
+        "mine"
     );
 }
 

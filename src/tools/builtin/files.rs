@@ -203,6 +203,16 @@ const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(250)
 
 /// A unified diff of a file's change, as the card shows it.
 fn diff(path: &std::path::Path, old: Option<&[u8]>, new: &str) -> String {
+    diff_within(path, old, new, DIFF_DEADLINE)
+}
+
+/// [`diff`], computed within `deadline`.
+fn diff_within(
+    path: &std::path::Path,
+    old: Option<&[u8]>,
+    new: &str,
+    deadline: std::time::Duration,
+) -> String {
     let old_text = old.map(String::from_utf8_lossy).unwrap_or_default();
     let name = path.display().to_string();
     let header_old = if old.is_some() {
@@ -213,7 +223,7 @@ fn diff(path: &std::path::Path, old: Option<&[u8]>, new: &str) -> String {
     // Deadline-bounded: past it, similar finishes with a coarser (still correct) diff, so a
     // pathological pair of files cannot hold the gate (which proposes on every re-decision).
     similar::TextDiff::configure()
-        .timeout(DIFF_DEADLINE)
+        .timeout(deadline)
         .diff_lines(old_text.as_ref(), new)
         .unified_diff()
         .context_radius(3)
@@ -279,4 +289,28 @@ fn writes(args: &Map<String, Value>, ctx: &ProposeContext, verb: &str) -> Result
         effects: vec![Effect::Write(path)],
         ..Plan::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff_within;
+    use std::time::Duration;
+
+    /// Past its deadline the diff is coarser but still right: the lines between the first and
+    /// the last change show as removed and added again, not as context.
+    #[test]
+    fn a_diff_past_its_deadline_is_coarser_not_wrong() {
+        let old: String = (b'a'..=b'j').map(|c| format!("{}\n", c as char)).collect();
+        let new = old.replace("c\n", "C\n").replace("i\n", "I\n");
+        let path = std::path::Path::new("f.txt");
+        let in_time = diff_within(path, Some(old.as_bytes()), &new, Duration::from_secs(60));
+        let late = diff_within(path, Some(old.as_bytes()), &new, Duration::ZERO);
+        for diff in [&in_time, &late] {
+            for line in ["-c\n", "+C\n", "-i\n", "+I\n"] {
+                assert!(diff.contains(line), "{line} in {diff}");
+            }
+        }
+        assert!(in_time.contains("\n e\n"), "{in_time}");
+        assert!(late.contains("\n-e\n") && late.contains("\n+e\n"), "{late}");
+    }
 }

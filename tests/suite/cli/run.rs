@@ -231,6 +231,37 @@ async fn run_json_prints_its_own_events_and_answer() {
     assert_ne!(first[0]["session"], second[0]["session"]);
 }
 
+/// `audit` says how far back it can see: `retain_days`, and the date before which events were
+/// pruned.
+#[test]
+fn audit_says_how_far_back_its_log_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        "[store]\npath = \"store\"\nretain_days = 7\n",
+    )
+    .unwrap();
+    drop(tollgate::store::open_dir(&dir.path().join("store"), 16).unwrap());
+    let week_ago = || {
+        let secs = tollgate::clock::now_secs() - 7 * 86_400;
+        chrono::DateTime::from_timestamp(secs as i64, 0)
+            .unwrap()
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    let before = week_ago();
+    let out = tollgate(&["audit", "--config", "tollgate.toml"], dir.path());
+    let after = week_ago();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        [before, after]
+            .iter()
+            .any(|day| said.contains(&format!("the audit log keeps 7 days: events before {day}T"))),
+        "{said}"
+    );
+}
+
 /// A store whose audit log an older tollgate kept by session: the first command that opens it
 /// moves the events into time order, and `audit` shows them, by session too.
 #[test]
