@@ -171,6 +171,7 @@ async fn speed() {
 
     let llm_fake = FakeDiscord::start().await;
     let model = FakeLlm::start((0..SEQUENTIAL + 600).map(|_| text("ok")).collect()).await;
+    model.stop_recording();
     let floor = Floor::Llm {
         client: reqwest::Client::new(),
         model: model.url.clone(),

@@ -1,9 +1,10 @@
 //! End to end over a fake Telegram Bot API: `tollgate serve` (the release binary) answering
 //! through a zero-latency scripted model, against two floors on the same kind of fake in the
-//! same run — a bare teloxide echo bot (what the Telegram client library costs), and a minimal
-//! LLM bot (what someone writes without tollgate: the same polling, one shared reqwest client
-//! with keep-alive and streaming, each message forwarded to the same fake model and its reply
-//! sent). Reported: messages per second for a burst, p50/p99 latency one message at a time
+//! same run, each in a process of its own as `serve` is — a bare teloxide echo bot (what the
+//! Telegram client library costs), and a minimal LLM bot (what someone writes without
+//! tollgate: teloxide's `Dispatcher` with its defaults, one shared reqwest client with
+//! keep-alive and streaming, each message forwarded to the same fake model and its reply sent;
+//! `floors.rs`). Reported: messages per second for a burst, p50/p99 latency one message at a time
 //! (from the update being available to the answer's `sendMessage` reaching the fake), a burst
 //! of first messages from new chats, and tollgate's RSS with 10,000 idle sessions. Run with
 //! `cargo bench --bench telegram`.
@@ -14,14 +15,14 @@
 mod fakes;
 
 mod common;
+#[path = "telegram/floors.rs"]
+mod floors;
 
-use common::{Tollgate, ask_model, cpu_time_of, ms, percentile};
+use common::{Tollgate, cpu_time_of, ms, percentile};
 use fakes::llm::{FakeLlm, text};
 use fakes::telegram::{FakeTelegram, user_message};
+use floors::{Floor, Kind};
 use std::time::{Duration, Instant};
-use teloxide::payloads::GetUpdatesSetters;
-use teloxide::prelude::Requester;
-use teloxide::types::{ChatId, UpdateKind};
 
 const SEQUENTIAL: usize = 300;
 const BURST_CHATS: i64 = 100;
@@ -63,65 +64,6 @@ async fn disk(fake: &FakeTelegram, tollgate: &mut Tollgate, sessions: i64) {
         two_turns.saturating_sub(one_turn),
         two_turns.saturating_sub(one_turn) / SECOND_TURNS as u64,
     );
-}
-
-/// The minimal LLM bot, as teloxide's `Dispatcher` runs handlers by default: long-poll; each
-/// chat's messages in order on that chat's own worker task, chats concurrently; each text goes
-/// to the model through one shared client, and the model's streamed reply is sent back.
-async fn minimal_llm_bot(url: String, model: String) {
-    let bot = teloxide::Bot::new("1:LLM").set_api_url(reqwest::Url::parse(&url).unwrap());
-    let client = reqwest::Client::new();
-    let mut workers: std::collections::HashMap<i64, tokio::sync::mpsc::UnboundedSender<String>> =
-        std::collections::HashMap::new();
-    poll_texts(&bot, |chat, text| {
-        let worker = workers.entry(chat).or_insert_with(|| {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-            let (bot, client, model) = (bot.clone(), client.clone(), model.clone());
-            tokio::spawn(async move {
-                while let Some(text) = rx.recv().await {
-                    let reply = ask_model(&client, &model, &text).await;
-                    let _ = bot.send_message(ChatId(chat), reply).await;
-                }
-            });
-            tx
-        });
-        let _ = worker.send(text);
-        async {}
-    })
-    .await;
-}
-
-/// The long-poll both floors share: every text message, with its chat, to `on_text`.
-async fn poll_texts<F: std::future::Future<Output = ()>>(
-    bot: &teloxide::Bot,
-    mut on_text: impl FnMut(i64, String) -> F,
-) {
-    let mut offset = 0;
-    loop {
-        let Ok(updates) = bot.get_updates().offset(offset).timeout(25).await else {
-            continue;
-        };
-        for update in updates {
-            offset = update.id.0 as i32 + 1;
-            if let UpdateKind::Message(m) = update.kind
-                && let Some(text) = m.text()
-            {
-                on_text(m.chat.id.0, text.to_string()).await;
-            }
-        }
-    }
-}
-
-/// A bare teloxide echo bot: long-poll, answer each text with itself.
-async fn echo_bot(url: String) {
-    let bot = teloxide::Bot::new("1:ECHO").set_api_url(reqwest::Url::parse(&url).unwrap());
-    poll_texts(&bot, |chat, text| {
-        let bot = bot.clone();
-        async move {
-            let _ = bot.send_message(ChatId(chat), text).await;
-        }
-    })
-    .await;
 }
 
 async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool, extra: &str) -> Tollgate {
@@ -222,21 +164,42 @@ async fn median_burst(fake: &FakeTelegram, first_chat: i64) -> f64 {
 /// repeat chats, and (tollgate) a burst of first messages from new chats.
 async fn speed() {
     let echo_fake = FakeTelegram::start().await;
-    tokio::spawn(echo_bot(echo_fake.url.clone()));
+    let echo = Floor::start(Kind::Echo, &echo_fake.url, None);
     wait_polling(&echo_fake).await;
     let echo_seq = sequential(&echo_fake, 100_000).await;
     let echo_rate = median_burst(&echo_fake, 200_000).await;
+    drop(echo);
 
-    let llm_fake = FakeTelegram::start().await;
     let replies = SEQUENTIAL + 100 + (BURSTS * BURST_CHATS * BURST_PER_CHAT) as usize;
+    let burst_messages = f64::from((BURSTS * BURST_CHATS * BURST_PER_CHAT) as u32);
+    let per_message = |cpu: Duration| cpu.as_secs_f64() * 1e6 / burst_messages;
+    let llm_fake = FakeTelegram::start().await;
     let model = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
-    tokio::spawn(minimal_llm_bot(llm_fake.url.clone(), model.url.clone()));
+    model.stop_recording();
+    let llm = Floor::start(Kind::Llm, &llm_fake.url, Some(&model.url));
     wait_polling(&llm_fake).await;
     let llm_seq = sequential(&llm_fake, 100_000).await;
-    let llm_cpu = cpu_time_of(std::process::id());
+    let (bot_cpu, fakes_cpu) = (llm.cpu_time(), cpu_time_of(std::process::id()));
     let llm_rate = median_burst(&llm_fake, 200_000).await;
-    let burst_messages = f64::from((BURSTS * BURST_CHATS * BURST_PER_CHAT) as u32);
-    let llm_cpu = (cpu_time_of(std::process::id()) - llm_cpu).as_secs_f64() * 1e6 / burst_messages;
+    let llm_cpu = (
+        per_message(llm.cpu_time() - bot_cpu),
+        per_message(cpu_time_of(std::process::id()) - fakes_cpu),
+    );
+    drop(llm);
+
+    let old_fake = FakeTelegram::start().await;
+    let old_model = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
+    old_model.stop_recording();
+    let old_bot = tokio::spawn(floors::in_process_llm_bot(
+        old_fake.url.clone(),
+        old_model.url.clone(),
+    ));
+    wait_polling(&old_fake).await;
+    let old_seq = sequential(&old_fake, 100_000).await;
+    let old_cpu = cpu_time_of(std::process::id());
+    let old_rate = median_burst(&old_fake, 200_000).await;
+    let old_cpu = per_message(cpu_time_of(std::process::id()) - old_cpu);
+    old_bot.abort();
 
     let mut rows = Vec::new();
     let mut first = None;
@@ -255,8 +218,8 @@ async fn speed() {
         let rate = median_burst(&fake, 200_000).await;
         cpu.push((
             label,
-            (tollgate.cpu_time() - serve_cpu).as_secs_f64() * 1e6 / burst_messages,
-            (cpu_time_of(std::process::id()) - fakes_cpu).as_secs_f64() * 1e6 / burst_messages,
+            per_message(tollgate.cpu_time() - serve_cpu),
+            per_message(cpu_time_of(std::process::id()) - fakes_cpu),
         ));
         if quiet {
             let serve_cpu = tollgate.cpu_time();
@@ -284,6 +247,14 @@ async fn speed() {
         llm_rate / echo_rate,
         ms(percentile(&llm_seq, 0.5)),
     );
+    println!(
+        "| minimal LLM bot in the benchmark's process, hand-rolled polling (the floor before 2026-12-02) | {old_rate:.0} | {:.2} | {:.2} | {:.2} ms | {:.2} ms | {:.2} ms |",
+        old_rate / echo_rate,
+        old_rate / llm_rate,
+        ms(percentile(&old_seq, 0.5)),
+        ms(percentile(&old_seq, 0.99)),
+        ms(percentile(&old_seq, 0.99)) - llm_p99,
+    );
     for (label, seq, rate) in &rows {
         let p99 = ms(percentile(seq, 0.99));
         println!(
@@ -295,7 +266,11 @@ async fn speed() {
         );
     }
     println!(
-        "\nCPU during the burst, minimal LLM bot: the benchmark's process (the bot, fake Bot API and model) {llm_cpu:.0} µs a message"
+        "\nCPU during the burst, minimal LLM bot: the bot's process {:.0} µs a message, the benchmark's process (fake Bot API and model) {:.0} µs a message",
+        llm_cpu.0, llm_cpu.1
+    );
+    println!(
+        "CPU during the burst, minimal LLM bot in the benchmark's process: the benchmark's process (the bot, fake Bot API and model) {old_cpu:.0} µs a message"
     );
     for (label, serve, fakes) in &cpu {
         println!(
@@ -311,6 +286,9 @@ async fn speed() {
 }
 
 fn main() {
+    if floors::run_if_asked() {
+        return;
+    }
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing useful: run only
     // when benchmarking.
     if !std::env::args().any(|a| a == "--bench") {

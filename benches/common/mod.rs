@@ -178,6 +178,7 @@ pub async fn start_tollgate(
     token: (&str, &str),
 ) -> Tollgate {
     let llm = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
+    llm.stop_recording();
     let dir = tempfile::tempdir().unwrap();
     let quiet = if quiet {
         "progress_interval_secs = 0\ntyping = false\n"

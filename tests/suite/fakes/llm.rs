@@ -65,6 +65,9 @@ pub struct FakeLlm {
     strict: Arc<std::sync::atomic::AtomicBool>,
     /// When set, answers every request from its body instead of the script.
     responder: Responder,
+    /// Cleared by [`FakeLlm::stop_recording`].
+    #[allow(dead_code)] // the benchmarks clear it; the tests keep every request
+    recording: Arc<std::sync::atomic::AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -109,18 +112,25 @@ impl FakeLlm {
         let verdict = Arc::new(Mutex::new(None));
         let strict = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let responder: Responder = Arc::default();
-        let (s, r, v, st, re) = (
+        let recording = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let (s, r, v, st, re, rc) = (
             script.clone(),
             requests.clone(),
             verdict.clone(),
             strict.clone(),
             responder.clone(),
+            recording.clone(),
         );
         let connections = Arc::new(AtomicUsize::new(0));
         let task = accept_all(listener, connections.clone(), move |mut connection| {
             let (s, r, v, st, re) = (s.clone(), r.clone(), v.clone(), st.clone(), re.clone());
+            let rc = rc.clone();
             async move {
                 while let Some(request) = connection.next_request().await {
+                    if !rc.load(std::sync::atomic::Ordering::Relaxed) {
+                        reply_with(&mut connection, next_scripted(&s)).await;
+                        continue;
+                    }
                     answer(&mut connection, request, &s, &r, &v, &st, &re).await;
                 }
             }
@@ -133,8 +143,19 @@ impl FakeLlm {
             verdict,
             strict,
             responder,
+            recording,
             task,
         }
+    }
+
+    /// From now on every request is answered from the script without being parsed or
+    /// recorded. For the benchmarks: the fake shares the machine's cores with the client being
+    /// measured, and parsing and keeping each request would charge a client that sends more
+    /// (tollgate's requests carry tool schemas and the transcript) for the fake's work.
+    #[allow(dead_code)] // the benchmarks' only
+    pub fn stop_recording(&self) {
+        self.recording
+            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// From now on every request (the classifier's included, unless `classify_as` answers
@@ -216,11 +237,15 @@ async fn answer(
             .respond(400, "application/json", "", error.to_string().as_bytes())
             .await;
     }
-    let reply = script.lock().unwrap().pop_front().unwrap_or(Reply::Status {
+    reply_with(connection, next_scripted(script)).await;
+}
+
+/// The script's next reply; a 500 once it has run out.
+fn next_scripted(script: &Mutex<VecDeque<Reply>>) -> Reply {
+    script.lock().unwrap().pop_front().unwrap_or(Reply::Status {
         code: 500,
         retry_after: None,
-    });
-    reply_with(connection, reply).await;
+    })
 }
 
 async fn reply_with(connection: &mut Connection, reply: Reply) {
