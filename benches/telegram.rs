@@ -174,7 +174,12 @@ async fn speed() {
     let burst_messages = f64::from((BURSTS * BURST_CHATS * BURST_PER_CHAT) as u32);
     let per_message = |cpu: Duration| cpu.as_secs_f64() * 1e6 / burst_messages;
     let llm_fake = FakeTelegram::start().await;
-    let model = FakeLlm::start((0..replies).map(|_| text("ok")).collect()).await;
+    let model = FakeLlm::start(
+        (0..replies + NEW_CHATS as usize)
+            .map(|_| text("ok"))
+            .collect(),
+    )
+    .await;
     model.stop_recording();
     let llm = Floor::start(Kind::Llm, &llm_fake.url, Some(&model.url));
     wait_polling(&llm_fake).await;
@@ -185,6 +190,11 @@ async fn speed() {
         per_message(llm.cpu_time() - bot_cpu),
         per_message(cpu_time_of(std::process::id()) - fakes_cpu),
     );
+    // The same burst of first messages tollgate gets: what a burst of new chats costs a bot
+    // that keeps nothing (its connections and tasks grow with the chats in flight).
+    let bot_cpu = llm.cpu_time();
+    let llm_first = first_messages(&llm_fake, 300_000, NEW_CHATS).await;
+    let llm_first_cpu = (llm.cpu_time() - bot_cpu).as_secs_f64() * 1e6 / NEW_CHATS as f64;
     drop(llm);
 
     let old_fake = FakeTelegram::start().await;
@@ -283,6 +293,11 @@ async fn speed() {
             new / repeat
         );
     }
+    println!(
+        "First messages, {NEW_CHATS} new chats at once, minimal LLM bot: {llm_first:.0} msgs/s = {:.2}x its repeat-chat burst ({llm_rate:.0} msgs/s); the bot's process {llm_first_cpu:.0} µs of CPU a message ({:.0} in its repeat burst)",
+        llm_first / llm_rate,
+        llm_cpu.0
+    );
 }
 
 fn main() {
