@@ -645,6 +645,56 @@ fn events_are_read_by_session_and_since_a_time_in_time_order() {
     assert_eq!(at_ten("2026-11-21T09:59:59.999Z"), 2);
 }
 
+/// The executor's journal writes each step of a call under the call's own key: the run record
+/// (every call of the run, the model's arguments included) is not rewritten at each step.
+#[tokio::test]
+async fn a_calls_steps_are_written_under_its_own_key_not_the_run_record() {
+    use tollgate::agent::llm::ToolCall;
+    use tollgate::agent::runs::{CallRecord, CallState, RunJournal};
+    use tollgate::executor::{CallJournal, JournalStatus};
+    let store = Arc::new(Observed::default());
+    let runs = RunStore::new(store.clone() as Arc<dyn Store>);
+    let mut record = run("r", RunPhase::RunningTools);
+    record.calls = ["a", "b"]
+        .map(|id| CallRecord {
+            call: ToolCall {
+                id: id.into(),
+                name: "execute_command".into(),
+                arguments: "{}".into(),
+            },
+            state: CallState::Proposed,
+        })
+        .to_vec();
+    runs.save(&record).unwrap();
+    let journal = RunJournal::new(runs.clone());
+    journal.activate(Arc::new(std::sync::Mutex::new(record.clone())));
+    let before = store.writes().len();
+    for status in [
+        JournalStatus::Pending,
+        JournalStatus::Running,
+        JournalStatus::Done {
+            output: "out".into(),
+            is_error: false,
+        },
+    ] {
+        journal.record(&record.session, "a", status).await.unwrap();
+    }
+    let trees: Vec<String> = store.writes()[before..]
+        .iter()
+        .map(|(tree, _, _)| tree.clone())
+        .collect();
+    assert_eq!(trees, ["run_calls", "run_calls", "run_calls"]);
+    let loaded = runs.load("r").unwrap().unwrap();
+    assert_eq!(
+        loaded.calls[0].state,
+        CallState::Done {
+            output: "out".into(),
+            is_error: false
+        }
+    );
+    assert_eq!(loaded.calls[1].state, CallState::Proposed);
+}
+
 #[tokio::test]
 async fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record() {
     use tollgate::agent::llm::ToolCall;
