@@ -21,6 +21,6 @@ for v in "$@"; do
   echo "== $v"
   for r in $(seq 1 $rounds); do
     out=/tmp/${tag}_${v}_$r
-    echo "$(grep 'minimal LLM bot |' $out.txt | awk -F'|' '{print "floor",$3}') $(grep 'tollgate, typing and progress off |' $out.txt | awk -F'|' '{print "tg",$3,"ratio",$5,"p99add",$8}') $(grep -o 'serve [0-9]* µs a message' $out.txt | head -1) first: $(grep -o '= [0-9.]*x' $out.txt) $(grep -o 'serve [0-9]* µs of CPU' $out.txt) pw=$(grep pwrite64 $out.perf | awk '{print $1}') fs=$(grep fdatasync $out.perf | awk '{print $1}')"
+    echo "$(grep 'minimal LLM bot |' $out.txt | awk -F'|' '{print "floor",$3}') $(grep 'tollgate, typing and progress off |' $out.txt | awk -F'|' '{print "tg",$3,"ratio",$5,"p99add",$8}') $(grep -o 'serve [0-9]* µs a message' $out.txt | head -1) first: $(grep 'typing and progress off):' $out.txt | grep -o '= [0-9.]*x') $(grep -o 'serve [0-9]* µs of CPU' $out.txt) floor's first: $(grep 'minimal LLM bot:' $out.txt | grep -o '= [0-9.]*x') pw=$(grep pwrite64 $out.perf | awk '{print $1}') fs=$(grep fdatasync $out.perf | awk '{print $1}')"
   done
 done

@@ -119,17 +119,39 @@ impl Tollgate {
     }
 }
 
-/// Time the threads of process `pid` have spent on a CPU so far.
+/// Time process `pid` has spent on a CPU so far: its process CPU clock, which counts the
+/// threads that have exited too (serve lets idle blocking threads go after a second; summing
+/// the live threads' `schedstat` dropped theirs, and could even go backwards).
 pub fn cpu_time_of(pid: u32) -> Duration {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Duration::ZERO;
+    let mut clock: libc::clockid_t = 0;
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    let nanos: u64 = tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
-    Duration::from_nanos(nanos)
+    // SAFETY: both calls only write the out-parameters they are given.
+    let read = unsafe {
+        libc::clock_getcpuclockid(pid as libc::pid_t, &mut clock) == 0
+            && libc::clock_gettime(clock, &mut time) == 0
+    };
+    assert!(read, "no CPU clock for process {pid} (has it exited?)");
+    Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
+}
+
+/// `command`, its child killed if this process dies first (a benchmark stopped by a signal
+/// must not leave a bot polling a port a later run may be given).
+pub fn dies_with_parent(mut command: Command) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe and touches only the child being started.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    command
 }
 
 /// One streamed chat completion: the content deltas joined.
@@ -190,7 +212,7 @@ pub async fn start_tollgate(
         llm.url
     );
     std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+    let child = dies_with_parent(Command::new(env!("CARGO_BIN_EXE_tollgate")))
         .args(["serve", "--config", "tollgate.toml"])
         .current_dir(dir.path())
         .env_remove("TELEGRAM_BOT_TOKEN")

@@ -47,7 +47,7 @@ pub struct Floor {
 impl Floor {
     /// Starts this binary again as the `kind` floor bot, polling `api` (and asking `model`).
     pub fn start(kind: Kind, api: &str, model: Option<&str>) -> Floor {
-        let child = Command::new(std::env::current_exe().unwrap())
+        let child = crate::common::dies_with_parent(Command::new(std::env::current_exe().unwrap()))
             .env(FLOOR, kind.name())
             .env(API, api)
             .env(MODEL, model.unwrap_or(""))
@@ -87,7 +87,8 @@ pub fn run_if_asked() -> bool {
     runtime.block_on(async move {
         match kind.as_str() {
             "echo" => echo_bot(Bot::new("1:ECHO").set_api_url(api)).await,
-            _ => llm_bot(Bot::new("1:LLM").set_api_url(api), model).await,
+            "llm" => llm_bot(Bot::new("1:LLM").set_api_url(api), model).await,
+            other => panic!("{FLOOR}={other}: expected echo or llm"),
         }
     });
     true

@@ -34,6 +34,25 @@ fn approval(token: &ApprovalToken, n: usize, expires: u64) -> PendingApproval {
     }
 }
 
+/// A run running tools: `calls` (all `execute_command`, proposed).
+fn run_with_calls(id: &str, calls: &[&str]) -> RunRecord {
+    use tollgate::agent::llm::ToolCall;
+    use tollgate::agent::runs::{CallRecord, CallState};
+    let mut record = run(id, RunPhase::RunningTools);
+    record.calls = calls
+        .iter()
+        .map(|id| CallRecord {
+            call: ToolCall {
+                id: (*id).into(),
+                name: "execute_command".into(),
+                arguments: "{}".into(),
+            },
+            state: CallState::Proposed,
+        })
+        .collect();
+    record
+}
+
 fn run(id: &str, phase: RunPhase) -> RunRecord {
     RunRecord {
         id: id.into(),
@@ -322,7 +341,7 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
 /// Without `prune_workspaces`, a session idle past the window loses its transcript, and its
 /// workspace stays where it was (files a user may still want).
 #[test]
-fn an_idle_sessions_workspace_is_kept_unless_pruning_workspaces_is_asked() {
+fn an_idle_sessions_workspace_is_kept_by_default() {
     use tollgate::agent::llm::{ChatMessage, Role};
     let dir = tempfile::tempdir().unwrap();
     let root = tollgate::policy::paths::canonical_root(dir.path());
@@ -649,22 +668,11 @@ fn events_are_read_by_session_and_since_a_time_in_time_order() {
 /// (every call of the run, the model's arguments included) is not rewritten at each step.
 #[tokio::test]
 async fn a_calls_steps_are_written_under_its_own_key_not_the_run_record() {
-    use tollgate::agent::llm::ToolCall;
-    use tollgate::agent::runs::{CallRecord, CallState, RunJournal};
+    use tollgate::agent::runs::{CallState, RunJournal};
     use tollgate::executor::{CallJournal, JournalStatus};
     let store = Arc::new(Observed::default());
     let runs = RunStore::new(store.clone() as Arc<dyn Store>);
-    let mut record = run("r", RunPhase::RunningTools);
-    record.calls = ["a", "b"]
-        .map(|id| CallRecord {
-            call: ToolCall {
-                id: id.into(),
-                name: "execute_command".into(),
-                arguments: "{}".into(),
-            },
-            state: CallState::Proposed,
-        })
-        .to_vec();
+    let record = run_with_calls("r", &["a", "b"]);
     runs.save(&record).unwrap();
     let journal = RunJournal::new(runs.clone());
     journal.activate(Arc::new(std::sync::Mutex::new(record.clone())));
@@ -679,11 +687,12 @@ async fn a_calls_steps_are_written_under_its_own_key_not_the_run_record() {
     ] {
         journal.record(&record.session, "a", status).await.unwrap();
     }
-    let trees: Vec<String> = store.writes()[before..]
+    let written: Vec<(String, Vec<u8>)> = store.writes()[before..]
         .iter()
-        .map(|(tree, _, _)| tree.clone())
+        .map(|(tree, key, _)| (tree.clone(), key.clone()))
         .collect();
-    assert_eq!(trees, ["run_calls", "run_calls", "run_calls"]);
+    let call_a = ("run_calls".to_string(), b"r\0a".to_vec());
+    assert_eq!(written, [call_a.clone(), call_a.clone(), call_a]);
     let loaded = runs.load("r").unwrap().unwrap();
     assert_eq!(
         loaded.calls[0].state,
@@ -697,21 +706,10 @@ async fn a_calls_steps_are_written_under_its_own_key_not_the_run_record() {
 
 #[tokio::test]
 async fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record() {
-    use tollgate::agent::llm::ToolCall;
-    use tollgate::agent::runs::{CallRecord, CallState};
+    use tollgate::agent::runs::CallState;
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let runs = RunStore::new(store.clone());
-    let mut record = run("r", RunPhase::RunningTools);
-    record.calls = ["a", "b", "c"]
-        .map(|id| CallRecord {
-            call: ToolCall {
-                id: id.into(),
-                name: "execute_command".into(),
-                arguments: "{}".into(),
-            },
-            state: CallState::Proposed,
-        })
-        .to_vec();
+    let mut record = run_with_calls("r", &["a", "b", "c"]);
     runs.save(&record).unwrap();
     // The journal writes each call's step under its own key, the run record untouched.
     runs.save_call_soon("r", "a", &CallState::Running)

@@ -149,7 +149,8 @@ impl FakeLlm {
     }
 
     /// From now on every request is answered from the script without being parsed or
-    /// recorded. For the benchmarks: the fake shares the machine's cores with the client being
+    /// recorded (so `classify_as`, `respond_with` and `reject_unpaired_tool_messages`, which
+    /// read the request, no longer apply). For the benchmarks: the fake shares the machine's cores with the client being
     /// measured, and parsing and keeping each request would charge a client that sends more
     /// (tollgate's requests carry tool schemas and the transcript) for the fake's work.
     #[allow(dead_code)] // the benchmarks' only
