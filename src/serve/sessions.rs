@@ -6,6 +6,7 @@ use super::shared::{Shared, lock};
 use super::worker::SessionWorker;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tollgate_surface::ChatRef;
 
@@ -28,6 +29,10 @@ fn live_sessions(worker: &SessionWorker, change: i64) {
 pub struct Service {
     pub shared: Arc<Shared>,
     workers: Mutex<HashMap<String, Arc<SessionWorker>>>,
+    /// [`Service::reload_allowlists`] calls so far. A worker reads its allowlists before it is
+    /// in the map; if a reload began meanwhile, that reload may have looked at the map without
+    /// it, so the worker rereads them once it is in.
+    allowlist_reloads: AtomicU64,
 }
 
 impl Service {
@@ -44,6 +49,7 @@ impl Service {
         Service {
             shared,
             workers: Mutex::default(),
+            allowlist_reloads: AtomicU64::new(0),
         }
     }
 
@@ -89,6 +95,7 @@ impl Service {
         chat: &ChatRef,
         agent: &str,
     ) -> Result<Arc<SessionWorker>, super::error::ServeError> {
+        let reloads = self.allowlist_reloads.load(Ordering::SeqCst);
         let worker = SessionWorker::start(&self.shared, key, chat.clone(), agent)?;
         // In the map before the session is dated and its chat remembered: a retention pass
         // that claimed the session meanwhile and deletes the chat after this worker wrote it
@@ -104,6 +111,12 @@ impl Service {
             }
             workers.insert(key.to_string(), worker.clone());
             live_sessions(&worker, 1);
+        }
+        // A reload that began after this worker read its allowlists (a revoke over the control
+        // socket) may have missed it: it counted itself before looking at the map, and this
+        // worker is in the map now, so one of the two rereads them.
+        if self.allowlist_reloads.load(Ordering::SeqCst) != reloads {
+            self.reload_allowlists_of(&worker);
         }
         // Dated through the store the worker's runner dates through: the turn this message
         // starts finds the date in that store's slot instead of reading it again.
@@ -179,14 +192,20 @@ impl Service {
     /// Every live session rereads its allowlists from the store (after a change made over the
     /// control socket), so a revoke takes effect at once, not when the session is next started.
     pub fn reload_allowlists(&self) {
+        // Counted before the map is read: a worker starting meanwhile sees the count move.
+        self.allowlist_reloads.fetch_add(1, Ordering::SeqCst);
         let workers: Vec<Arc<SessionWorker>> = lock(&self.workers).values().cloned().collect();
         for worker in workers {
-            if let Err(e) = worker.assembled.session.reload_allowlists() {
-                self.shared.log(&format!(
-                    "session {}: rereading its allowlists: {e}",
-                    worker.key
-                ));
-            }
+            self.reload_allowlists_of(&worker);
+        }
+    }
+
+    fn reload_allowlists_of(&self, worker: &SessionWorker) {
+        if let Err(e) = worker.assembled.session.reload_allowlists() {
+            self.shared.log(&format!(
+                "session {}: rereading its allowlists: {e}",
+                worker.key
+            ));
         }
     }
 

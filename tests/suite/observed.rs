@@ -98,7 +98,8 @@ impl Observed {
         *self.on_remove.lock().unwrap() = Some((tree.to_string(), Box::new(then)));
     }
 
-    /// Runs `then` once, inside the next read of `tree`, after the value is read.
+    /// Runs `then` once, inside the next read of `tree` (a get or a prefix scan), after the
+    /// values are read.
     pub fn while_reading_from(&self, tree: &str, then: impl FnOnce() + Send + 'static) {
         *self.on_get.lock().unwrap() = Some((tree.to_string(), Box::new(then)));
     }
@@ -170,6 +171,7 @@ impl Store for Observed {
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
         let all = self.inner.scan_prefix(tree, prefix)?;
         self.count(tree, all.len());
+        run_once(&self.on_get, tree);
         Ok(all)
     }
     fn scan_before(&self, tree: &str, end: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {

@@ -1,6 +1,7 @@
 //! `serve`'s live workers and the store: a worker that starts while a retention pass prunes its
 //! session keeps the chat it remembered; a live worker whose session is pruned forgets the
-//! transcript it kept, even if the pass then fails.
+//! transcript it kept, even if the pass then fails; a revoke made while a worker starts holds
+//! in that worker at once.
 
 use crate::suite::observed::Observed;
 use std::sync::Arc;
@@ -186,5 +187,46 @@ async fn a_pass_failing_after_the_transcript_still_has_the_live_worker_forget_it
     assert!(
         runs.transcript("discord:510").unwrap().is_empty(),
         "the worker forgot the transcript the pass deleted"
+    );
+}
+
+/// An admin revokes a session's "always allow" over the control socket while the session's
+/// worker is starting: the worker has read its grants (the revoked one with them), and serve's
+/// reload of every live worker looks at the map before the worker is in it. The worker rereads
+/// them, so the revoke holds at once; before, the worker kept the revoked tool for as long as
+/// it lived (every message keeps it alive).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoke_made_while_a_worker_starts_holds_in_that_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Observed::default());
+    let (service, _config) = service_over(dir.path(), store.clone());
+    let service = Arc::new(service);
+    tollgate::store::Allowlists::new(store.clone())
+        .add_tool(&tollgate::store::ToolEntry {
+            session: "discord:510".into(),
+            tool: "write_file".into(),
+            by: "admin".into(),
+            at: "then".into(),
+        })
+        .unwrap();
+    let (revoking, lists) = (
+        service.clone(),
+        tollgate::store::Allowlists::new(store.clone()),
+    );
+    store.while_reading_from("allowlist.tools", move || {
+        // What the control socket does: the store first, then every live worker rereads.
+        assert!(lists.revoke_tool("discord:510", "write_file").unwrap());
+        revoking.reload_allowlists();
+    });
+    let worker = worker_of(&service);
+    assert!(
+        worker
+            .assembled
+            .session
+            .snapshot()
+            .tool_allowlist
+            .is_empty(),
+        "{:?}",
+        worker.assembled.session.snapshot().tool_allowlist
     );
 }
