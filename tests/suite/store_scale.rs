@@ -244,12 +244,7 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     store.insert("session_dials", b"telegram:9", b"{}").unwrap();
     runs.note_activity("telegram:9", "a", tollgate::clock::now_secs())
         .unwrap();
-    let workspace = config.agents["a"]
-        .workspace
-        .clone()
-        .unwrap()
-        .join("telegram_7");
-    std::fs::create_dir_all(&workspace).unwrap();
+    let workspace = made_workspace(&config, "telegram_7");
     tollgate::tools::builtin::store_result(store.as_ref(), "telegram:7", "c1", "big").unwrap();
     StoreEvents::new(store.clone(), None).record(Event {
         kind: EventKind::RunCompleted,
@@ -356,12 +351,7 @@ fn an_idle_sessions_workspace_is_kept_by_default() {
         .unwrap();
     let now = tollgate::clock::now_secs();
     runs.note_activity("telegram:7", "a", now).unwrap();
-    let workspace = config.agents["a"]
-        .workspace
-        .clone()
-        .unwrap()
-        .join("telegram_7");
-    std::fs::create_dir_all(&workspace).unwrap();
+    let workspace = made_workspace(&config, "telegram_7");
     std::fs::write(workspace.join("notes.txt"), "mine").unwrap();
 
     let report = tollgate::retention::prune(&store, &config, now + 31 * 86_400).unwrap();
@@ -373,6 +363,13 @@ fn an_idle_sessions_workspace_is_kept_by_default() {
         std::fs::read_to_string(workspace.join("notes.txt")).unwrap(),
         "mine"
     );
+}
+
+/// Agent `a`'s directory for the session whose directory name is `name`, made.
+fn made_workspace(config: &tollgate::config::Config, name: &str) -> std::path::PathBuf {
+    let workspace = config.agents["a"].workspace.clone().unwrap().join(name);
+    std::fs::create_dir_all(&workspace).unwrap();
+    workspace
 }
 
 /// A config file in `dir`: `extra` and one agent `a` on a provider nobody calls.
