@@ -5,6 +5,7 @@ use crate::policy::mode::{Dials, SandboxPolicy};
 use crate::policy::shell::approval_key::ApprovalKey;
 use crate::store::{Allowlists, CommandEntry, StoreError, ToolEntry};
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::watch;
 
 /// Where each session's dials (`/mode`, `/sandbox`) are saved: session → JSON.
@@ -36,6 +37,12 @@ pub struct SessionPolicy {
     pub agent_sandbox: SandboxPolicy,
     state: watch::Sender<Snapshot>,
     allowlists: Option<Allowlists>,
+    /// Rereads of the allowlists, numbered before each reads the store.
+    rereads: AtomicU64,
+    /// The newest reread published: an older one that finishes later is dropped, or two
+    /// racing rereads (serve's, after a revoke, and a starting worker's own) could leave the
+    /// grants the older one read in force.
+    published: AtomicU64,
 }
 
 impl SessionPolicy {
@@ -56,6 +63,8 @@ impl SessionPolicy {
             agent_sandbox,
             state,
             allowlists,
+            rereads: AtomicU64::new(0),
+            published: AtomicU64::new(0),
         }
     }
 
@@ -93,20 +102,21 @@ impl SessionPolicy {
         Ok(())
     }
 
-    /// "Always: this tool (this session)" — saved before it takes effect.
+    /// "Always: this tool (this session)" — saved, then read back from the store.
     pub fn allow_tool(&self, tool: &str, by: &str, at: &str) -> Result<(), StoreError> {
-        if let Some(lists) = &self.allowlists {
-            lists.add_tool(&ToolEntry {
-                session: self.key.clone(),
-                tool: tool.into(),
-                by: by.into(),
-                at: at.into(),
-            })?;
-        }
-        self.state.send_modify(|s| {
-            s.tool_allowlist.insert(tool.to_string());
-        });
-        Ok(())
+        let Some(lists) = &self.allowlists else {
+            self.state.send_modify(|s| {
+                s.tool_allowlist.insert(tool.to_string());
+            });
+            return Ok(());
+        };
+        lists.add_tool(&ToolEntry {
+            session: self.key.clone(),
+            tool: tool.into(),
+            by: by.into(),
+            at: at.into(),
+        })?;
+        self.reload_allowlists()
     }
 
     /// Wakes this session's waiting calls to be decided again (something they depend on
@@ -117,58 +127,78 @@ impl SessionPolicy {
 
     /// Replaces the allowlists with what the store holds now (changed from outside the
     /// session, e.g. `tollgate allowlist revoke` while serving); waiting calls are decided again.
+    /// Every change of a stored allowlist is published this way, after its write: a reread
+    /// numbered later read the store later, so dropping an older one that finishes after it
+    /// loses nothing. If the store cannot be read, both lists are emptied (every call asks
+    /// again) rather than kept as they were.
     pub fn reload_allowlists(&self) -> Result<(), StoreError> {
         let Some(lists) = &self.allowlists else {
             return Ok(());
         };
-        let tools = lists.tools(&self.key)?;
-        let commands = lists.command_keys(&self.agent)?;
+        let reread = self.rereads.fetch_add(1, Ordering::SeqCst) + 1;
+        let read = lists
+            .tools(&self.key)
+            .and_then(|tools| Ok((tools, lists.command_keys(&self.agent)?)));
+        let (tools, commands) = match &read {
+            Ok((tools, commands)) => (tools.clone(), commands.clone()),
+            Err(_) => Default::default(),
+        };
+        // Senders take the channel's lock in turn: the check and the publish are one step.
         self.state.send_if_modified(|s| {
+            if self.published.load(Ordering::SeqCst) > reread {
+                return false;
+            }
+            self.published.store(reread, Ordering::SeqCst);
             let changed = s.tool_allowlist != tools || s.command_allowlist != commands;
             s.tool_allowlist = tools;
             s.command_allowlist = commands;
             changed
         });
-        Ok(())
+        read.map(|_| ())
     }
 
     /// Takes a tool's "always" back (saved first); false if it was not allowed.
     pub fn revoke_tool(&self, tool: &str) -> Result<bool, StoreError> {
-        let saved = match &self.allowlists {
-            Some(lists) => lists.revoke_tool(&self.key, tool)?,
-            None => false,
+        let held = self.snapshot().tool_allowlist.contains(tool);
+        let Some(lists) = &self.allowlists else {
+            self.state.send_modify(|s| {
+                s.tool_allowlist.remove(tool);
+            });
+            return Ok(held);
         };
-        let mut held = false;
-        self.state
-            .send_modify(|s| held = s.tool_allowlist.remove(tool));
+        let saved = lists.revoke_tool(&self.key, tool)?;
+        self.reload_allowlists()?;
         Ok(saved || held)
     }
 
     /// Takes a command key's "always" back for the agent (saved first).
     pub fn revoke_command(&self, key: &ApprovalKey) -> Result<bool, StoreError> {
-        let saved = match &self.allowlists {
-            Some(lists) => lists.revoke_command(&self.agent, key)?,
-            None => false,
+        let held = self.snapshot().command_allowlist.contains(key);
+        let Some(lists) = &self.allowlists else {
+            self.state.send_modify(|s| {
+                s.command_allowlist.remove(key);
+            });
+            return Ok(held);
         };
-        let mut held = false;
-        self.state
-            .send_modify(|s| held = s.command_allowlist.remove(key));
+        let saved = lists.revoke_command(&self.agent, key)?;
+        self.reload_allowlists()?;
         Ok(saved || held)
     }
 
-    /// "Always: this command (agent)" — saved before it takes effect.
+    /// "Always: this command (agent)" — saved, then read back from the store.
     pub fn allow_command(&self, key: &ApprovalKey, by: &str, at: &str) -> Result<(), StoreError> {
-        if let Some(lists) = &self.allowlists {
-            lists.add_command(&CommandEntry {
-                agent: self.agent.clone(),
-                key: key.clone(),
-                by: by.into(),
-                at: at.into(),
-            })?;
-        }
-        self.state.send_modify(|s| {
-            s.command_allowlist.insert(key.clone());
-        });
-        Ok(())
+        let Some(lists) = &self.allowlists else {
+            self.state.send_modify(|s| {
+                s.command_allowlist.insert(key.clone());
+            });
+            return Ok(());
+        };
+        lists.add_command(&CommandEntry {
+            agent: self.agent.clone(),
+            key: key.clone(),
+            by: by.into(),
+            at: at.into(),
+        })?;
+        self.reload_allowlists()
     }
 }

@@ -92,7 +92,11 @@ pub async fn run(
         let service = service.clone();
         background.spawn(async move {
             loop {
-                allowlists_changed.notified().await;
+                // Changed over the control socket, or by a session's admin in the chat.
+                tokio::select! {
+                    () = allowlists_changed.notified() => {}
+                    () = service.shared.allowlists_changed.notified() => {}
+                }
                 service.reload_allowlists();
             }
         });

@@ -50,6 +50,12 @@ pub struct Shared {
     pub questions: Mutex<HashMap<String, WaitingQuestion>>,
     /// Each chat's "all N" row, kept by that chat's own task.
     pub bulk_rows: BulkRows,
+    /// Notified each time a card's record learns where the card was posted: a press read
+    /// while the card's own `sendMessage` was still being answered waits for it.
+    pub cards_posted: tokio::sync::Notify,
+    /// Notified when a session changed an allowlist other sessions share (an admin's
+    /// `/allowlist revoke command` is the agent's): every live session rereads its own.
+    pub allowlists_changed: tokio::sync::Notify,
     /// How many refusals of untrusted senders are audited (see `refusals.rs`).
     refusals: Mutex<super::refusals::RefusalBudget>,
 }
@@ -84,6 +90,8 @@ impl Shared {
             waiters: Mutex::default(),
             questions: Mutex::default(),
             bulk_rows: BulkRows::default(),
+            allowlists_changed: tokio::sync::Notify::new(),
+            cards_posted: tokio::sync::Notify::new(),
             refusals: Mutex::default(),
         })
     }

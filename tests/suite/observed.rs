@@ -23,6 +23,8 @@ pub struct Observed {
     on_remove: Mutex<Option<(String, Beside)>>,
     /// A tree whose writes fail from now on (a store refusing writes).
     refusing: Mutex<Option<String>>,
+    /// A tree whose reads fail from now on.
+    refusing_reads: Mutex<Option<String>>,
     /// Run once, inside the next read of its tree, after the value is read: a write landing
     /// while a read is under way.
     on_get: Mutex<Option<(String, Beside)>>,
@@ -114,6 +116,21 @@ impl Observed {
         *self.refusing.lock().unwrap() = Some(tree.to_string());
     }
 
+    /// Every read of `tree` fails from now on.
+    pub fn refuse_reads_of(&self, tree: &str) {
+        *self.refusing_reads.lock().unwrap() = Some(tree.to_string());
+    }
+
+    fn refuse_read_if_asked(&self, tree: &str) -> R<()> {
+        if self.refusing_reads.lock().unwrap().as_deref() == Some(tree) {
+            return Err(StoreError {
+                context: format!("reading tree `{tree}`"),
+                message: "refused by the test".into(),
+            });
+        }
+        Ok(())
+    }
+
     fn refuse_if_asked(&self, tree: &str) -> R<()> {
         if self.refusing.lock().unwrap().as_deref() == Some(tree) {
             return Err(StoreError {
@@ -169,6 +186,7 @@ impl Store for Observed {
         removed
     }
     fn scan_prefix(&self, tree: &str, prefix: &[u8]) -> R<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.refuse_read_if_asked(tree)?;
         let all = self.inner.scan_prefix(tree, prefix)?;
         self.count(tree, all.len());
         run_once(&self.on_get, tree);

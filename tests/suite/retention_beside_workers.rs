@@ -230,3 +230,81 @@ async fn a_revoke_made_while_a_worker_starts_holds_in_that_worker() {
         worker.assembled.session.snapshot().tool_allowlist
     );
 }
+
+/// Two rereads of one worker's allowlists racing: serve rereads every live worker after a
+/// control-socket command, while the worker is still starting, so the starting worker rereads
+/// its own once it is in the map. A revoke lands while that reread is under way: serve's next
+/// reread (which finds the worker) publishes the revoke, then the worker's own finishes with
+/// the grants it read before. The older reread is dropped; before, its grants were published
+/// last and the revoked tool stayed allowed.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_older_reread_finishing_last_does_not_bring_a_revoked_grant_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Observed::default());
+    let (service, _config) = service_over(dir.path(), store.clone());
+    let service = Arc::new(service);
+    tollgate::store::Allowlists::new(store.clone())
+        .add_tool(&tollgate::store::ToolEntry {
+            session: "discord:510".into(),
+            tool: "write_file".into(),
+            by: "admin".into(),
+            at: "then".into(),
+        })
+        .unwrap();
+    let (serve, observed) = (service.clone(), store.clone());
+    store.while_reading_from("allowlist.tools", move || {
+        // Inside the start's read: a control-socket command that changed nothing (`allowlist
+        // list`) has serve reread every live worker; this one is not in the map yet.
+        serve.reload_allowlists();
+        let (serve, lists) = (
+            serve.clone(),
+            tollgate::store::Allowlists::new(observed.clone()),
+        );
+        // Inside the worker's own reread, after it read the grant: the revoke, and serve's
+        // reread of every live worker, this one included.
+        observed.while_reading_from("allowlist.tools", move || {
+            assert!(lists.revoke_tool("discord:510", "write_file").unwrap());
+            serve.reload_allowlists();
+        });
+    });
+    let worker = worker_of(&service);
+    assert!(
+        worker
+            .assembled
+            .session
+            .snapshot()
+            .tool_allowlist
+            .is_empty(),
+        "{:?}",
+        worker.assembled.session.snapshot().tool_allowlist
+    );
+}
+
+/// A reread of a live worker's allowlists that cannot read the store empties them (every call
+/// asks again) instead of keeping grants a revoke may have taken back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reread_that_cannot_read_the_store_keeps_no_grant() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Observed::default());
+    let (service, _config) = service_over(dir.path(), store.clone());
+    tollgate::store::Allowlists::new(store.clone())
+        .add_tool(&tollgate::store::ToolEntry {
+            session: "discord:510".into(),
+            tool: "write_file".into(),
+            by: "admin".into(),
+            at: "then".into(),
+        })
+        .unwrap();
+    let worker = worker_of(&service);
+    assert_eq!(worker.assembled.session.snapshot().tool_allowlist.len(), 1);
+    store.refuse_reads_of("allowlist.tools");
+    service.reload_allowlists();
+    assert!(
+        worker
+            .assembled
+            .session
+            .snapshot()
+            .tool_allowlist
+            .is_empty()
+    );
+}

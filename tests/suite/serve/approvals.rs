@@ -314,6 +314,56 @@ async fn an_always_answer_redecides_the_other_card_and_can_be_revoked() {
     assert!(!String::from_utf8_lossy(&listed.stdout).contains("write_file"));
 }
 
+/// An admin's `/allowlist revoke command KEY` in one chat reaches the agent's other live
+/// sessions at once. A command key is the agent's, and each live session held its own copy:
+/// before, the session that had the key kept running the command without asking.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_revoked_in_one_chat_asks_again_in_another_live_session() {
+    let echo = |id: &str| {
+        tool_calls(&[(
+            id,
+            "execute_command",
+            &json!({"command": "echo hi"}).to_string(),
+        )])
+    };
+    let served = Served::start(
+        vec![
+            echo("e1"),
+            text("Ran once."),
+            echo("e2"),
+            text("Asked again."),
+        ],
+        "tools = [\"execute_command\"]\n",
+        "",
+    )
+    .await;
+    served.llm.classify_as("high-risk");
+    served.say(USER, "run it");
+    let (card_id, card) = served.card(USER, 0).await;
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "(agent a)"));
+    served.wait_text(USER, "Ran once.").await;
+    let listed = served.tollgate(&["allowlist", "list"]);
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let key = listed
+        .lines()
+        .find_map(|l| l.split('\t').find_map(|f| f.strip_prefix("command ")))
+        .unwrap_or_else(|| panic!("no command key in {listed}"))
+        .to_string();
+
+    // Revoked in the admin's own chat, a session of the same agent.
+    served.say(ADMIN, &format!("/allowlist revoke command {key}"));
+    served.wait_text(ADMIN, "Revoked").await;
+    // The user's live session asks again: a card, which the admin denies.
+    served.say(USER, "run it again");
+    let (second_id, second) = served.card(USER, 1).await;
+    served
+        .telegram
+        .push_press(USER, ADMIN, second_id, &button(&second, "Deny"));
+    served.wait_text(USER, "Asked again.").await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_admin_who_never_started_the_bot_gets_the_card_in_the_chat() {
     let served = Served::start(
