@@ -202,6 +202,7 @@ impl CardApprover {
             if let Err(e) = shared.approvals.set_posted(&token, &posted) {
                 shared.log(&format!("recording where card {} went: {e}", record.token));
             }
+            shared.cards_posted.notify_waiters();
             refresh_rows(shared, &posted);
         }
         let wait = Duration::from_secs(record.expires.saturating_sub(now_secs()));

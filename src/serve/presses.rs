@@ -14,7 +14,13 @@ use crate::approvals::{
 use crate::events::EventKind;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 use tollgate_surface::{CardOutcome, CardRef, Platform, Press};
+
+/// How long a press that arrived before its card's record says where the card went waits for
+/// it (the card's `sendMessage` answered, the record not yet written: milliseconds, longer
+/// under load).
+const POSTING_WAIT: Duration = Duration::from_secs(5);
 
 fn outcome_of(record: &PendingApproval) -> Option<CardOutcome> {
     let picked = |i: &u8, by: &str, bound: &str| {
@@ -165,6 +171,32 @@ pub async fn handle_press(shared: &Arc<Shared>, press: Press) {
     }
 }
 
+/// `record` once it says where its card was posted (or settled), waiting at most
+/// [`POSTING_WAIT`]; as it stands then otherwise.
+async fn once_posted(
+    shared: &Shared,
+    token: &ApprovalToken,
+    mut record: PendingApproval,
+) -> PendingApproval {
+    let deadline = tokio::time::Instant::now() + POSTING_WAIT;
+    loop {
+        // Listening before the record is read again: a post recorded in between is not missed.
+        let posted = shared.cards_posted.notified();
+        tokio::pin!(posted);
+        posted.as_mut().enable();
+        match shared.approvals.get(token) {
+            Ok(Some(now)) => record = now,
+            _ => return record,
+        }
+        if !record.posted_to.is_empty() || record.state != PendingState::Waiting {
+            return record;
+        }
+        if tokio::time::timeout_at(deadline, posted).await.is_err() {
+            return record;
+        }
+    }
+}
+
 /// One approval card's button.
 async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
     let shared = pressed.shared;
@@ -191,6 +223,14 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
                 "This button is no longer valid.",
             )
             .await;
+    };
+    // A press read while the card's own `sendMessage` was being answered: the record does
+    // not say where the card went yet. Refused, it was lost (the admin saw "Answer on the card
+    // itself." on the card itself).
+    let record = if record.state == PendingState::Waiting && record.posted_to.is_empty() {
+        once_posted(shared, token, record).await
+    } else {
+        record
     };
     if !pressed.on(&record.posted_to) {
         return pressed

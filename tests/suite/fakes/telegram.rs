@@ -393,6 +393,15 @@ async fn answer(state: &Arc<Mutex<State>>, arrived: &Notify, method: &str, body:
             s.calls[index].1["_refused"] = json!(true);
             return error;
         }
+        if matches!(method, "SendMessage" | "SendDocument") {
+            // Numbered when it arrives and recorded with the call, so tests can press a card's
+            // buttons by its id, even while its answer is delayed.
+            s.next_message += 1;
+            let id = s.next_message;
+            if let Value::Object(fields) = &mut s.calls[index].1 {
+                fields.insert("_id".into(), json!(id));
+            }
+        }
         (
             index,
             s.delays.get_mut(method).and_then(VecDeque::pop_front),
@@ -441,13 +450,9 @@ async fn answer(state: &Arc<Mutex<State>>, arrived: &Notify, method: &str, body:
             }
         }
         "SendMessage" | "SendDocument" => {
-            let mut s = state.lock().unwrap();
-            s.next_message += 1;
-            let id = s.next_message;
-            // Recorded with the call, so tests can press a card's buttons by its id.
-            if let Value::Object(fields) = &mut s.calls[index].1 {
-                fields.insert("_id".into(), json!(id));
-            }
+            let id = state.lock().unwrap().calls[index].1["_id"]
+                .as_i64()
+                .unwrap_or(1);
             ok(sent_message(id, &body["chat_id"], &body["text"]))
         }
         "EditMessageText" | "EditMessageReplyMarkup" => ok(sent_message(

@@ -244,3 +244,27 @@ async fn a_replaced_approve_all_row_is_refused_and_the_current_row_stays_live() 
         "audited under the session of one of the row's cards: {refused:?}"
     );
 }
+
+/// An admin presses a card while its own `sendMessage` is still being answered (the record
+/// does not say where the card went yet: under load, the press can be read first). The press
+/// is answered once the record says; before, it was refused ("Answer on the card itself.")
+/// and the call waited for a second press.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_press_read_before_its_card_is_recorded_is_answered() {
+    let served = Served::start(
+        vec![write_call("w1", "x.txt", "x"), text("Written.")],
+        "",
+        "",
+    )
+    .await;
+    served
+        .telegram
+        .delay_next("SendMessage", Duration::from_millis(1500));
+    served.say(USER, "write x.txt");
+    let (card_id, card) = served.card(USER, 0).await;
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served.wait_text(USER, "Written.").await;
+    assert!(served.path("ws/telegram_10/x.txt").exists());
+}
