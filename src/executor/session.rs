@@ -167,7 +167,8 @@ impl SessionPolicy {
             return Ok(held);
         };
         let saved = lists.revoke_tool(&self.key, tool)?;
-        self.reload_allowlists()?;
+        // Saved: a reread that fails empties the lists, so the revoke holds either way.
+        let _ = self.reload_allowlists();
         Ok(saved || held)
     }
 
@@ -181,7 +182,8 @@ impl SessionPolicy {
             return Ok(held);
         };
         let saved = lists.revoke_command(&self.agent, key)?;
-        self.reload_allowlists()?;
+        // Saved: a reread that fails empties the lists, so the revoke holds either way.
+        let _ = self.reload_allowlists();
         Ok(saved || held)
     }
 

@@ -261,11 +261,7 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
                 }
             };
             match revoked {
-                Ok(true) => {
-                    // A command key is the agent's: its other live sessions reread theirs.
-                    shared.allowlists_changed.notify_one();
-                    format!("Revoked `{target}`.")
-                }
+                Ok(true) => format!("Revoked `{target}`."),
                 Ok(false) => format!("`{target}` was not allowed."),
                 Err(e) => format!("The change could not be saved: {e}"),
             }

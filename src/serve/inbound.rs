@@ -196,7 +196,16 @@ async fn handle_message(
         counted("command");
         let answer = match name {
             "whoami" => super::commands::whoami(inbound),
-            _ => run_command(shared, &worker, name, args, admin),
+            _ => {
+                let answer = run_command(shared, &worker, name, args, admin);
+                // A revoked command key is the agent's: every live session rereads its
+                // allowlists before the admin is told (whatever the revoke's outcome: a
+                // reread that cannot read the store keeps no grant).
+                if name == "allowlist" && args.trim_start().starts_with("revoke") {
+                    service.reload_allowlists();
+                }
+                answer
+            }
         };
         return reply.say(service, &answer).await;
     }

@@ -92,11 +92,7 @@ pub async fn run(
         let service = service.clone();
         background.spawn(async move {
             loop {
-                // Changed over the control socket, or by a session's admin in the chat.
-                tokio::select! {
-                    () = allowlists_changed.notified() => {}
-                    () = service.shared.allowlists_changed.notified() => {}
-                }
+                allowlists_changed.notified().await;
                 service.reload_allowlists();
             }
         });

@@ -53,9 +53,6 @@ pub struct Shared {
     /// Notified each time a card's record learns where the card was posted: a press read
     /// while the card's own `sendMessage` was still being answered waits for it.
     pub cards_posted: tokio::sync::Notify,
-    /// Notified when a session changed an allowlist other sessions share (an admin's
-    /// `/allowlist revoke command` is the agent's): every live session rereads its own.
-    pub allowlists_changed: tokio::sync::Notify,
     /// How many refusals of untrusted senders are audited (see `refusals.rs`).
     refusals: Mutex<super::refusals::RefusalBudget>,
 }
@@ -90,7 +87,6 @@ impl Shared {
             waiters: Mutex::default(),
             questions: Mutex::default(),
             bulk_rows: BulkRows::default(),
-            allowlists_changed: tokio::sync::Notify::new(),
             cards_posted: tokio::sync::Notify::new(),
             refusals: Mutex::default(),
         })
