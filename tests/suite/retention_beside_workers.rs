@@ -190,17 +190,12 @@ async fn a_pass_failing_after_the_transcript_still_has_the_live_worker_forget_it
     );
 }
 
-/// An admin revokes a session's "always allow" over the control socket while the session's
-/// worker is starting: the worker has read its grants (the revoked one with them), and serve's
-/// reload of every live worker looks at the map before the worker is in it. The worker rereads
-/// them, so the revoke holds at once; before, the worker kept the revoked tool for as long as
-/// it lived (every message keeps it alive).
-#[tokio::test(flavor = "multi_thread")]
-async fn a_revoke_made_while_a_worker_starts_holds_in_that_worker() {
-    let dir = tempfile::tempdir().unwrap();
+/// A service over an observed store in which session `discord:510` may always `write_file`.
+fn granted_write_file(
+    dir: &std::path::Path,
+) -> (Arc<tollgate::serve::sessions::Service>, Arc<Observed>) {
     let store = Arc::new(Observed::default());
-    let (service, _config) = service_over(dir.path(), store.clone());
-    let service = Arc::new(service);
+    let (service, _config) = service_over(dir, store.clone());
     tollgate::store::Allowlists::new(store.clone())
         .add_tool(&tollgate::store::ToolEntry {
             session: "discord:510".into(),
@@ -209,6 +204,18 @@ async fn a_revoke_made_while_a_worker_starts_holds_in_that_worker() {
             at: "then".into(),
         })
         .unwrap();
+    (Arc::new(service), store)
+}
+
+/// An admin revokes a session's "always allow" over the control socket while the session's
+/// worker is starting: the worker has read its grants (the revoked one with them), and serve's
+/// reload of every live worker looks at the map before the worker is in it. The worker rereads
+/// them, so the revoke holds at once; before, the worker kept the revoked tool for as long as
+/// it lived (every message keeps it alive).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoke_made_while_a_worker_starts_holds_in_that_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let (service, store) = granted_write_file(dir.path());
     let (revoking, lists) = (
         service.clone(),
         tollgate::store::Allowlists::new(store.clone()),
@@ -240,17 +247,7 @@ async fn a_revoke_made_while_a_worker_starts_holds_in_that_worker() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_older_reread_finishing_last_does_not_bring_a_revoked_grant_back() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Observed::default());
-    let (service, _config) = service_over(dir.path(), store.clone());
-    let service = Arc::new(service);
-    tollgate::store::Allowlists::new(store.clone())
-        .add_tool(&tollgate::store::ToolEntry {
-            session: "discord:510".into(),
-            tool: "write_file".into(),
-            by: "admin".into(),
-            at: "then".into(),
-        })
-        .unwrap();
+    let (service, store) = granted_write_file(dir.path());
     let (serve, observed) = (service.clone(), store.clone());
     store.while_reading_from("allowlist.tools", move || {
         // Inside the start's read: a control-socket command that changed nothing (`allowlist
@@ -285,16 +282,7 @@ async fn an_older_reread_finishing_last_does_not_bring_a_revoked_grant_back() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reread_that_cannot_read_the_store_keeps_no_grant() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Observed::default());
-    let (service, _config) = service_over(dir.path(), store.clone());
-    tollgate::store::Allowlists::new(store.clone())
-        .add_tool(&tollgate::store::ToolEntry {
-            session: "discord:510".into(),
-            tool: "write_file".into(),
-            by: "admin".into(),
-            at: "then".into(),
-        })
-        .unwrap();
+    let (service, store) = granted_write_file(dir.path());
     let worker = worker_of(&service);
     assert_eq!(worker.assembled.session.snapshot().tool_allowlist.len(), 1);
     store.refuse_reads_of("allowlist.tools");
