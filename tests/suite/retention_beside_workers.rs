@@ -4,6 +4,7 @@
 //! in that worker at once.
 
 use crate::suite::observed::Observed;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tollgate::agent::llm::{ChatMessage, Role};
@@ -207,6 +208,11 @@ fn granted_write_file(
     (Arc::new(service), store)
 }
 
+/// The tools `worker`'s session may always use, as its gate sees them now.
+fn granted(worker: &tollgate::serve::worker::SessionWorker) -> BTreeSet<String> {
+    worker.assembled.session.snapshot().tool_allowlist
+}
+
 /// An admin revokes a session's "always allow" over the control socket while the session's
 /// worker is starting: the worker has read its grants (the revoked one with them), and serve's
 /// reload of every live worker looks at the map before the worker is in it. The worker rereads
@@ -226,16 +232,7 @@ async fn a_revoke_made_while_a_worker_starts_holds_in_that_worker() {
         revoking.reload_allowlists();
     });
     let worker = worker_of(&service);
-    assert!(
-        worker
-            .assembled
-            .session
-            .snapshot()
-            .tool_allowlist
-            .is_empty(),
-        "{:?}",
-        worker.assembled.session.snapshot().tool_allowlist
-    );
+    assert_eq!(granted(&worker), BTreeSet::new());
 }
 
 /// Two rereads of one worker's allowlists racing: serve rereads every live worker after a
@@ -265,16 +262,7 @@ async fn an_older_reread_finishing_last_does_not_bring_a_revoked_grant_back() {
         });
     });
     let worker = worker_of(&service);
-    assert!(
-        worker
-            .assembled
-            .session
-            .snapshot()
-            .tool_allowlist
-            .is_empty(),
-        "{:?}",
-        worker.assembled.session.snapshot().tool_allowlist
-    );
+    assert_eq!(granted(&worker), BTreeSet::new());
 }
 
 /// A reread of a live worker's allowlists that cannot read the store empties them (every call
@@ -284,15 +272,8 @@ async fn a_reread_that_cannot_read_the_store_keeps_no_grant() {
     let dir = tempfile::tempdir().unwrap();
     let (service, store) = granted_write_file(dir.path());
     let worker = worker_of(&service);
-    assert_eq!(worker.assembled.session.snapshot().tool_allowlist.len(), 1);
+    assert_eq!(granted(&worker), BTreeSet::from(["write_file".to_string()]));
     store.refuse_reads_of("allowlist.tools");
     service.reload_allowlists();
-    assert!(
-        worker
-            .assembled
-            .session
-            .snapshot()
-            .tool_allowlist
-            .is_empty()
-    );
+    assert_eq!(granted(&worker), BTreeSet::new());
 }
