@@ -201,7 +201,7 @@ async fn handle_message(
                 // A revoked command key is the agent's: every live session rereads its
                 // allowlists before the admin is told (whatever the revoke's outcome: a
                 // reread that cannot read the store keeps no grant).
-                if name == "allowlist" && args.trim_start().starts_with("revoke") {
+                if admin && name == "allowlist" && args.trim_start().starts_with("revoke") {
                     service.reload_allowlists();
                 }
                 answer
