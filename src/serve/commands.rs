@@ -1,6 +1,7 @@
 //! The chat commands, registered with each platform's command menu. They act on the sender's
 //! current session; `/mode`, `/sandbox` and `/allowlist` are for the bridge's admins only.
 
+use super::sessions::Service;
 use super::shared::Shared;
 use super::worker::SessionWorker;
 use crate::policy::mode::{ApprovalMode, SandboxPolicy};
@@ -104,7 +105,7 @@ pub fn parse_command(text: &str) -> Option<(&str, &str)> {
 
 /// Runs a command; returns the reply.
 pub fn run_command(
-    shared: &Shared,
+    service: &Service,
     worker: &SessionWorker,
     name: &str,
     args: &str,
@@ -114,6 +115,7 @@ pub fn run_command(
     if admin_only && !is_admin {
         return format!("Only this bot's admins can use /{name}.");
     }
+    let shared = &service.shared;
     let policy = &worker.assembled.session;
     match name {
         "help" => help(&worker.agent),
@@ -167,7 +169,7 @@ pub fn run_command(
             },
             Err(e) => format!("{e}. Usage: /sandbox POLICY"),
         },
-        "allowlist" => allowlist(shared, worker, args),
+        "allowlist" => allowlist(service, worker, args),
         _ => help(&worker.agent),
     }
 }
@@ -201,7 +203,8 @@ fn status(shared: &Shared, worker: &SessionWorker) -> String {
     )
 }
 
-fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
+fn allowlist(service: &Service, worker: &SessionWorker, args: &str) -> String {
+    let shared = &service.shared;
     let policy = &worker.assembled.session;
     let mut words = args.split_whitespace();
     match words.next() {
@@ -260,6 +263,10 @@ fn allowlist(shared: &Shared, worker: &SessionWorker, args: &str) -> String {
                         .into();
                 }
             };
+            // A revoked command key is the agent's: every live session rereads its allowlists
+            // before the admin is told (whatever the revoke's outcome: a reread that cannot
+            // read the store keeps no grant).
+            service.reload_allowlists();
             match revoked {
                 Ok(true) => format!("Revoked `{target}`."),
                 Ok(false) => format!("`{target}` was not allowed."),

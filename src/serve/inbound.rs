@@ -196,16 +196,7 @@ async fn handle_message(
         counted("command");
         let answer = match name {
             "whoami" => super::commands::whoami(inbound),
-            _ => {
-                let answer = run_command(shared, &worker, name, args, admin);
-                // A revoked command key is the agent's: every live session rereads its
-                // allowlists before the admin is told (whatever the revoke's outcome: a
-                // reread that cannot read the store keeps no grant).
-                if admin && name == "allowlist" && args.trim_start().starts_with("revoke") {
-                    service.reload_allowlists();
-                }
-                answer
-            }
+            _ => run_command(service, &worker, name, args, admin),
         };
         return reply.say(service, &answer).await;
     }
