@@ -7,6 +7,10 @@
 //! fired (`reminders_due`) up to now, never the whole tree; a fired reminder moves to a
 //! second index (`reminders_fired`, by when it fired) that retention prunes from.
 //!
+//! A session's list reads a third index (`reminders_by_session`), of what has not fired by
+//! session, so listing never decodes another session's reminders. A due entry's value names
+//! its session, so that an entry left by a kill can be dropped with the other.
+//!
 //! A claimed reminder is also marked delivering (`reminders_delivering`) until its run is
 //! over: a kill after the claim and before the run's record was durable would otherwise lose
 //! it. Its run has a fixed id ([`Reminder::run_id`]), so after a restart a reminder whose run
@@ -19,6 +23,8 @@ use std::sync::Arc;
 pub const REMINDERS_TREE: &str = "reminders";
 /// Unfired reminders by due time (`store::aged` keys).
 const DUE_TREE: &str = "reminders_due";
+/// Unfired reminders by session: `{session}\0{id}`, with an empty value.
+const BY_SESSION_TREE: &str = "reminders_by_session";
 /// Fired reminders by when they fired, for retention.
 const FIRED_TREE: &str = "reminders_fired";
 /// Claimed reminders whose run may not be over (by id).
@@ -28,6 +34,12 @@ const DELIVERING_TREE: &str = "reminders_delivering";
 const ORPHAN_AFTER_SECS: u64 = 60;
 /// Marks a store whose reminders (written before the indexes) were indexed.
 const INDEXED_MARKER: &[u8] = b"reminders_indexed";
+/// Marks a store whose unfired reminders (written before the session index) were indexed.
+const INDEXED_BY_SESSION_MARKER: &[u8] = b"reminders_indexed_by_session";
+
+/// The most reminders a session may have waiting (`add_reminder` refuses more): a chat cannot
+/// make the store grow without bound.
+pub const MAX_PENDING_PER_SESSION: usize = 100;
 
 /// The furthest ahead a reminder may be set.
 pub const MAX_AHEAD_SECS: u64 = 366 * 24 * 3600;
@@ -98,6 +110,21 @@ fn decode(bytes: &[u8]) -> Option<Reminder> {
     serde_json::from_slice(bytes).ok()
 }
 
+/// The start of session `session`'s keys in the session index: the separator keeps
+/// `telegram:9` from listing `telegram:90`'s.
+fn session_prefix(session: &[u8]) -> Vec<u8> {
+    let mut prefix = session.to_vec();
+    prefix.push(0);
+    prefix
+}
+
+/// Reminder `id`'s entry in the session index.
+fn session_key(session: &[u8], id: &[u8]) -> Vec<u8> {
+    let mut key = session_prefix(session);
+    key.extend_from_slice(id);
+    key
+}
+
 impl Reminders {
     #[must_use]
     pub fn new(store: Arc<dyn Store>) -> Self {
@@ -109,27 +136,42 @@ impl Reminders {
             context: "encoding a reminder".into(),
             message: e.to_string(),
         })?;
-        // The index entry first: a crash between the two leaves an entry without its
-        // record, which the scheduler drops; never a record the scheduler cannot find.
+        // The index entries first: a kill between the writes leaves entries without their
+        // record, which the scheduler drops (the due entry, naming its session, with the
+        // session's); never a record the scheduler or a list cannot find.
+        let id = reminder.id.as_bytes();
         self.store.insert(
             DUE_TREE,
-            &aged::key(reminder.due, reminder.id.as_bytes()),
+            &aged::key(reminder.due, id),
+            reminder.session.as_bytes(),
+        )?;
+        self.store.insert(
+            BY_SESSION_TREE,
+            &session_key(reminder.session.as_bytes(), id),
             b"",
         )?;
-        self.store
-            .insert(REMINDERS_TREE, reminder.id.as_bytes(), &bytes)?;
+        self.store.insert(REMINDERS_TREE, id, &bytes)?;
         self.store.flush()
     }
 
-    /// The session's reminders that have not fired, soonest first.
+    /// The session's reminders that have not fired, soonest first: read through the session
+    /// index, so only the session's own records are read.
     pub fn pending(&self, session: &str) -> Result<Vec<Reminder>, StoreError> {
-        let mut list: Vec<Reminder> = self
-            .store
-            .scan_prefix(REMINDERS_TREE, b"")?
-            .iter()
-            .filter_map(|(_, v)| decode(v))
-            .filter(|r| r.session == session && !r.fired)
-            .collect();
+        let prefix = session_prefix(session.as_bytes());
+        let mut list = Vec::new();
+        for (key, _) in self.store.scan_prefix(BY_SESSION_TREE, &prefix)? {
+            let Some(id) = key.get(prefix.len()..) else {
+                continue;
+            };
+            // An entry without a pending record (an add under way, a kill's leftover) is not
+            // listed; the scheduler drops a leftover with its due entry.
+            if let Some(reminder) = self.store.get(REMINDERS_TREE, id)?.and_then(|b| decode(&b))
+                && reminder.session == session
+                && !reminder.fired
+            {
+                list.push(reminder);
+            }
+        }
         list.sort_by_key(|r| r.due);
         Ok(list)
     }
@@ -149,6 +191,12 @@ impl Reminders {
                 {
                     return Ok(false);
                 }
+                // The due entry last: while it stays, the scheduler drops the session's entry
+                // with it (a kill between these writes leaves no entry it cannot find).
+                self.store.remove(
+                    BY_SESSION_TREE,
+                    &session_key(session.as_bytes(), id.as_bytes()),
+                )?;
                 self.store
                     .remove(DUE_TREE, &aged::key(r.due, id.as_bytes()))?;
                 self.store.flush()?;
@@ -166,22 +214,26 @@ impl Reminders {
         accept: impl Fn(&Reminder) -> bool,
     ) -> Result<Vec<Reminder>, StoreError> {
         let mut claimed = Vec::new();
-        for (index_key, key) in
-            aged::older_than(self.store.as_ref(), DUE_TREE, now.saturating_add(1))?
+        for (index_key, session) in self
+            .store
+            .scan_before(DUE_TREE, &now.saturating_add(1).to_be_bytes())?
         {
-            let record = self.store.get(REMINDERS_TREE, &key)?;
+            let Some(key) = index_key.get(8..) else {
+                continue;
+            };
+            let record = self.store.get(REMINDERS_TREE, key)?;
             let Some((bytes, reminder)) = record.and_then(|b| decode(&b).map(|r| (b, r))) else {
-                // No record: cancelled, or an orphan of a crash between `add`'s two writes —
-                // or an `add` between them right now, whose entry must stay.
+                // No record: cancelled, or an orphan of a kill between `add`'s writes (or
+                // `cancel`'s) — or an `add` between them right now, whose entries must stay.
                 let due = aged::time_of(&index_key).unwrap_or(0);
                 if due.saturating_add(ORPHAN_AFTER_SECS) < now {
-                    self.store.delete(DUE_TREE, &index_key)?;
+                    self.drop_entries(&index_key, key, &session)?;
                 }
                 continue;
             };
             if reminder.fired {
                 // Claimed before a crash that came before its index moved: finish the move.
-                self.move_to_fired(&index_key, &key, now)?;
+                self.move_to_fired(&index_key, &reminder, now)?;
                 continue;
             }
             if !accept(&reminder) {
@@ -191,7 +243,7 @@ impl Reminders {
             // Marked delivering before it is claimed: a kill can keep any prefix of these
             // writes, and a claimed reminder without its mark would be lost. A mark whose
             // reminder is not claimed stays until the claim that marks it again.
-            self.store.put(DELIVERING_TREE, &key, b"")?;
+            self.store.put(DELIVERING_TREE, key, b"")?;
             let mut fired = reminder.clone();
             fired.fired = true;
             let new = serde_json::to_vec(&fired).map_err(|e| StoreError {
@@ -200,10 +252,10 @@ impl Reminders {
             })?;
             if self
                 .store
-                .compare_and_swap(REMINDERS_TREE, &key, Some(&bytes), Some(&new))?
+                .compare_and_swap(REMINDERS_TREE, key, Some(&bytes), Some(&new))?
                 .is_ok()
             {
-                self.move_to_fired(&index_key, &key, now)?;
+                self.move_to_fired(&index_key, &reminder, now)?;
                 claimed.push(reminder);
             }
         }
@@ -247,12 +299,33 @@ impl Reminders {
         Ok(undelivered)
     }
 
-    /// Moves a claimed reminder's index entry from the due index to the fired one (dated `now`):
-    /// the fired entry first, as a kill can keep any prefix of the writes and a fired reminder
-    /// with neither entry would never be pruned (one still under its due entry is moved by
-    /// the next sweep).
-    fn move_to_fired(&self, due_key: &[u8], key: &[u8], now: u64) -> Result<(), StoreError> {
-        self.store.put(FIRED_TREE, &aged::key(now, key), b"")?;
+    /// Moves a claimed reminder's index entry from the due index to the fired one (dated `now`),
+    /// and takes it off its session's list: the fired entry first and the due entry last, as a
+    /// kill can keep any prefix of the writes and a fired reminder with neither entry would
+    /// never be pruned (one still under its due entry is moved by the next sweep).
+    fn move_to_fired(
+        &self,
+        due_key: &[u8],
+        reminder: &Reminder,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        let id = reminder.id.as_bytes();
+        self.store.put(FIRED_TREE, &aged::key(now, id), b"")?;
+        self.store.delete(
+            BY_SESSION_TREE,
+            &session_key(reminder.session.as_bytes(), id),
+        )?;
+        self.store.delete(DUE_TREE, due_key)
+    }
+
+    /// Drops the due entry `due_key` of a reminder with no record, and its session's entry
+    /// (`session` is the due entry's value; empty in a store written before the session
+    /// index, whose migration indexed only reminders with records).
+    fn drop_entries(&self, due_key: &[u8], id: &[u8], session: &[u8]) -> Result<(), StoreError> {
+        if !session.is_empty() {
+            self.store
+                .delete(BY_SESSION_TREE, &session_key(session, id))?;
+        }
         self.store.delete(DUE_TREE, due_key)
     }
 
@@ -265,8 +338,27 @@ impl Reminders {
         for (_, key) in aged::older_than(store, FIRED_TREE, before)? {
             store.delete(DELIVERING_TREE, &key)?;
         }
-        Ok(aged::prune(store, FIRED_TREE, REMINDERS_TREE, before)?
-            + aged::prune(store, DUE_TREE, REMINDERS_TREE, before)?)
+        let mut pruned = aged::prune(store, FIRED_TREE, REMINDERS_TREE, before)?;
+        for (due_key, session) in store.scan_before(DUE_TREE, &before.to_be_bytes())? {
+            let Some(id) = due_key.get(8..) else {
+                continue;
+            };
+            // The record first and the due entry last: while the due entry stays, the next
+            // pass (or the scheduler) finds the session's entry through it.
+            let session = match store.get(REMINDERS_TREE, id)? {
+                Some(bytes) => {
+                    store.delete(REMINDERS_TREE, id)?;
+                    pruned += 1;
+                    decode(&bytes).map_or(session, |r| r.session.into_bytes())
+                }
+                None => session,
+            };
+            if !session.is_empty() {
+                store.delete(BY_SESSION_TREE, &session_key(&session, id))?;
+            }
+            store.delete(DUE_TREE, &due_key)?;
+        }
+        Ok(pruned)
     }
 
     /// Indexes the reminders of a store written before the indexes existed (once): unfired
@@ -279,6 +371,18 @@ impl Reminders {
                 };
                 let index = if reminder.fired { FIRED_TREE } else { DUE_TREE };
                 store.insert(index, &aged::key(reminder.due, &key), b"")?;
+            }
+            Ok(())
+        })?;
+        crate::store::migrate::once(store, INDEXED_BY_SESSION_MARKER, || {
+            for (key, bytes) in store.scan_prefix(REMINDERS_TREE, b"")? {
+                if let Some(reminder) = decode(&bytes).filter(|r| !r.fired) {
+                    store.insert(
+                        BY_SESSION_TREE,
+                        &session_key(reminder.session.as_bytes(), &key),
+                        b"",
+                    )?;
+                }
             }
             Ok(())
         })
@@ -472,5 +576,56 @@ mod tests {
         assert_eq!(due, ["a"]);
         assert_eq!(Reminders::prune_fired(store.as_ref(), 21).unwrap(), 1);
         assert!(store.get(REMINDERS_TREE, b"b").unwrap().is_none());
+    }
+
+    /// A store written with the due index but before the session index: its unfired
+    /// reminders are listed after the upgrade, and leave the list when they fire.
+    #[test]
+    fn a_store_written_before_the_session_index_lists_its_reminders_once_upgraded() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let old = |id: &str, due: u64, fired: bool| Reminder {
+            id: id.into(),
+            session: "telegram:1".into(),
+            agent: "a".into(),
+            message: "m".into(),
+            due,
+            created: "then".into(),
+            fired,
+        };
+        for r in [
+            old("soon", 10, false),
+            old("later", 900, false),
+            old("done", 5, true),
+        ] {
+            let index = if r.fired { FIRED_TREE } else { DUE_TREE };
+            store
+                .insert(index, &aged::key(r.due, r.id.as_bytes()), b"")
+                .unwrap();
+            store
+                .insert(
+                    REMINDERS_TREE,
+                    r.id.as_bytes(),
+                    &serde_json::to_vec(&r).unwrap(),
+                )
+                .unwrap();
+        }
+        store
+            .insert(crate::store::migrate::META_TREE, INDEXED_MARKER, b"1")
+            .unwrap();
+        let reminders = Reminders::new(store.clone());
+        assert!(
+            reminders.pending("telegram:1").unwrap().is_empty(),
+            "not yet"
+        );
+        Reminders::index_existing(store.as_ref()).unwrap();
+        let ids = |list: Vec<Reminder>| list.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(reminders.pending("telegram:1").unwrap()),
+            ["soon", "later"]
+        );
+        assert_eq!(ids(reminders.take_due(100, |_| true).unwrap()), ["soon"]);
+        assert!(reminders.cancel("telegram:1", "later").unwrap());
+        assert!(reminders.pending("telegram:1").unwrap().is_empty());
+        assert!(store.scan_prefix(BY_SESSION_TREE, b"").unwrap().is_empty());
     }
 }

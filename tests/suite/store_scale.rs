@@ -1258,3 +1258,105 @@ fn open_runs_nobody_resumes_are_ended_and_pruned() {
     assert_eq!(report.runs, 2, "{report:?}");
     assert!(runs.load("chat-run").unwrap().is_some());
 }
+
+fn reminder_of(session: &str, n: usize, due: u64) -> tollgate::reminders::Reminder {
+    tollgate::reminders::Reminder {
+        id: format!("r{n}"),
+        session: session.into(),
+        agent: "a".into(),
+        message: format!("reminder {n}"),
+        due,
+        created: "then".into(),
+        fired: false,
+    }
+}
+
+/// Listing a session's reminders reads that session's pending ones — not the 10,000 of the
+/// other sessions, nor its own that fired or were cancelled.
+#[test]
+fn listing_a_sessions_reminders_reads_only_its_own() {
+    use tollgate::reminders::Reminders;
+    let store = Arc::new(Observed::default());
+    let reminders = Reminders::new(store.clone());
+    for n in 0..HISTORY {
+        let session = format!("telegram:{}", n % 97);
+        reminders.add(&reminder_of(&session, n, 10_000)).unwrap();
+    }
+    // The listing session's key is a prefix of another's: that one's are not its own.
+    reminders
+        .add(&reminder_of("telegram:9", HISTORY, 100))
+        .unwrap();
+    reminders
+        .add(&reminder_of("telegram:9", HISTORY + 1, 5_000))
+        .unwrap();
+    reminders
+        .add(&reminder_of("telegram:9", HISTORY + 2, 6_000))
+        .unwrap();
+    assert_eq!(reminders.take_due(100, |_| true).unwrap().len(), 1);
+    assert!(
+        reminders
+            .cancel("telegram:9", &format!("r{}", HISTORY + 2))
+            .unwrap()
+    );
+    store.reset();
+    let listed = reminders.pending("telegram:9").unwrap();
+    let own = HISTORY / 97 + usize::from(HISTORY % 97 > 9);
+    assert_eq!(listed.len(), own + 1);
+    assert_eq!(listed[0].id, format!("r{}", HISTORY + 1), "soonest first");
+    assert!(listed.iter().all(|r| r.session == "telegram:9"));
+    assert_eq!(store.take("reminders"), own + 1, "its pending records only");
+}
+
+/// A kill can keep any prefix of the writes of an add, a fire, a cancel and the retention
+/// pass: whatever it keeps, a session's list shows exactly its reminders that have not fired,
+/// and once their time has passed and the scheduler and retention have run, the index that
+/// lists them holds nothing (no entry outlives its reminder).
+#[test]
+fn a_kill_at_any_write_leaves_the_reminder_list_true_and_nothing_behind() {
+    use tollgate::reminders::Reminders;
+    let store = Arc::new(Observed::default());
+    let reminders = Reminders::new(store.clone());
+    reminders.add(&reminder_of("s", 1, 100)).unwrap();
+    reminders.add(&reminder_of("s", 2, 200)).unwrap();
+    reminders.add(&reminder_of("s", 3, 300)).unwrap();
+    assert_eq!(reminders.take_due(100, |_| true).unwrap().len(), 1);
+    assert!(reminders.cancel("s", "r2").unwrap());
+    // Never deliverable here: retention prunes it once its time is past the cutoff (with
+    // the one that fired at 100).
+    reminders.add(&reminder_of("s", 4, 150)).unwrap();
+    assert_eq!(Reminders::prune_fired(store.as_ref(), 160).unwrap(), 2);
+    let writes = store.writes();
+    for kept in 0..=writes.len() {
+        let after_kill: Arc<dyn Store> = crate::suite::observed::replayed(&writes[..kept]);
+        let reminders = Reminders::new(after_kill.clone());
+        let unfired: Vec<String> = after_kill
+            .scan_prefix("reminders", b"")
+            .unwrap()
+            .into_iter()
+            .filter_map(|(_, v)| serde_json::from_slice::<tollgate::reminders::Reminder>(&v).ok())
+            .filter(|r| !r.fired)
+            .map(|r| r.id)
+            .collect();
+        let mut listed: Vec<String> = reminders
+            .pending("s")
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        listed.sort();
+        // An add's record is its last write: a reminder with a record is listed.
+        assert_eq!(listed, unfired, "after {kept} of {} writes", writes.len());
+        reminders.take_due(1_000, |_| true).unwrap();
+        Reminders::prune_fired(after_kill.as_ref(), 10_000).unwrap();
+        assert!(reminders.pending("s").unwrap().is_empty());
+        assert!(
+            after_kill
+                .scan_prefix("reminders_by_session", b"")
+                .unwrap()
+                .is_empty(),
+            "after {kept} of {} writes: {:?}",
+            writes.len(),
+            after_kill.scan_prefix("reminders_by_session", b"").unwrap()
+        );
+    }
+}

@@ -265,7 +265,9 @@ pub(super) fn reminders(
     ctx: &ExecContext,
 ) -> Result<ToolOutput, ToolError> {
     use crate::clock::now_secs;
-    use crate::reminders::{MAX_AHEAD_SECS, Reminder, Reminders, parse_rfc3339};
+    use crate::reminders::{
+        MAX_AHEAD_SECS, MAX_PENDING_PER_SESSION, Reminder, Reminders, parse_rfc3339,
+    };
     let reminders = Reminders::new(store(ctx)?.clone());
     match tool {
         "add_reminder" => {
@@ -286,6 +288,16 @@ pub(super) fn reminders(
             }
             if due - now > MAX_AHEAD_SECS {
                 return Err("reminders can be set at most a year ahead".into());
+            }
+            // Counted before the add: calls of one reply running at once may each pass, so a
+            // session can end a few past the cap, never without bound.
+            let waiting = reminders.pending(&ctx.session).map_err(|e| e.to_string())?;
+            if waiting.len() >= MAX_PENDING_PER_SESSION {
+                return Err(ToolError::Failed(format!(
+                    "this session already has {} pending reminders, the most it may have: \
+                     cancel one (cancel_reminder) before adding another",
+                    waiting.len()
+                )));
             }
             let nanos = crate::clock::now_nanos();
             let reminder = Reminder {

@@ -123,3 +123,53 @@ async fn session_memory_is_not_shared_between_sessions() {
         seen[0].output.text
     );
 }
+
+/// A session's pending reminders are capped: a chat cannot make the store grow without bound,
+/// and the model is told how to make room.
+#[tokio::test]
+async fn a_session_may_have_at_most_a_hundred_pending_reminders() {
+    let b = bench(false);
+    let add = |n: usize| {
+        call(
+            &format!("a{n}"),
+            "add_reminder",
+            json!({"message": format!("reminder {n}"), "in_secs": 3600 + n}),
+        )
+    };
+    let added = batch(
+        &b,
+        (0..tollgate::reminders::MAX_PENDING_PER_SESSION)
+            .map(add)
+            .collect(),
+    )
+    .await;
+    assert!(added.iter().all(|r| !r.output.is_error), "{added:?}");
+    let refused = batch(&b, vec![add(1_000)]).await;
+    assert!(refused[0].output.is_error, "{:?}", refused[0].output);
+    assert!(
+        refused[0]
+            .output
+            .text
+            .contains("already has 100 pending reminders")
+            && refused[0].output.text.contains("cancel_reminder"),
+        "{}",
+        refused[0].output.text
+    );
+    let listed = batch(&b, vec![call("l", "list_reminders", json!({}))]).await;
+    let first = listed[0].output.text.lines().next().unwrap().to_string();
+    assert_eq!(
+        listed[0].output.text.lines().count(),
+        100,
+        "the refused one was not stored"
+    );
+    assert!(first.contains("reminder 0"), "soonest first: {first}");
+    let id = first.split(':').next().unwrap();
+    let cancelled = batch(&b, vec![call("c", "cancel_reminder", json!({"id": id}))]).await;
+    assert!(!cancelled[0].output.is_error, "{:?}", cancelled[0].output);
+    let again = batch(&b, vec![add(1_001)]).await;
+    assert!(
+        !again[0].output.is_error,
+        "room again after a cancel: {:?}",
+        again[0].output
+    );
+}

@@ -213,7 +213,7 @@ base_url = "http://127.0.0.1:9/v1"
 [agents.a]
 provider = "p"
 model = "m"
-tools = ["read_file", "write_file", "edit_file", "ls", "find", "grep", "mkdir", "rm", "mv", "cp", "execute_command", "web_fetch", "http_request", "manage_todos", "list_todos", "view_memory", "manage_memory", "retrieve_tool_result", "get_time", "context_info"]
+tools = ["read_file", "write_file", "edit_file", "ls", "find", "grep", "mkdir", "rm", "mv", "cp", "execute_command", "web_fetch", "http_request", "manage_todos", "list_todos", "view_memory", "manage_memory", "retrieve_tool_result", "get_time", "context_info", "add_reminder", "list_reminders", "cancel_reminder"]
 workspace = "ws"
 TIMEOUT
 EXTRA
