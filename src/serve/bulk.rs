@@ -150,12 +150,15 @@ async fn update(shared: &Shared, chat: &ChatRef, current: &mut Option<BulkApprov
             if let Err(e) = shared.bulks.set_posted(&token, at.clone()) {
                 shared.log(&format!("recording where an approve-all row went: {e}"));
             }
+            // A press read while the row was being posted waits for this.
+            shared.cards_posted.notify_waiters();
             row.posted_to = Some(at);
             *current = Some(row);
         }
         Err(e) => {
             shared.log(&format!("posting an approve-all row: {e}"));
             let _ = shared.bulks.retire(&token);
+            shared.cards_posted.notify_waiters();
         }
     }
 }

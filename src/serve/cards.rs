@@ -341,6 +341,20 @@ impl Approver for CardApprover {
     }
 }
 
+/// Ends a question's posting (it is open, or its card was never sent, or the run stopped
+/// meanwhile) and wakes the presses waiting for it.
+struct QuestionPosted {
+    shared: Arc<Shared>,
+    key: String,
+}
+
+impl Drop for QuestionPosted {
+    fn drop(&mut self) {
+        lock(&self.shared.questions_posting).remove(&self.key);
+        self.shared.cards_posted.notify_waiters();
+    }
+}
+
 impl crate::executor::QuestionAsker for CardApprover {
     fn ask_question(
         &self,
@@ -372,6 +386,13 @@ impl crate::executor::QuestionAsker for CardApprover {
                 rows,
             };
             let handle = shared.bridge(self.chat.platform)?;
+            // Marked while its card is posted: a press read before the card's `sendMessage`
+            // is answered waits for the question instead of finding it gone.
+            lock(&shared.questions_posting).insert(key.clone(), (requester, self.session.clone()));
+            let posting = QuestionPosted {
+                shared: shared.clone(),
+                key: key.clone(),
+            };
             let card = match handle.bridge.post_card(&self.chat, &view).await {
                 Ok(at) => at,
                 Err(e) => {
@@ -391,6 +412,7 @@ impl crate::executor::QuestionAsker for CardApprover {
                     answer: sender,
                 },
             );
+            drop(posting);
             // Dropped with this future (the run stopped) or at its end: a question nobody
             // answered is withdrawn, its card settled.
             let mut withdraw = WithdrawQuestion {

@@ -8,8 +8,8 @@ use super::bulk::row_view;
 use super::cards::{answer_of, refresh_rows};
 use super::shared::{Shared, WaitingQuestion, lock};
 use crate::approvals::{
-    ApprovalChoice, ApprovalToken, BulkChoice, ButtonData, PendingApproval, PendingState,
-    PressOutcome, Taken,
+    ApprovalChoice, ApprovalToken, BulkApproval, BulkChoice, ButtonData, PendingApproval,
+    PendingState, PressOutcome, Taken,
 };
 use crate::events::EventKind;
 use serde_json::{Value, json};
@@ -171,28 +171,31 @@ pub async fn handle_press(shared: &Arc<Shared>, press: Press) {
     }
 }
 
-/// `record` once it says where its card was posted (or settled), waiting at most
-/// [`POSTING_WAIT`]; as it stands then otherwise.
-async fn once_posted(
+/// `current` once `unposted` no longer holds of it — the card, row or question it is knows
+/// where it was posted, or was settled — read again by `read` at each notice that a posting
+/// was recorded, waiting at most [`POSTING_WAIT`]; as it stands then otherwise (and as last
+/// read if `read` fails).
+async fn once_posted<T>(
     shared: &Shared,
-    token: &ApprovalToken,
-    mut record: PendingApproval,
-) -> PendingApproval {
+    mut current: T,
+    read: impl Fn() -> Option<T>,
+    unposted: impl Fn(&T) -> bool,
+) -> T {
+    if !unposted(&current) {
+        return current;
+    }
     let deadline = tokio::time::Instant::now() + POSTING_WAIT;
     loop {
         // Listening before the record is read again: a post recorded in between is not missed.
         let posted = shared.cards_posted.notified();
         tokio::pin!(posted);
         posted.as_mut().enable();
-        match shared.approvals.get(token) {
-            Ok(Some(now)) => record = now,
-            _ => return record,
+        match read() {
+            Some(now) => current = now,
+            None => return current,
         }
-        if !record.posted_to.is_empty() || record.state != PendingState::Waiting {
-            return record;
-        }
-        if tokio::time::timeout_at(deadline, posted).await.is_err() {
-            return record;
+        if !unposted(&current) || tokio::time::timeout_at(deadline, posted).await.is_err() {
+            return current;
         }
     }
 }
@@ -227,11 +230,13 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
     // A press read while the card's own `sendMessage` was being answered: the record does
     // not say where the card went yet. Refused, it was lost (the admin saw "Answer on the card
     // itself." on the card itself).
-    let record = if record.state == PendingState::Waiting && record.posted_to.is_empty() {
-        once_posted(shared, token, record).await
-    } else {
-        record
-    };
+    let record = once_posted(
+        shared,
+        record,
+        || shared.approvals.get(token).ok().flatten(),
+        |r| r.state == PendingState::Waiting && r.posted_to.is_empty(),
+    )
+    .await;
     if !pressed.on(&record.posted_to) {
         return pressed
             .refuse(
@@ -322,7 +327,7 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
 /// "Approve all N / Deny all N": each of exactly the N cards the row named, as if pressed.
 async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkChoice) {
     let shared = pressed.shared;
-    let known = shared.bulks.get(token).ok().flatten();
+    let mut known = shared.bulks.get(token).ok().flatten();
     // Audited under the session of the row's (first) card: the row is that session's.
     let session = known
         .as_ref()
@@ -331,18 +336,27 @@ async fn answer_all(pressed: &Pressed<'_>, token: &ApprovalToken, choice: BulkCh
         .and_then(|t| shared.approvals.get(&t).ok().flatten())
         .map_or_else(|| pressed.chat_session(), |r| r.session);
     let about = json!({"bulk": true, "cards": known.as_ref().map_or(0, |b| b.cards.len())});
+    let unposted = |b: &Option<BulkApproval>| {
+        b.as_ref()
+            .is_some_and(|b| b.posted_to.is_none() && !b.used && !b.replaced)
+    };
+    // A row not known to be posted yet is answered by the admins of the platform pressed on,
+    // and only once its record says it is there (below).
+    let platform = match known.as_ref().map(|b| &b.posted_to) {
+        Some(Some(at)) => Some(at.chat.platform),
+        Some(None) if !unposted(&known) => None,
+        _ => Some(pressed.press.chat.platform),
+    };
+    if !pressed.is_admin_for(platform) {
+        return pressed.not_an_admin(&session, about).await;
+    }
+    // A press read while the row's own `sendMessage` was being answered.
+    known = once_posted(shared, known, || shared.bulks.get(token).ok(), unposted).await;
     let posted: Vec<CardRef> = known
         .as_ref()
         .and_then(|b| b.posted_to.clone())
         .into_iter()
         .collect();
-    let platform = match &known {
-        Some(_) => posted.first().map(|p| p.chat.platform),
-        None => Some(pressed.press.chat.platform),
-    };
-    if !pressed.is_admin_for(platform) {
-        return pressed.not_an_admin(&session, about).await;
-    }
     if known.is_some() && !pressed.on(&posted) {
         return pressed
             .refuse(
@@ -448,6 +462,28 @@ async fn answer_question(pressed: &Pressed<'_>, key: &str, index: usize) {
         Open(Box<WaitingQuestion>),
         NotTheRequester(String),
         Gone,
+    }
+    // A press read while the question's own card was being posted: the requester's waits
+    // for the question to be open; anyone else's is refused as it would be after.
+    let posting = lock(&shared.questions_posting).get(key).cloned();
+    if let Some((requester, session)) = posting {
+        if requester != press.presser.id {
+            return pressed
+                .refuse(
+                    &session,
+                    "not the requester",
+                    json!({"question": true}),
+                    "Only the person who asked the agent can answer this.",
+                )
+                .await;
+        }
+        once_posted(
+            shared,
+            (),
+            || Some(()),
+            |()| lock(&shared.questions_posting).contains_key(key),
+        )
+        .await;
     }
     let found = {
         let mut questions = lock(&shared.questions);

@@ -48,10 +48,14 @@ pub struct Shared {
     pub waiters: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     /// Question cards awaited, by their key.
     pub questions: Mutex<HashMap<String, WaitingQuestion>>,
+    /// Questions whose card is being posted (not in `questions` yet): key → (requester,
+    /// session).
+    pub questions_posting: Mutex<HashMap<String, (i64, String)>>,
     /// Each chat's "all N" row, kept by that chat's own task.
     pub bulk_rows: BulkRows,
-    /// Notified each time a card's record learns where the card was posted: a press read
-    /// while the card's own `sendMessage` was still being answered waits for it.
+    /// Notified each time a card's, an "Approve all" row's or a question's record learns where
+    /// it was posted (or that it never will be): a press read while its own `sendMessage` was
+    /// still being answered waits for it.
     pub cards_posted: tokio::sync::Notify,
     /// How many refusals of untrusted senders are audited (see `refusals.rs`).
     refusals: Mutex<super::refusals::RefusalBudget>,
@@ -86,6 +90,7 @@ impl Shared {
             store,
             waiters: Mutex::default(),
             questions: Mutex::default(),
+            questions_posting: Mutex::default(),
             bulk_rows: BulkRows::default(),
             cards_posted: tokio::sync::Notify::new(),
             refusals: Mutex::default(),

@@ -268,3 +268,92 @@ async fn a_press_read_before_its_card_is_recorded_is_answered() {
     served.wait_text(USER, "Written.").await;
     assert!(served.path("ws/telegram_10/x.txt").exists());
 }
+
+/// An "Approve all" row pressed while its own `sendMessage` is still being answered: the
+/// press waits for the row's record to say where it went, and both calls run. Before, the
+/// row's platform was unknown at that moment and the admin was told they were not one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_press_read_before_its_row_is_recorded_is_answered() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[
+                (
+                    "w1",
+                    "write_file",
+                    &json!({"path": "a.txt", "content": "A"}).to_string(),
+                ),
+                (
+                    "w2",
+                    "write_file",
+                    &json!({"path": "b.txt", "content": "B"}).to_string(),
+                ),
+            ]),
+            text("Both written."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    // The two cards are answered at once, the row (the third message) after 1.5 s.
+    for delay in [0, 0, 1500] {
+        served
+            .telegram
+            .delay_next("SendMessage", Duration::from_millis(delay));
+    }
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        USER,
+        "@toll_bot write both",
+    ));
+    let (row_id, row) = served.card(GROUP, 2).await;
+    let all = button(&row, "Approve all 2");
+    let press = served.telegram.push_press(GROUP, ADMIN, row_id, &all);
+    served.wait_text(GROUP, "Both written.").await;
+    assert_eq!(
+        answer_to(&served, &format!("cb{press}")).await,
+        "Approved 2."
+    );
+    assert!(served.path("ws/telegram_-100/a.txt").exists());
+    assert!(served.path("ws/telegram_-100/b.txt").exists());
+}
+
+/// A question pressed while its card's `sendMessage` is still being answered: someone else's
+/// press is refused at once, the requester's waits for the question to open and answers it.
+/// Before, both found it "no longer open" and the question waited out its timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_press_read_before_its_question_is_open_is_answered() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "q1",
+                "ask_user_question",
+                &json!({"question": "Which colour?", "choices": ["red", "blue"]}).to_string(),
+            )]),
+            text("You chose it."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served
+        .telegram
+        .delay_next("SendMessage", Duration::from_millis(1500));
+    served.say(USER, "ask me");
+    let (card_id, card) = served.card(USER, 0).await;
+    let other = served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "red"));
+    assert!(
+        answer_to(&served, &format!("cb{other}"))
+            .await
+            .contains("Only the person who asked")
+    );
+    let own = served
+        .telegram
+        .push_press(USER, USER, card_id, &button(&card, "blue"));
+    served.wait_text(USER, "You chose it.").await;
+    assert_eq!(answer_to(&served, &format!("cb{own}")).await, "Answered.");
+    let told = served.llm.requests()[1].body["messages"].to_string();
+    assert!(told.contains("blue") && !told.contains("\"red\""), "{told}");
+}
