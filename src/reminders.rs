@@ -319,8 +319,8 @@ impl Reminders {
     }
 
     /// Drops the due entry `due_key` of a reminder with no record, and its session's entry
-    /// (`session` is the due entry's value; empty in a store written before the session
-    /// index, whose migration indexed only reminders with records).
+    /// (`session` is the due entry's value; empty only for a reminder of a store written
+    /// before the session index that had no record at the upgrade, so no session entry).
     fn drop_entries(&self, due_key: &[u8], id: &[u8], session: &[u8]) -> Result<(), StoreError> {
         if !session.is_empty() {
             self.store
@@ -374,14 +374,14 @@ impl Reminders {
             }
             Ok(())
         })?;
+        // The due entry is written again naming its session (an older one's value is empty),
+        // so that a kill leaving a session entry without its record can be cleaned like any.
         crate::store::migrate::once(store, INDEXED_BY_SESSION_MARKER, || {
             for (key, bytes) in store.scan_prefix(REMINDERS_TREE, b"")? {
                 if let Some(reminder) = decode(&bytes).filter(|r| !r.fired) {
-                    store.insert(
-                        BY_SESSION_TREE,
-                        &session_key(reminder.session.as_bytes(), &key),
-                        b"",
-                    )?;
+                    let session = reminder.session.as_bytes();
+                    store.put(DUE_TREE, &aged::key(reminder.due, &key), session)?;
+                    store.insert(BY_SESSION_TREE, &session_key(session, &key), b"")?;
                 }
             }
             Ok(())
@@ -623,9 +623,22 @@ mod tests {
             ids(reminders.pending("telegram:1").unwrap()),
             ["soon", "later"]
         );
+        assert_eq!(
+            store
+                .get(DUE_TREE, &aged::key(900, b"later"))
+                .unwrap()
+                .as_deref(),
+            Some(b"telegram:1".as_slice()),
+            "its due entry names its session now"
+        );
         assert_eq!(ids(reminders.take_due(100, |_| true).unwrap()), ["soon"]);
-        assert!(reminders.cancel("telegram:1", "later").unwrap());
+        // A kill after a cancel's first write: the entries go as any orphan's do.
+        store.delete(REMINDERS_TREE, b"later").unwrap();
+        reminders
+            .take_due(900 + ORPHAN_AFTER_SECS + 1, |_| true)
+            .unwrap();
         assert!(reminders.pending("telegram:1").unwrap().is_empty());
         assert!(store.scan_prefix(BY_SESSION_TREE, b"").unwrap().is_empty());
+        assert!(store.scan_prefix(DUE_TREE, b"").unwrap().is_empty());
     }
 }

@@ -327,7 +327,15 @@ impl crate::executor::SubagentHost for Subagents {
                 }
                 None => parent_tools.iter().map(str::to_string).collect(),
             };
-            sub_config.tools.retain(|t| t != "spawn_subagent");
+            // No subagents of subagents; no reminders either: a subagent's session ends with
+            // it and has no chat to fire into, and each spawn's fresh session key would
+            // escape the per-session cap on pending reminders.
+            sub_config.tools.retain(|t| {
+                !matches!(
+                    t.as_str(),
+                    "spawn_subagent" | "add_reminder" | "list_reminders" | "cancel_reminder"
+                )
+            });
             let toolset = Toolset::for_agent(&sub_config, std::iter::empty());
             let snapshot = parent.snapshot();
             let nanos = crate::clock::now_nanos();

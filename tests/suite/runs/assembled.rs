@@ -42,7 +42,7 @@ async fn a_subagent_runs_headless_within_the_parent() {
     let dir = tempfile::tempdir().unwrap();
     let root = tollgate::policy::paths::canonical_root(dir.path());
     let text_config = format!(
-        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\", \"edit_file\", \"spawn_subagent\"]\nworkspace = \"ws\"\n[agents.a.tool_approval]\nedit_file = \"prompt\"\n",
+        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\", \"edit_file\", \"spawn_subagent\", \"add_reminder\", \"list_reminders\", \"cancel_reminder\"]\nworkspace = \"ws\"\n[agents.a.tool_approval]\nedit_file = \"prompt\"\n",
         llm.url
     );
     let file = root.join("tollgate.toml");
@@ -93,8 +93,18 @@ async fn a_subagent_runs_headless_within_the_parent() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_string())
         .collect();
+    // Nor reminders: a subagent's session ends with it and has no chat to fire into, and a
+    // fresh session key per spawn would escape the per-session cap.
+    for absent in [
+        "spawn_subagent",
+        "add_reminder",
+        "list_reminders",
+        "cancel_reminder",
+    ] {
+        assert!(!sub_tools.contains(&absent.to_string()), "{sub_tools:?}");
+    }
     assert!(
-        !sub_tools.contains(&"spawn_subagent".to_string()),
+        sub_tools.contains(&"write_file".to_string()),
         "{sub_tools:?}"
     );
     let sub_results = requests[2].body["messages"].to_string();
