@@ -124,6 +124,10 @@ impl Service {
             self.shared
                 .log(&format!("session {key}: its chat is not remembered: {e}"));
         }
+        // The first turn's transcript, read while this start is off the async worker anyway:
+        // the runner keeps it, and the turn does not step aside a second time to read it. A
+        // failed read is not kept; the turn reads again and reports it.
+        let _ = worker.assembled.runner.runs.transcript(key);
         Ok(worker)
     }
 

@@ -167,6 +167,28 @@ async fn a_live_worker_whose_session_is_pruned_forgets_the_transcript_it_kept() 
     );
 }
 
+/// A worker's start reads its session's transcript (while it is off the async worker for its
+/// other reads) and keeps it: the first turn finds it kept and reads the store no more.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_workers_start_keeps_the_transcript_its_first_turn_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Observed::default());
+    RunStore::new(store.clone())
+        .save_transcript("discord:510", &[ChatMessage::new(Role::User, "earlier")])
+        .unwrap();
+    let (service, _) = service_over(dir.path(), store.clone());
+    let worker = worker_of(&service);
+    assert_eq!(store.take_lookups("transcripts"), 1, "read at the start");
+    let transcript = worker
+        .assembled
+        .runner
+        .runs
+        .transcript("discord:510")
+        .unwrap();
+    assert_eq!(transcript.len(), 1);
+    assert_eq!(store.take_lookups("transcripts"), 0, "the turn reads none");
+}
+
 /// A pass that fails after deleting a live worker's transcript (a later delete refused) has
 /// still had the worker forget the copy it kept: the next turn does not write it back.
 #[tokio::test(flavor = "multi_thread")]
