@@ -18,7 +18,7 @@ mod common;
 #[path = "telegram/floors.rs"]
 mod floors;
 
-use common::{Tollgate, cpu_time_of, ms, percentile};
+use common::{Tollgate, cpu_time_of, mark, ms, percentile};
 use fakes::llm::{FakeLlm, text};
 use fakes::telegram::{FakeTelegram, user_message};
 use floors::{Floor, Kind};
@@ -225,7 +225,9 @@ async fn speed() {
         wait_polling(&fake).await;
         let seq = sequential(&fake, 100_000).await;
         let (serve_cpu, fakes_cpu) = (tollgate.cpu_time(), cpu_time_of(std::process::id()));
+        mark("repeat_start");
         let rate = median_burst(&fake, 200_000).await;
+        mark("repeat_end");
         cpu.push((
             label,
             per_message(tollgate.cpu_time() - serve_cpu),
@@ -233,7 +235,9 @@ async fn speed() {
         ));
         if quiet {
             let serve_cpu = tollgate.cpu_time();
+            mark("first_start");
             let new = first_messages(&fake, 300_000, NEW_CHATS).await;
+            mark("first_end");
             let cpu = (tollgate.cpu_time() - serve_cpu).as_secs_f64() * 1e6 / NEW_CHATS as f64;
             first = Some((rate, new, cpu));
         }

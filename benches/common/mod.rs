@@ -119,6 +119,19 @@ impl Tollgate {
     }
 }
 
+/// Prints `MARK <what> <seconds>` on stderr, the time on `CLOCK_MONOTONIC`: where a phase
+/// starts and ends in a profile recorded with `perf record -k CLOCK_MONOTONIC`
+/// (`benches/perf_windows.py` compares two such windows).
+pub fn mark(what: &str) {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the out-parameter it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut time) };
+    eprintln!("MARK {what} {}.{:09}", time.tv_sec, time.tv_nsec);
+}
+
 /// Time process `pid` has spent on a CPU so far: its process CPU clock, which counts the
 /// threads that have exited too (serve lets idle blocking threads go after a second; summing
 /// the live threads' `schedstat` dropped theirs, and could even go backwards).
