@@ -544,18 +544,23 @@ mod tests {
         assert!(store.scan_prefix(DUE_TREE, b"").unwrap().is_empty());
     }
 
-    #[test]
-    fn a_store_written_before_the_index_is_indexed_once() {
-        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-        let old = |id: &str, due: u64, fired: bool| Reminder {
+    /// A reminder as a store written by an older tollgate holds it.
+    fn old_reminder(id: &str, session: &str, due: u64, fired: bool) -> Reminder {
+        Reminder {
             id: id.into(),
-            session: "s".into(),
+            session: session.into(),
             agent: "a".into(),
             message: "m".into(),
             due,
             created: "then".into(),
             fired,
-        };
+        }
+    }
+
+    #[test]
+    fn a_store_written_before_the_index_is_indexed_once() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let old = |id: &str, due: u64, fired: bool| old_reminder(id, "s", due, fired);
         for r in [old("a", 10, false), old("b", 20, true)] {
             store
                 .insert(
@@ -583,15 +588,7 @@ mod tests {
     #[test]
     fn a_store_written_before_the_session_index_lists_its_reminders_once_upgraded() {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-        let old = |id: &str, due: u64, fired: bool| Reminder {
-            id: id.into(),
-            session: "telegram:1".into(),
-            agent: "a".into(),
-            message: "m".into(),
-            due,
-            created: "then".into(),
-            fired,
-        };
+        let old = |id: &str, due: u64, fired: bool| old_reminder(id, "telegram:1", due, fired);
         for r in [
             old("soon", 10, false),
             old("later", 900, false),

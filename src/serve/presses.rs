@@ -466,26 +466,20 @@ async fn answer_question(pressed: &Pressed<'_>, key: &str, index: usize) {
     // A press read while the question's own card was being posted: the requester's waits
     // for the question to be open; anyone else's is refused as it would be after.
     let posting = lock(&shared.questions_posting).get(key).cloned();
-    if let Some((requester, session)) = posting {
-        if requester != press.presser.id {
-            return pressed
-                .refuse(
-                    &session,
-                    "not the requester",
-                    json!({"question": true}),
-                    "Only the person who asked the agent can answer this.",
-                )
-                .await;
+    let found = if let Some((requester, session)) = &posting
+        && *requester != press.presser.id
+    {
+        Found::NotTheRequester(session.clone())
+    } else {
+        if posting.is_some() {
+            once_posted(
+                shared,
+                (),
+                || Some(()),
+                |()| lock(&shared.questions_posting).contains_key(key),
+            )
+            .await;
         }
-        once_posted(
-            shared,
-            (),
-            || Some(()),
-            |()| lock(&shared.questions_posting).contains_key(key),
-        )
-        .await;
-    }
-    let found = {
         let mut questions = lock(&shared.questions);
         match questions.get(key) {
             Some(q)

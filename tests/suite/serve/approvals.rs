@@ -184,26 +184,7 @@ async fn a_card_nobody_answers_times_out_as_a_runtime_deny() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn groups_answer_mentions_only_and_two_cards_get_an_approve_all_row() {
-    let served = Served::start(
-        vec![
-            tool_calls(&[
-                (
-                    "w1",
-                    "write_file",
-                    &json!({"path": "a.txt", "content": "A"}).to_string(),
-                ),
-                (
-                    "w2",
-                    "write_file",
-                    &json!({"path": "b.txt", "content": "B"}).to_string(),
-                ),
-            ]),
-            text("Both written."),
-        ],
-        "",
-        "",
-    )
-    .await;
+    let served = Served::start(vec![write_both(), text("Both written.")], "", "").await;
     served
         .telegram
         .push_message(user_message(GROUP, "supergroup", USER, "no mention here"));

@@ -277,6 +277,23 @@ fn write_call(id: &str, path: &str, content: &str) -> Reply {
     )])
 }
 
+/// One reply asking for two writes: `w1` writes "A" to a.txt, `w2` "B" to b.txt (two cards in
+/// one chat: an "Approve all" row).
+fn write_both() -> Reply {
+    tool_calls(&[
+        (
+            "w1",
+            "write_file",
+            &json!({"path": "a.txt", "content": "A"}).to_string(),
+        ),
+        (
+            "w2",
+            "write_file",
+            &json!({"path": "b.txt", "content": "B"}).to_string(),
+        ),
+    ])
+}
+
 mod approvals;
 mod chat;
 mod concurrency;

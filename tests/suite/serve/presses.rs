@@ -140,21 +140,7 @@ async fn every_press_is_answered_and_every_refusal_audited_under_its_session() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replaced_approve_all_row_is_refused_and_the_current_row_stays_live() {
     let served = Served::start(
-        vec![
-            tool_calls(&[
-                (
-                    "w1",
-                    "write_file",
-                    &json!({"path": "a.txt", "content": "A"}).to_string(),
-                ),
-                (
-                    "w2",
-                    "write_file",
-                    &json!({"path": "b.txt", "content": "B"}).to_string(),
-                ),
-            ]),
-            write_call("w3", "c.txt", "C"),
-        ],
+        vec![write_both(), write_call("w3", "c.txt", "C")],
         "",
         "approvals_to = \"admins\"",
     )
@@ -274,26 +260,7 @@ async fn a_press_read_before_its_card_is_recorded_is_answered() {
 /// row's platform was unknown at that moment and the admin was told they were not one.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_press_read_before_its_row_is_recorded_is_answered() {
-    let served = Served::start(
-        vec![
-            tool_calls(&[
-                (
-                    "w1",
-                    "write_file",
-                    &json!({"path": "a.txt", "content": "A"}).to_string(),
-                ),
-                (
-                    "w2",
-                    "write_file",
-                    &json!({"path": "b.txt", "content": "B"}).to_string(),
-                ),
-            ]),
-            text("Both written."),
-        ],
-        "",
-        "",
-    )
-    .await;
+    let served = Served::start(vec![write_both(), text("Both written.")], "", "").await;
     // The two cards are answered at once, the row (the third message) after 1.5 s.
     for delay in [0, 0, 1500] {
         served
