@@ -14,6 +14,10 @@ use super::worker::{Queued, SessionWorker};
 use crate::events::EventKind;
 use crate::router::{Access, should_answer};
 use serde_json::json;
+
+/// Fresh workers a message is offered to after the one it found was let go meanwhile (each
+/// is let go only after a second idle, so a second attempt is already rare).
+const ENQUEUE_ATTEMPTS: usize = 3;
 use std::sync::Arc;
 use std::time::Instant;
 use tollgate_surface::{ChatRef, CommandInvocation, Inbound, PressHandle};
@@ -232,13 +236,30 @@ async fn handle_message(
     );
     let text = lines.join("\n");
     let mut queued = worker.enqueue(text.clone(), requester.clone());
-    if queued == Queued::Evicted {
+    let mut worker = worker;
+    for _ in 0..ENQUEUE_ATTEMPTS {
+        if queued != Queued::Evicted {
+            break;
+        }
         // Let go as idle between the lookup and now: a fresh worker takes it.
         service.forget(key, &worker);
         let Some(fresh) = session_or_notice(service, key, &reply).await else {
             return;
         };
-        queued = fresh.enqueue(text, requester);
+        worker = fresh;
+        queued = worker.enqueue(text.clone(), requester.clone());
+    }
+    if queued == Queued::Evicted {
+        counted("dropped_worker_let_go");
+        service.shared.log(&format!(
+            "session {key}: its worker was let go {ENQUEUE_ATTEMPTS} times before a message could be queued; the message was dropped"
+        ));
+        return reply
+            .say(
+                service,
+                "⚠ I could not take this message (I am very busy); please send it again.",
+            )
+            .await;
     }
     counted(if matches!(queued, Queued::Full { .. }) {
         "dropped_queue_full"

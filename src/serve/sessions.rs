@@ -14,6 +14,17 @@ use tollgate_surface::ChatRef;
 /// it with the rest of an idle session).
 pub const SESSION_CHATS_TREE: &str = "bridge_sessions";
 
+/// Idle workers kept at most. Past this (by an eighth, so that the sort is paid once per
+/// many starts) the longest idle are let go before their `idle_session_secs`: a burst of new
+/// chats would otherwise keep every worker it started that long, a few KiB each, and the
+/// heap they leave behind when let go grows with the burst.
+pub const IDLE_WORKERS_KEPT: usize = 1024;
+
+/// How long a worker must have been idle before the cap lets it go: one just started is in the
+/// map before its first message is queued (its start still dates the session and reads its
+/// transcript), and one that just answered may be written to again at once.
+pub const IDLE_BEFORE_LET_GO: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Notes a worker started (`+1`) or let go (`-1`) in the `/metrics` gauge of its platform.
 fn live_sessions(worker: &SessionWorker, change: i64) {
     crate::metrics::METRICS
@@ -111,6 +122,9 @@ impl Service {
             }
             workers.insert(key.to_string(), worker.clone());
             live_sessions(&worker, 1);
+            if workers.len() > IDLE_WORKERS_KEPT + IDLE_WORKERS_KEPT / 8 {
+                let_go_longest_idle(&mut workers);
+            }
         }
         // A reload that began after this worker read its allowlists (a revoke over the control
         // socket) may have missed it: it counted itself before looking at the map, and this
@@ -174,6 +188,12 @@ impl Service {
         Ok(true)
     }
 
+    /// How many workers are live.
+    #[must_use]
+    pub fn live(&self) -> usize {
+        lock(&self.workers).len()
+    }
+
     /// Lets go of workers idle for longer than their bridge's `idle_session_secs`.
     pub fn evict_idle(&self) -> usize {
         let mut workers = lock(&self.workers);
@@ -230,5 +250,26 @@ impl Service {
             .ok()
             .flatten()
             .and_then(|b| serde_json::from_slice(&b).ok())
+    }
+}
+
+/// Lets go of the longest idle workers until at most [`IDLE_WORKERS_KEPT`] are live (or none
+/// idle for [`IDLE_BEFORE_LET_GO`] is left).
+fn let_go_longest_idle(workers: &mut HashMap<String, Arc<SessionWorker>>) {
+    let mut idle: Vec<(std::time::Instant, String)> = workers
+        .iter()
+        .filter_map(|(key, worker)| worker.idle_since().map(|at| (at, key.clone())))
+        .filter(|(at, _)| at.elapsed() >= IDLE_BEFORE_LET_GO)
+        .collect();
+    idle.sort_unstable();
+    let excess = workers.len().saturating_sub(IDLE_WORKERS_KEPT);
+    for (_, key) in idle.into_iter().take(excess) {
+        // Still idle now (a message queued since is kept): let go at once.
+        if let Some(worker) = workers.get(&key)
+            && worker.evict_if_idle_for(IDLE_BEFORE_LET_GO)
+        {
+            live_sessions(worker, -1);
+            workers.remove(&key);
+        }
     }
 }

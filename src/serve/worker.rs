@@ -221,16 +221,26 @@ impl SessionWorker {
     /// Ends the worker if nothing is queued or running and it has been idle long enough; its
     /// state is in the store, and its next message starts a fresh worker.
     pub fn evict_if_idle(&self) -> bool {
+        self.evict_if_idle_for(self.idle_after)
+    }
+
+    /// [`SessionWorker::evict_if_idle`], for a worker idle at least `idle`.
+    pub fn evict_if_idle_for(&self, idle: Duration) -> bool {
         let mut open = lock(&self.open);
         if !*open
             || self.pending.load(Ordering::SeqCst) > 0
-            || lock(&self.last_active).elapsed() < self.idle_after
+            || lock(&self.last_active).elapsed() < idle
         {
             return false;
         }
         *open = false;
         self.evicted.notify_one();
         true
+    }
+
+    /// When the worker last finished something (or started), if nothing is queued or running.
+    pub fn idle_since(&self) -> Option<Instant> {
+        (self.pending.load(Ordering::SeqCst) == 0).then(|| *lock(&self.last_active))
     }
 
     /// Ends the task of a worker that was never used (another message started the session's

@@ -299,3 +299,49 @@ async fn a_reread_that_cannot_read_the_store_keeps_no_grant() {
     service.reload_allowlists();
     assert_eq!(granted(&worker), BTreeSet::new());
 }
+
+/// Past `IDLE_WORKERS_KEPT` idle workers (and an eighth), a start lets the longest idle go at
+/// once rather than after `idle_session_secs` (a burst of new chats otherwise keeps every
+/// worker it started that long): the oldest goes, the newest stays, and a message for a worker
+/// let go is told so (the caller starts a fresh one).
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_workers_past_the_cap_are_let_go_longest_idle_first() {
+    use tollgate::serve::sessions::IDLE_WORKERS_KEPT;
+    use tollgate::serve::worker::Queued;
+    use tollgate_surface::{ChatRef, Platform};
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(tollgate::store::MemoryStore::new());
+    let (service, _) = service_over(dir.path(), store);
+    let start = |n: usize| {
+        service
+            .session(
+                &format!("discord:{n}"),
+                &ChatRef::private(Platform::Discord, n as i64),
+            )
+            .unwrap()
+    };
+    let oldest = start(0);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let threshold = IDLE_WORKERS_KEPT + IDLE_WORKERS_KEPT / 8;
+    for n in 1..threshold {
+        start(n);
+    }
+    assert_eq!(service.live(), threshold, "none let go up to the threshold");
+    // Workers idle for less than a second are not let go: one just started may not have its
+    // first message yet.
+    let young = start(threshold);
+    assert_eq!(service.live(), threshold + 1, "none idle long enough yet");
+    std::thread::sleep(tollgate::serve::sessions::IDLE_BEFORE_LET_GO);
+    let newest = start(threshold + 1);
+    assert_eq!(service.live(), IDLE_WORKERS_KEPT);
+    assert!(Arc::ptr_eq(&young, &start(threshold)), "the younger stay");
+    assert!(
+        Arc::ptr_eq(&newest, &start(threshold + 1)),
+        "the newest stays"
+    );
+    assert_eq!(
+        oldest.enqueue("hello".into(), (1, "someone".into())),
+        Queued::Evicted
+    );
+    assert!(!Arc::ptr_eq(&oldest, &start(0)), "a fresh worker takes it");
+}
