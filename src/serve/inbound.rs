@@ -15,8 +15,9 @@ use crate::events::EventKind;
 use crate::router::{Access, should_answer};
 use serde_json::json;
 
-/// Fresh workers a message is offered to after the one it found was let go meanwhile (each
-/// is let go only after a second idle, so a second attempt is already rare).
+/// Fresh workers a message is offered to after the one it found was let go meanwhile (one
+/// that waited for an attachment's download, say); a fresh worker is not idle before its start
+/// is over, so this is a safety net.
 const ENQUEUE_ATTEMPTS: usize = 3;
 use std::sync::Arc;
 use std::time::Instant;
@@ -252,7 +253,8 @@ async fn handle_message(
     if queued == Queued::Evicted {
         counted("dropped_worker_let_go");
         service.shared.log(&format!(
-            "session {key}: its worker was let go {ENQUEUE_ATTEMPTS} times before a message could be queued; the message was dropped"
+            "session {key}: {} workers were let go before a message could be queued; the message was dropped",
+            ENQUEUE_ATTEMPTS + 1
         ));
         return reply
             .say(

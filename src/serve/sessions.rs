@@ -44,6 +44,24 @@ pub struct Service {
     /// in the map; if a reload began meanwhile, that reload may have looked at the map without
     /// it, so the worker rereads them once it is in.
     allowlist_reloads: AtomicU64,
+    /// Live workers past which a start lets the longest idle go: an eighth above the count
+    /// the last such pass (or eviction) left, so that the map is not scanned at every start
+    /// while many workers are busy.
+    let_go_above: std::sync::atomic::AtomicUsize,
+}
+
+/// A worker's start under way; its end (however the start ends) makes the worker idle.
+struct StartUnderWay(Arc<SessionWorker>);
+
+impl Drop for StartUnderWay {
+    fn drop(&mut self) {
+        self.0.started();
+    }
+}
+
+/// [`Service::let_go_above`] once `live` workers are left.
+fn let_go_above(live: usize) -> usize {
+    live.max(IDLE_WORKERS_KEPT) + IDLE_WORKERS_KEPT / 8
 }
 
 impl Service {
@@ -61,6 +79,7 @@ impl Service {
             shared,
             workers: Mutex::default(),
             allowlist_reloads: AtomicU64::new(0),
+            let_go_above: let_go_above(0).into(),
         }
     }
 
@@ -108,6 +127,7 @@ impl Service {
     ) -> Result<Arc<SessionWorker>, super::error::ServeError> {
         let reloads = self.allowlist_reloads.load(Ordering::SeqCst);
         let worker = SessionWorker::start(&self.shared, key, chat.clone(), agent)?;
+        let _under_way = StartUnderWay(worker.clone());
         // In the map before the session is dated and its chat remembered: a retention pass
         // that claimed the session meanwhile and deletes the chat after this worker wrote it
         // then finds the worker and writes the chat back (`Service::remember_if_live`).
@@ -122,8 +142,10 @@ impl Service {
             }
             workers.insert(key.to_string(), worker.clone());
             live_sessions(&worker, 1);
-            if workers.len() > IDLE_WORKERS_KEPT + IDLE_WORKERS_KEPT / 8 {
+            if workers.len() > self.let_go_above.load(Ordering::SeqCst) {
                 let_go_longest_idle(&mut workers);
+                self.let_go_above
+                    .store(let_go_above(workers.len()), Ordering::SeqCst);
             }
         }
         // A reload that began after this worker read its allowlists (a revoke over the control
@@ -205,6 +227,8 @@ impl Service {
             }
             !evicted
         });
+        self.let_go_above
+            .store(let_go_above(workers.len()), Ordering::SeqCst);
         // Give back the room of the workers let go (after a burst of new chats the map would
         // otherwise keep its peak size).
         if workers.capacity() > 2 * workers.len() + 64 {
@@ -253,16 +277,19 @@ impl Service {
     }
 }
 
-/// Lets go of the longest idle workers until at most [`IDLE_WORKERS_KEPT`] are live (or none
-/// idle for [`IDLE_BEFORE_LET_GO`] is left).
+/// Lets go of the longest idle workers until at most [`IDLE_WORKERS_KEPT`] idle ones are live
+/// (or none idle for [`IDLE_BEFORE_LET_GO`] is left); busy workers do not count.
 fn let_go_longest_idle(workers: &mut HashMap<String, Arc<SessionWorker>>) {
-    let mut idle: Vec<(std::time::Instant, String)> = workers
+    let idle: Vec<(std::time::Instant, String)> = workers
         .iter()
         .filter_map(|(key, worker)| worker.idle_since().map(|at| (at, key.clone())))
+        .collect();
+    let excess = idle.len().saturating_sub(IDLE_WORKERS_KEPT);
+    let mut idle: Vec<_> = idle
+        .into_iter()
         .filter(|(at, _)| at.elapsed() >= IDLE_BEFORE_LET_GO)
         .collect();
     idle.sort_unstable();
-    let excess = workers.len().saturating_sub(IDLE_WORKERS_KEPT);
     for (_, key) in idle.into_iter().take(excess) {
         // Still idle now (a message queued since is kept): let go at once.
         if let Some(worker) = workers.get(&key)

@@ -77,7 +77,8 @@ pub struct SessionWorker {
     running: Mutex<Option<CancellationToken>>,
     full_announced: AtomicBool,
     progress: Arc<ProgressWatch>,
-    /// Messages queued or running: a worker is evicted only at zero.
+    /// Messages queued or running, plus one while the worker's start is under way: a worker
+    /// is evicted only at zero.
     pending: AtomicUsize,
     /// Closed when the worker is evicted: a message then goes to a fresh worker.
     open: Mutex<bool>,
@@ -139,7 +140,9 @@ impl SessionWorker {
             running: Mutex::new(None),
             full_announced: AtomicBool::new(false),
             progress,
-            pending: AtomicUsize::new(0),
+            // 1 while its start is under way (`Service::start` releases it): a worker in the
+            // map but not yet handed its first message is not idle.
+            pending: AtomicUsize::new(1),
             open: Mutex::new(true),
             evicted: Notify::new(),
             last_active: Mutex::new(Instant::now()),
@@ -236,6 +239,12 @@ impl SessionWorker {
         *open = false;
         self.evicted.notify_one();
         true
+    }
+
+    /// Its start is over (see `pending`): from now on it is idle whenever nothing is queued
+    /// or running.
+    pub fn started(&self) {
+        self.pending.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// When the worker last finished something (or started), if nothing is queued or running.

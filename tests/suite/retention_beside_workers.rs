@@ -300,13 +300,14 @@ async fn a_reread_that_cannot_read_the_store_keeps_no_grant() {
     assert_eq!(granted(&worker), BTreeSet::new());
 }
 
-/// Past `IDLE_WORKERS_KEPT` idle workers (and an eighth), a start lets the longest idle go at
-/// once rather than after `idle_session_secs` (a burst of new chats otherwise keeps every
-/// worker it started that long): the oldest goes, the newest stays, and a message for a worker
-/// let go is told so (the caller starts a fresh one).
+/// Past `IDLE_WORKERS_KEPT` idle workers, a start lets the longest idle go at once rather than
+/// after `idle_session_secs` (a burst of new chats otherwise keeps every worker it started that
+/// long) — only those idle a second or more, and the map is looked at again only an eighth of
+/// the cap later: the oldest go, the newest stay, and a message for a worker let go is told so
+/// (the caller starts a fresh one).
 #[tokio::test(flavor = "multi_thread")]
 async fn idle_workers_past_the_cap_are_let_go_longest_idle_first() {
-    use tollgate::serve::sessions::IDLE_WORKERS_KEPT;
+    use tollgate::serve::sessions::{IDLE_BEFORE_LET_GO, IDLE_WORKERS_KEPT};
     use tollgate::serve::worker::Queued;
     use tollgate_surface::{ChatRef, Platform};
     let dir = tempfile::tempdir().unwrap();
@@ -320,25 +321,37 @@ async fn idle_workers_past_the_cap_are_let_go_longest_idle_first() {
             )
             .unwrap()
     };
+    let eighth = IDLE_WORKERS_KEPT / 8;
     let oldest = start(0);
-    std::thread::sleep(std::time::Duration::from_millis(2));
-    let threshold = IDLE_WORKERS_KEPT + IDLE_WORKERS_KEPT / 8;
-    for n in 1..threshold {
+    for n in 1..=IDLE_WORKERS_KEPT + eighth {
         start(n);
     }
-    assert_eq!(service.live(), threshold, "none let go up to the threshold");
-    // Workers idle for less than a second are not let go: one just started may not have its
-    // first message yet.
-    let young = start(threshold);
-    assert_eq!(service.live(), threshold + 1, "none idle long enough yet");
-    std::thread::sleep(tollgate::serve::sessions::IDLE_BEFORE_LET_GO);
-    let newest = start(threshold + 1);
-    assert_eq!(service.live(), IDLE_WORKERS_KEPT);
-    assert!(Arc::ptr_eq(&young, &start(threshold)), "the younger stay");
+    // Past the threshold, but none idle for a second yet (one just started may not have its
+    // first message): none let go.
+    let first_wave = IDLE_WORKERS_KEPT + eighth + 1;
+    assert_eq!(service.live(), first_wave);
+    std::thread::sleep(IDLE_BEFORE_LET_GO);
+    // The next pass comes an eighth later.
+    for n in first_wave..first_wave + eighth {
+        start(n);
+    }
+    assert_eq!(service.live(), first_wave + eighth);
+    let newest = start(first_wave + eighth);
+    // Every idle worker past the cap went, the longest idle first (the one starting was not
+    // idle yet).
+    assert_eq!(service.live(), IDLE_WORKERS_KEPT + 1);
     assert!(
-        Arc::ptr_eq(&newest, &start(threshold + 1)),
+        Arc::ptr_eq(&newest, &start(first_wave + eighth)),
         "the newest stays"
     );
+    let kept_oldest = first_wave + eighth - IDLE_WORKERS_KEPT;
+    let kept = start(kept_oldest);
+    assert_eq!(
+        service.live(),
+        IDLE_WORKERS_KEPT + 1,
+        "{kept_oldest} was kept"
+    );
+    drop(kept);
     assert_eq!(
         oldest.enqueue("hello".into(), (1, "someone".into())),
         Queued::Evicted
