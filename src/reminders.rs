@@ -118,6 +118,22 @@ fn session_prefix(session: &[u8]) -> Vec<u8> {
     prefix
 }
 
+/// Drops the due entry `due_key` of reminder `id`, whose record is gone, and its session's
+/// entry (`session` is the due entry's value; empty only for a reminder of a store written
+/// before the session index that had no record at the upgrade, so no session entry): the due
+/// entry last, as it is what brings the next pass back.
+fn drop_entries(
+    store: &dyn Store,
+    due_key: &[u8],
+    id: &[u8],
+    session: &[u8],
+) -> Result<(), StoreError> {
+    if !session.is_empty() {
+        store.delete(BY_SESSION_TREE, &session_key(session, id))?;
+    }
+    store.delete(DUE_TREE, due_key)
+}
+
 /// Reminder `id`'s entry in the session index.
 fn session_key(session: &[u8], id: &[u8]) -> Vec<u8> {
     let mut key = session_prefix(session);
@@ -214,20 +230,17 @@ impl Reminders {
         accept: impl Fn(&Reminder) -> bool,
     ) -> Result<Vec<Reminder>, StoreError> {
         let mut claimed = Vec::new();
-        for (index_key, session) in self
-            .store
-            .scan_before(DUE_TREE, &now.saturating_add(1).to_be_bytes())?
+        for (index_key, key, session) in
+            aged::older_than_with_values(self.store.as_ref(), DUE_TREE, now.saturating_add(1))?
         {
-            let Some(key) = index_key.get(8..) else {
-                continue;
-            };
+            let key = key.as_slice();
             let record = self.store.get(REMINDERS_TREE, key)?;
             let Some((bytes, reminder)) = record.and_then(|b| decode(&b).map(|r| (b, r))) else {
                 // No record: cancelled, or an orphan of a kill between `add`'s writes (or
                 // `cancel`'s) — or an `add` between them right now, whose entries must stay.
                 let due = aged::time_of(&index_key).unwrap_or(0);
                 if due.saturating_add(ORPHAN_AFTER_SECS) < now {
-                    self.drop_entries(&index_key, key, &session)?;
+                    drop_entries(self.store.as_ref(), &index_key, key, &session)?;
                 }
                 continue;
             };
@@ -318,17 +331,6 @@ impl Reminders {
         self.store.delete(DUE_TREE, due_key)
     }
 
-    /// Drops the due entry `due_key` of a reminder with no record, and its session's entry
-    /// (`session` is the due entry's value; empty only for a reminder of a store written
-    /// before the session index that had no record at the upgrade, so no session entry).
-    fn drop_entries(&self, due_key: &[u8], id: &[u8], session: &[u8]) -> Result<(), StoreError> {
-        if !session.is_empty() {
-            self.store
-                .delete(BY_SESSION_TREE, &session_key(session, id))?;
-        }
-        self.store.delete(DUE_TREE, due_key)
-    }
-
     /// Deletes the reminders that fired before `before` (seconds), and those due before it
     /// that never fired (no process here could deliver them: a subagent's, a console's, a
     /// bridge's that is no longer configured — the scheduler would otherwise read them on
@@ -339,24 +341,18 @@ impl Reminders {
             store.delete(DELIVERING_TREE, &key)?;
         }
         let mut pruned = aged::prune(store, FIRED_TREE, REMINDERS_TREE, before)?;
-        for (due_key, session) in store.scan_before(DUE_TREE, &before.to_be_bytes())? {
-            let Some(id) = due_key.get(8..) else {
-                continue;
-            };
+        for (due_key, id, session) in aged::older_than_with_values(store, DUE_TREE, before)? {
             // The record first and the due entry last: while the due entry stays, the next
             // pass (or the scheduler) finds the session's entry through it.
-            let session = match store.get(REMINDERS_TREE, id)? {
+            let session = match store.get(REMINDERS_TREE, &id)? {
                 Some(bytes) => {
-                    store.delete(REMINDERS_TREE, id)?;
+                    store.delete(REMINDERS_TREE, &id)?;
                     pruned += 1;
                     decode(&bytes).map_or(session, |r| r.session.into_bytes())
                 }
                 None => session,
             };
-            if !session.is_empty() {
-                store.delete(BY_SESSION_TREE, &session_key(&session, id))?;
-            }
-            store.delete(DUE_TREE, &due_key)?;
+            drop_entries(store, &due_key, &id, &session)?;
         }
         Ok(pruned)
     }

@@ -21,12 +21,27 @@ pub fn time_of(key: &[u8]) -> Option<u64> {
 
 /// The entries of `tree` dated before `before`, oldest first: (index key, what it dates).
 pub fn older_than(store: &dyn Store, tree: &str, before: u64) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    Ok(older_than_with_values(store, tree, before)?
+        .into_iter()
+        .map(|(key, what, _)| (key, what))
+        .collect())
+}
+
+/// An index entry: its key, what it dates (the key past the time), and its value.
+pub type DatedEntry = (Vec<u8>, Vec<u8>, Vec<u8>);
+
+/// [`older_than`], with each entry's value.
+pub fn older_than_with_values(
+    store: &dyn Store,
+    tree: &str,
+    before: u64,
+) -> Result<Vec<DatedEntry>> {
     Ok(store
         .scan_before(tree, &before.to_be_bytes())?
         .into_iter()
-        .filter_map(|(key, _)| {
+        .filter_map(|(key, value)| {
             let what = key.get(8..)?.to_vec();
-            Some((key, what))
+            Some((key, what, value))
         })
         .collect())
 }
