@@ -14,14 +14,14 @@ use super::worker::{Queued, SessionWorker};
 use crate::events::EventKind;
 use crate::router::{Access, should_answer};
 use serde_json::json;
+use std::sync::Arc;
+use std::time::Instant;
+use tollgate_surface::{ChatRef, CommandInvocation, Inbound, PressHandle};
 
 /// Fresh workers a message is offered to after the one it found was let go meanwhile (one
 /// that waited for an attachment's download, say); a fresh worker is not idle before its start
 /// is over, so this is a safety net.
 const ENQUEUE_ATTEMPTS: usize = 3;
-use std::sync::Arc;
-use std::time::Instant;
-use tollgate_surface::{ChatRef, CommandInvocation, Inbound, PressHandle};
 
 /// What an inbox holds.
 #[derive(Debug)]
@@ -236,8 +236,8 @@ async fn handle_message(
         ),
     );
     let text = lines.join("\n");
-    let mut queued = worker.enqueue(text.clone(), requester.clone());
     let mut worker = worker;
+    let mut queued = worker.enqueue(text.clone(), requester.clone());
     for _ in 0..ENQUEUE_ATTEMPTS {
         if queued != Queued::Evicted {
             break;
