@@ -164,18 +164,23 @@ fn old_reminder(id: &str, session: &str, due: u64, fired: bool) -> Reminder {
     }
 }
 
+/// Writes `r`'s record alone, as a store written before an index holds it.
+fn store_record(store: &dyn Store, r: &Reminder) {
+    store
+        .insert(
+            REMINDERS_TREE,
+            r.id.as_bytes(),
+            &serde_json::to_vec(r).unwrap(),
+        )
+        .unwrap();
+}
+
 #[test]
 fn a_store_written_before_the_index_is_indexed_once() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let old = |id: &str, due: u64, fired: bool| old_reminder(id, "s", due, fired);
     for r in [old("a", 10, false), old("b", 20, true)] {
-        store
-            .insert(
-                REMINDERS_TREE,
-                r.id.as_bytes(),
-                &serde_json::to_vec(&r).unwrap(),
-            )
-            .unwrap();
+        store_record(store.as_ref(), &r);
     }
     Reminders::index_existing(store.as_ref()).unwrap();
     let reminders = Reminders::new(store.clone());
@@ -205,13 +210,7 @@ fn a_store_written_before_the_session_index_lists_its_reminders_once_upgraded() 
         store
             .insert(index, &aged::key(r.due, r.id.as_bytes()), b"")
             .unwrap();
-        store
-            .insert(
-                REMINDERS_TREE,
-                r.id.as_bytes(),
-                &serde_json::to_vec(&r).unwrap(),
-            )
-            .unwrap();
+        store_record(store.as_ref(), &r);
     }
     store
         .insert(crate::store::migrate::META_TREE, INDEXED_MARKER, b"1")

@@ -134,11 +134,7 @@ async fn a_long_answer_is_split_and_429s_a_500_and_a_slow_api_lose_nothing() {
 async fn questions_files_commands_and_the_leak_guard() {
     let served = Served::start(
         vec![
-            tool_calls(&[(
-                "q1",
-                "ask_user_question",
-                &json!({"question": "Which colour?", "choices": ["red", "blue"]}).to_string(),
-            )]),
+            ask_colour(),
             text(&format!("You chose it. (token {TOKEN})")),
             text("Got the file."),
         ],

@@ -277,6 +277,15 @@ fn write_call(id: &str, path: &str, content: &str) -> Reply {
     )])
 }
 
+/// One reply asking the user a question: "Which colour?", red or blue (call `q1`).
+fn ask_colour() -> Reply {
+    tool_calls(&[(
+        "q1",
+        "ask_user_question",
+        &json!({"question": "Which colour?", "choices": ["red", "blue"]}).to_string(),
+    )])
+}
+
 /// One reply asking for two writes: `w1` writes "A" to a.txt, `w2` "B" to b.txt (two cards in
 /// one chat: an "Approve all" row).
 fn write_both() -> Reply {

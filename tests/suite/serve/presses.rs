@@ -290,19 +290,7 @@ async fn a_press_read_before_its_row_is_recorded_is_answered() {
 /// Before, both found it "no longer open" and the question waited out its timeout.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_press_read_before_its_question_is_open_is_answered() {
-    let served = Served::start(
-        vec![
-            tool_calls(&[(
-                "q1",
-                "ask_user_question",
-                &json!({"question": "Which colour?", "choices": ["red", "blue"]}).to_string(),
-            )]),
-            text("You chose it."),
-        ],
-        "",
-        "",
-    )
-    .await;
+    let served = Served::start(vec![ask_colour(), text("You chose it.")], "", "").await;
     served
         .telegram
         .delay_next("SendMessage", Duration::from_millis(1500));

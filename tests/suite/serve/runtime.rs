@@ -3,7 +3,7 @@
 //! `/stop` while a question waits stops the run; a flood of strangers writes a bounded audit; a
 //! mention of another bot is not one.
 
-use super::{GROUP, Served, USER, WAIT, button};
+use super::{GROUP, Served, USER, WAIT, ask_colour, button};
 use crate::suite::fakes::llm::{text, tool_calls};
 use crate::suite::fakes::telegram::user_message;
 use serde_json::{Value, json};
@@ -179,19 +179,7 @@ async fn new_while_a_tool_runs_leaves_a_transcript_the_provider_accepts() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stop_while_a_question_waits_stops_the_run() {
-    let served = Served::start(
-        vec![
-            tool_calls(&[(
-                "q1",
-                "ask_user_question",
-                &json!({"question": "Which colour?", "choices": ["red", "blue"]}).to_string(),
-            )]),
-            text("Fresh start."),
-        ],
-        "",
-        "",
-    )
-    .await;
+    let served = Served::start(vec![ask_colour(), text("Fresh start.")], "", "").await;
     served.say(USER, "ask me");
     let (card_id, card) = served.card(USER, 0).await;
     assert!(card["text"].as_str().unwrap().contains("Which colour?"));
