@@ -68,7 +68,13 @@ impl ToolDefinitions {
 /// `body` (a JSON object) as text, with `"tools": tools` (JSON text) added when there are any.
 #[must_use]
 pub fn body_with_tools(body: &Value, tools: Option<&str>) -> String {
-    let mut text = body.to_string();
+    object_with_tools(body.to_string(), tools)
+}
+
+/// `object` (a JSON object's text) with `"tools": tools` (JSON text) added when there are any.
+#[must_use]
+pub fn object_with_tools(object: String, tools: Option<&str>) -> String {
+    let mut text = object;
     if let Some(tools) = tools
         && text.ends_with('}')
     {

@@ -4,6 +4,8 @@
 
 pub mod anthropic;
 mod openai;
+mod openai_body;
+mod openai_chunk;
 pub mod retry;
 mod sse;
 

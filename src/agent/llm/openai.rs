@@ -1,14 +1,11 @@
 //! Any OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, vLLM, llama.cpp server,
 //! OpenRouter): tool calling, SSE streaming (with a plain JSON reply accepted too), retries.
 
+use super::openai_chunk::Chunk;
 use super::retry::send_with_retries;
 use super::sse::SseData;
-use super::{
-    ChatMessage, LlmError, LlmFuture, LlmProvider, LlmReply, LlmRequest, OnDelta, Role, ToolCall,
-    Usage,
-};
-use crate::tools::definitions::body_with_tools;
-use serde_json::{Value, json};
+use super::{LlmError, LlmFuture, LlmProvider, LlmReply, LlmRequest, OnDelta, ToolCall, Usage};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -37,29 +34,14 @@ impl OpenAiProvider {
         })
     }
 
-    /// The request's JSON as text; the tools' part is made once per agent.
-    fn body(request: &LlmRequest) -> String {
-        let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
-        let mut body = json!({
-            "model": request.model,
-            "messages": messages,
-            "stream": true,
-            "stream_options": {"include_usage": true},
-        });
-        if let Some(max) = request.max_tokens {
-            body["max_tokens"] = json!(max);
-        }
-        let tools = (!request.tools.is_empty()).then(|| request.tools.openai_json());
-        body_with_tools(&body, tools)
-    }
-
     async fn attempt_all(
         &self,
         request: &LlmRequest,
         on_delta: OnDelta<'_>,
     ) -> Result<LlmReply, LlmError> {
         let url = format!("{}/chat/completions", self.base_url);
-        let body = Self::body(request);
+        // Shared by the attempts: a retry sends the same bytes without copying them.
+        let body = hyper::body::Bytes::from(super::openai_body::body(request));
         let started = Instant::now();
         let response = send_with_retries(&self.base_url, self.attempts, || {
             let post = self
@@ -101,25 +83,6 @@ impl OpenAiProvider {
 impl LlmProvider for OpenAiProvider {
     fn complete<'a>(&'a self, request: &'a LlmRequest, on_delta: OnDelta<'a>) -> LlmFuture<'a> {
         Box::pin(self.attempt_all(request, on_delta))
-    }
-}
-
-fn message_json(m: &ChatMessage) -> Value {
-    match m.role {
-        Role::System => json!({"role": "system", "content": m.content}),
-        Role::User => json!({"role": "user", "content": m.content}),
-        Role::Tool => json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}),
-        Role::Assistant => {
-            let mut v = json!({"role": "assistant", "content": if m.content.is_empty() { Value::Null } else { json!(m.content) }});
-            if !m.tool_calls.is_empty() {
-                v["tool_calls"] = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-                    .collect();
-            }
-            v
-        }
     }
 }
 
@@ -201,39 +164,33 @@ async fn read_stream(
         if data == "[DONE]" {
             break;
         }
-        let event: Value = serde_json::from_str(data).map_err(|_| garbage(data))?;
-        if let Some(error) = event.get("error") {
+        let event = Chunk::parse(data).ok_or_else(|| garbage(data))?;
+        if let Some(error) = &event.error {
             return Err(LlmError {
                 message: format!("the model endpoint reported an error: {error}"),
             });
         }
-        if let Some(usage) = usage_of(&event) {
+        if let Some(usage) = event.usage() {
             reply.usage = usage;
         }
-        let Some(delta) = event.pointer("/choices/0/delta") else {
+        let Some(delta) = event.delta() else {
             continue;
         };
-        if let Some(text) = delta.get("content").and_then(Value::as_str)
+        if let Some(text) = delta.content()
             && !text.is_empty()
         {
             reply.content.push_str(text);
             on_delta(text);
         }
-        for call in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let index = call["index"].as_u64().unwrap_or(0);
-            let partial = calls.entry(index).or_default();
-            if let Some(id) = call["id"].as_str() {
+        for call in delta.tool_calls() {
+            let partial = calls.entry(call.index.unwrap_or(0)).or_default();
+            if let Some(id) = call.id() {
                 partial.id = id.to_string();
             }
-            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+            if let Some(name) = call.name() {
                 partial.name.push_str(name);
             }
-            if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+            if let Some(args) = call.arguments() {
                 partial.arguments.push_str(args);
             }
         }
