@@ -102,6 +102,11 @@ pub struct Event {
 /// Stored events (see [`StoreEvents`]) gain `ts` and `run` when recorded.
 pub trait EventSink: Send + Sync {
     fn record(&self, event: Event);
+    /// Whether events of `kind` are of any use to this sink: a sink that records some kinds
+    /// only says so, and [`TeeEvents`] copies it no other.
+    fn wants(&self, _kind: EventKind) -> bool {
+        true
+    }
 }
 
 /// Events kept in memory (tests, `explain`-like tools).
@@ -139,8 +144,16 @@ pub struct TeeEvents {
 
 impl EventSink for TeeEvents {
     fn record(&self, event: Event) {
-        self.watcher.record(event.clone());
+        // A copy for the watcher only when it wants the kind: a run's start, usage and end
+        // reach the audit log alone, without their fields copied at every turn.
+        if self.watcher.wants(event.kind) {
+            self.watcher.record(event.clone());
+        }
         self.audit.record(event);
+    }
+
+    fn wants(&self, kind: EventKind) -> bool {
+        self.audit.wants(kind) || self.watcher.wants(kind)
     }
 }
 
@@ -342,5 +355,61 @@ impl EventSink for StoreEvents {
                 tracing::warn!("recording an event failed: {e}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A watcher that wants tool starts only.
+    #[derive(Default)]
+    struct ToolStarts(MemoryEvents);
+
+    impl EventSink for ToolStarts {
+        fn record(&self, event: Event) {
+            self.0.record(event);
+        }
+
+        fn wants(&self, kind: EventKind) -> bool {
+            kind == EventKind::ToolStarted
+        }
+    }
+
+    fn event(kind: EventKind) -> Event {
+        Event {
+            kind,
+            session: "s".into(),
+            run: None,
+            call_id: String::new(),
+            tool: "shell".into(),
+            fields: Value::Null,
+        }
+    }
+
+    fn kinds(events: Vec<Event>) -> Vec<EventKind> {
+        events.into_iter().map(|e| e.kind).collect()
+    }
+
+    #[test]
+    fn a_tee_gives_the_watcher_only_the_kinds_it_wants_and_the_audit_log_all() {
+        let audit = Arc::new(MemoryEvents::default());
+        let watcher = Arc::new(ToolStarts::default());
+        let tee = TeeEvents {
+            audit: audit.clone(),
+            watcher: watcher.clone(),
+        };
+        let all = [
+            EventKind::RunStarted,
+            EventKind::ToolStarted,
+            EventKind::LlmUsage,
+        ];
+        for kind in all {
+            tee.record(event(kind));
+        }
+        assert_eq!(kinds(audit.all()), all);
+        assert_eq!(kinds(watcher.0.all()), [EventKind::ToolStarted]);
+        assert!(tee.wants(EventKind::RunStarted), "the audit log wants it");
     }
 }

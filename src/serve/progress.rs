@@ -20,19 +20,31 @@ pub struct ProgressWatch {
 
 impl EventSink for ProgressWatch {
     fn record(&self, event: Event) {
-        let line = match event.kind {
-            EventKind::ToolStarted => format!("▶ {}", event.tool),
-            EventKind::ToolCompleted => format!("✓ {}", event.tool),
-            EventKind::ToolFailed => format!("✗ {}", event.tool),
-            EventKind::PermissionRequested => format!("⏳ {} (waiting for approval)", event.tool),
-            EventKind::PermissionDenied => format!("⛔ {}", event.tool),
-            _ => return,
+        let Some((before, after)) = line_marks(event.kind) else {
+            return;
         };
         let mut lines = lock(&self.lines);
-        lines.push(line);
+        lines.push(format!("{before}{}{after}", event.tool));
         let excess = lines.len().saturating_sub(PROGRESS_LINES);
         lines.drain(..excess);
     }
+
+    fn wants(&self, kind: EventKind) -> bool {
+        line_marks(kind).is_some()
+    }
+}
+
+/// What goes before and after the tool's name on the line an event of `kind` adds, if it
+/// adds one.
+fn line_marks(kind: EventKind) -> Option<(&'static str, &'static str)> {
+    Some(match kind {
+        EventKind::ToolStarted => ("▶ ", ""),
+        EventKind::ToolCompleted => ("✓ ", ""),
+        EventKind::ToolFailed => ("✗ ", ""),
+        EventKind::PermissionRequested => ("⏳ ", " (waiting for approval)"),
+        EventKind::PermissionDenied => ("⛔ ", ""),
+        _ => return None,
+    })
 }
 
 impl ProgressWatch {
