@@ -145,13 +145,13 @@ fn commit(writer: &Connection, writes: &[Committing]) -> rusqlite::Result<()> {
         for write in writes {
             match &write.value {
                 Some(value) => writer.prepare_cached(WRITE_ONE)?.execute(params![
-                    write.tree,
-                    write.key,
+                    &*write.tree,
+                    &*write.key,
                     value.as_ref()
                 ])?,
                 None => writer
                     .prepare_cached(REMOVE_ONE)?
-                    .execute(params![write.tree, write.key])?,
+                    .execute(params![&*write.tree, &*write.key])?,
             };
         }
         writer.prepare_cached(COMMIT)?.execute([])

@@ -20,7 +20,8 @@ type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 #[derive(Default)]
 pub(super) struct Pending {
     /// By tree, then key: scans read a key range of one tree without allocating a key.
-    trees: BTreeMap<String, BTreeMap<Vec<u8>, Write>>,
+    /// Names and keys are shared, so a flush's copy of them allocates nothing per write.
+    trees: BTreeMap<Arc<str>, BTreeMap<Arc<[u8]>, Write>>,
     next_version: u64,
     /// The keys' and values' bytes held: a writer that takes the map past a limit commits
     /// before going on, so a bulk copy does not pile up in memory.
@@ -38,8 +39,8 @@ struct Write {
 
 /// One write in a flush's copy of what is pending.
 pub(super) struct Committing {
-    pub tree: String,
-    pub key: Vec<u8>,
+    pub tree: Arc<str>,
+    pub key: Arc<[u8]>,
     pub value: Value,
     version: u64,
 }
@@ -69,7 +70,7 @@ impl Pending {
         };
         let keys = match self.trees.get_mut(tree) {
             Some(keys) => keys,
-            None => self.trees.entry(tree.to_string()).or_default(),
+            None => self.trees.entry(Arc::from(tree)).or_default(),
         };
         match keys.get_mut(key) {
             Some(slot) => {
@@ -77,7 +78,7 @@ impl Pending {
                 *slot = write;
             }
             None => {
-                keys.insert(key.to_vec(), write);
+                keys.insert(Arc::from(key), write);
             }
         }
     }
@@ -121,9 +122,7 @@ impl Pending {
                 (None, None) => break,
                 (Some(_), None) => Ordering::Less,
                 (None, Some(_)) => Ordering::Greater,
-                (Some((row_key, _)), Some((pending_key, _))) => {
-                    row_key.as_slice().cmp(pending_key.as_slice())
-                }
+                (Some((row_key, _)), Some((pending_key, _))) => row_key.as_slice().cmp(pending_key),
             };
             if first == Ordering::Less {
                 merged.extend(committed.next());
@@ -135,7 +134,7 @@ impl Pending {
             if let Some((key, write)) = pending.next()
                 && let Some(value) = &write.value
             {
-                merged.push((key.clone(), value.to_vec()));
+                merged.push((key.to_vec(), value.to_vec()));
             }
         }
         merged
@@ -143,7 +142,7 @@ impl Pending {
 
     /// The trees that have pending writes.
     pub fn trees(&self) -> impl Iterator<Item = &str> {
-        self.trees.keys().map(String::as_str)
+        self.trees.keys().map(|tree| &**tree)
     }
 
     /// A copy of everything pending, for a flush to commit (values are shared, not copied).
@@ -166,27 +165,27 @@ impl Pending {
         let mut last_tree: Option<&str> = None;
         for write in committed {
             // A copy lists each tree's writes together: count each tree once.
-            if last_tree != Some(write.tree.as_str()) {
-                last_tree = Some(write.tree.as_str());
-                match self.settled.get_mut(&write.tree) {
+            if last_tree != Some(&*write.tree) {
+                last_tree = Some(&*write.tree);
+                match self.settled.get_mut(&*write.tree) {
                     Some(count) => *count += 1,
                     None => {
-                        self.settled.insert(write.tree.clone(), 1);
+                        self.settled.insert(write.tree.to_string(), 1);
                     }
                 }
             }
-            let Some(keys) = self.trees.get_mut(&write.tree) else {
+            let Some(keys) = self.trees.get_mut(&*write.tree) else {
                 continue;
             };
             if keys
-                .get(write.key.as_slice())
+                .get(&*write.key)
                 .is_some_and(|pending| pending.version == write.version)
             {
-                if let Some(settled) = keys.remove(write.key.as_slice()) {
+                if let Some(settled) = keys.remove(&*write.key) {
                     self.bytes -= write.key.len() + settled.value.as_deref().map_or(0, <[u8]>::len);
                 }
                 if keys.is_empty() {
-                    self.trees.remove(&write.tree);
+                    self.trees.remove(&*write.tree);
                 }
             }
         }
