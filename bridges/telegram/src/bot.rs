@@ -7,19 +7,22 @@
 use crate::card::keyboard;
 use crate::errors::{bridge_error, kind_of};
 use crate::render::{answer_messages, plain_messages};
+use crate::sent::SendMessageForId;
 use crate::updates::{translate_message, translate_press};
 use std::future::{Future, IntoFuture};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 use teloxide::net::Download;
+use teloxide::payloads::SendMessage;
 use teloxide::payloads::{
     AnswerCallbackQuerySetters, EditMessageTextSetters, GetUpdatesSetters, SendChatActionSetters,
     SendDocumentSetters, SendMessageSetters,
 };
 use teloxide::prelude::Requester;
+use teloxide::requests::JsonRequest;
 use teloxide::types::{
     BotCommand, ChatAction, ChatId, FileId, InlineKeyboardMarkup, InputFile, MessageId, ParseMode,
-    ThreadId, UpdateKind,
+    ReplyMarkup, ThreadId, UpdateKind,
 };
 use teloxide::{Bot, RequestError};
 use tollgate_surface::limits::TELEGRAM_MESSAGE;
@@ -199,20 +202,14 @@ impl TelegramBot {
         markup: Option<InlineKeyboardMarkup>,
     ) -> Result<i64, BridgeError> {
         let sent = with_waits(|| {
-            let mut request = self.bot.send_message(ChatId(chat.id), text);
-            if let Some(mode) = mode {
-                request = request.parse_mode(mode);
-            }
-            if let Some(thread) = thread(chat) {
-                request = request.message_thread_id(thread);
-            }
-            if let Some(markup) = markup.clone() {
-                request = request.reply_markup(markup);
-            }
-            request.into_future()
+            let mut payload = SendMessage::new(ChatId(chat.id), text);
+            payload.parse_mode = mode;
+            payload.message_thread_id = thread(chat);
+            payload.reply_markup = markup.clone().map(ReplyMarkup::from);
+            JsonRequest::new(self.bot.clone(), SendMessageForId(payload)).into_future()
         })
         .await?;
-        Ok(i64::from(sent.id.0))
+        Ok(i64::from(sent.message_id))
     }
 
     /// Replaces a card's (or any message's) HTML and its buttons (none: the buttons go away).

@@ -12,6 +12,7 @@ pub mod bridge;
 pub mod card;
 pub mod errors;
 pub mod render;
+mod sent;
 pub mod updates;
 
 pub use bridge::TelegramBridge;
