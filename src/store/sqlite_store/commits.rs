@@ -142,18 +142,18 @@ impl Shared {
 fn commit(writer: &Connection, writes: &[Committing]) -> rusqlite::Result<()> {
     let committed = (|| {
         writer.prepare_cached(BEGIN)?.execute([])?;
+        // Taken from the cache once a commit, not once a write (each take hashes the text).
+        let mut write_one = writer.prepare_cached(WRITE_ONE)?;
+        let mut remove_one = writer.prepare_cached(REMOVE_ONE)?;
         for write in writes {
             match &write.value {
-                Some(value) => writer.prepare_cached(WRITE_ONE)?.execute(params![
-                    &*write.tree,
-                    &*write.key,
-                    value.as_ref()
-                ])?,
-                None => writer
-                    .prepare_cached(REMOVE_ONE)?
-                    .execute(params![&*write.tree, &*write.key])?,
+                Some(value) => {
+                    write_one.execute(params![&*write.tree, &*write.key, value.as_ref()])?
+                }
+                None => remove_one.execute(params![&*write.tree, &*write.key])?,
             };
         }
+        drop((write_one, remove_one));
         writer.prepare_cached(COMMIT)?.execute([])
     })();
     if committed.is_err() && !writer.is_autocommit() {
