@@ -8,7 +8,7 @@
 
 use super::{ChatMessage, LlmRequest, Role, ToolCall};
 use crate::tools::definitions::object_with_tools;
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// The body as JSON text.
 pub(super) fn body(request: &LlmRequest) -> String {
@@ -33,7 +33,7 @@ impl Serialize for Body<'_> {
         if let Some(max) = request.max_tokens {
             map.serialize_entry("max_tokens", &max)?;
         }
-        map.serialize_entry("messages", &Messages(&request.messages))?;
+        map.serialize_entry("messages", &Each(&request.messages, Message))?;
         map.serialize_entry("model", &request.model)?;
         map.serialize_entry("stream", &true)?;
         map.serialize_entry("stream_options", &UsageWanted)?;
@@ -52,15 +52,12 @@ impl Serialize for UsageWanted {
     }
 }
 
-struct Messages<'a>(&'a [ChatMessage]);
+/// A slice written as a JSON array, each item as the function makes it.
+struct Each<'a, T, J>(&'a [T], fn(&'a T) -> J);
 
-impl Serialize for Messages<'_> {
+impl<T, J: Serialize> Serialize for Each<'_, T, J> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for message in self.0 {
-            seq.serialize_element(&Message(message))?;
-        }
-        seq.end()
+        serializer.collect_seq(self.0.iter().map(self.1))
     }
 }
 
@@ -86,7 +83,7 @@ impl Serialize for Message<'_> {
                 map.serialize_entry("content", &content)?;
                 map.serialize_entry("role", "assistant")?;
                 if !m.tool_calls.is_empty() {
-                    map.serialize_entry("tool_calls", &Calls(&m.tool_calls))?;
+                    map.serialize_entry("tool_calls", &Each(&m.tool_calls, Call))?;
                 }
             }
         }
@@ -100,18 +97,6 @@ fn role_name(role: Role) -> &'static str {
         Role::User => "user",
         Role::Assistant => "assistant",
         Role::Tool => "tool",
-    }
-}
-
-struct Calls<'a>(&'a [ToolCall]);
-
-impl Serialize for Calls<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for call in self.0 {
-            seq.serialize_element(&Call(call))?;
-        }
-        seq.end()
     }
 }
 
