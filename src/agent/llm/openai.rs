@@ -164,7 +164,9 @@ async fn read_stream(
         if data == "[DONE]" {
             break;
         }
-        let event = Chunk::parse(data).ok_or_else(|| garbage(data))?;
+        let Some(event) = Chunk::parse(data).map_err(|_| garbage(data))? else {
+            continue;
+        };
         if let Some(error) = &event.error {
             return Err(LlmError {
                 message: format!("the model endpoint reported an error: {error}"),
@@ -183,7 +185,7 @@ async fn read_stream(
             on_delta(text);
         }
         for call in delta.tool_calls() {
-            let partial = calls.entry(call.index.unwrap_or(0)).or_default();
+            let partial = calls.entry(call.index()).or_default();
             if let Some(id) = call.id() {
                 partial.id = id.to_string();
             }

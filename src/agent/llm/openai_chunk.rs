@@ -3,25 +3,20 @@
 //! every key and string in it, about fifteen allocations a chunk. Text without escapes is
 //! borrowed from the chunk as received.
 //!
-//! Every field may be missing or `null`; one of another type makes the chunk unreadable,
-//! and the stream is refused as not a chat completion.
+//! As tolerant as the `Value` reader was: every field may be missing or `null`, and a text or
+//! number field holding another type is read as absent while the rest of the chunk is still
+//! read (Mistral's reasoning models stream `content` as an array of parts; some llama.cpp
+//! servers send a call's `arguments` as an object). JSON that is not an object, or whose
+//! objects hold another type where this reads one, is skipped ([`Chunk::parse`] gives
+//! `Ok(None)`); only text that is not JSON is refused.
 
 use super::Usage;
 use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
-
-/// A string, borrowed from the chunk when it has no escapes (an `Option<Cow<str>>` field
-/// never borrows: serde borrows only a `Cow` it reads directly).
-#[derive(Deserialize)]
-#[serde(transparent)]
-pub(super) struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-
-impl Text<'_> {
-    fn as_str(&self) -> &str {
-        &self.0
-    }
-}
+use std::fmt;
+use std::marker::PhantomData;
 
 #[derive(Deserialize)]
 pub(super) struct Chunk<'a> {
@@ -29,17 +24,17 @@ pub(super) struct Chunk<'a> {
     #[serde(default)]
     pub error: Option<Value>,
     #[serde(default)]
-    usage: Option<WireUsage>,
+    usage: Option<WireUsage<'a>>,
     #[serde(default, borrow)]
     choices: Option<Vec<Choice<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: Option<u64>,
-    #[serde(default)]
-    completion_tokens: Option<u64>,
+struct WireUsage<'a> {
+    #[serde(default, borrow)]
+    prompt_tokens: Option<Scalar<'a>>,
+    #[serde(default, borrow)]
+    completion_tokens: Option<Scalar<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -51,7 +46,7 @@ struct Choice<'a> {
 #[derive(Deserialize)]
 pub(super) struct Delta<'a> {
     #[serde(default, borrow)]
-    content: Option<Text<'a>>,
+    content: Option<Scalar<'a>>,
     #[serde(default, borrow)]
     tool_calls: Option<Vec<CallDelta<'a>>>,
 }
@@ -59,10 +54,10 @@ pub(super) struct Delta<'a> {
 /// A piece of a tool call: its name and arguments arrive split across chunks.
 #[derive(Deserialize)]
 pub(super) struct CallDelta<'a> {
-    #[serde(default)]
-    pub index: Option<u64>,
     #[serde(default, borrow)]
-    id: Option<Text<'a>>,
+    index: Option<Scalar<'a>>,
+    #[serde(default, borrow)]
+    id: Option<Scalar<'a>>,
     #[serde(default, borrow)]
     function: Option<FunctionDelta<'a>>,
 }
@@ -70,21 +65,113 @@ pub(super) struct CallDelta<'a> {
 #[derive(Deserialize)]
 struct FunctionDelta<'a> {
     #[serde(default, borrow)]
-    name: Option<Text<'a>>,
+    name: Option<Scalar<'a>>,
     #[serde(default, borrow)]
-    arguments: Option<Text<'a>>,
+    arguments: Option<Scalar<'a>>,
+}
+
+/// A field read as text or a whole number when it is one, and as nothing else otherwise
+/// (its value is skipped without being built).
+pub(super) enum Scalar<'a> {
+    Text(Cow<'a, str>),
+    Whole(u64),
+    Other,
+}
+
+impl Scalar<'_> {
+    fn text(this: &Option<Self>) -> Option<&str> {
+        match this {
+            Some(Scalar::Text(text)) => Some(text),
+            _ => None,
+        }
+    }
+
+    fn whole(this: &Option<Self>) -> Option<u64> {
+        match this {
+            Some(Scalar::Whole(n)) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ScalarVisitor(PhantomData))
+    }
+}
+
+struct ScalarVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ScalarVisitor<'a> {
+    type Value = Scalar<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Text(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Text(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Text(Cow::Owned(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Whole(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar<'a>, E> {
+        Ok(u64::try_from(v).map_or(Scalar::Other, Scalar::Whole))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar<'a>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar<'a>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Other)
+    }
 }
 
 impl<'a> Chunk<'a> {
-    pub fn parse(data: &'a str) -> Option<Chunk<'a>> {
-        serde_json::from_str(data).ok()
+    /// The chunk, `Ok(None)` for JSON of another shape (skipped, as before), or an error for
+    /// text that is not JSON.
+    pub fn parse(data: &'a str) -> Result<Option<Chunk<'a>>, serde_json::Error> {
+        if !data.trim_start().starts_with('{') {
+            // serde would read an array into the chunk's fields by position.
+            return serde_json::from_str::<IgnoredAny>(data).map(|_| None);
+        }
+        match serde_json::from_str(data) {
+            Ok(chunk) => Ok(Some(chunk)),
+            Err(e) if e.is_data() => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The tokens used, when this chunk says (a stream's last, when asked for).
     pub fn usage(&self) -> Option<Usage> {
         self.usage.as_ref().map(|usage| Usage {
-            input_tokens: usage.prompt_tokens.unwrap_or(0),
-            output_tokens: usage.completion_tokens.unwrap_or(0),
+            input_tokens: Scalar::whole(&usage.prompt_tokens).unwrap_or(0),
+            output_tokens: Scalar::whole(&usage.completion_tokens).unwrap_or(0),
             latency_ms: 0,
         })
     }
@@ -97,7 +184,7 @@ impl<'a> Chunk<'a> {
 
 impl<'a> Delta<'a> {
     pub fn content(&self) -> Option<&str> {
-        self.content.as_ref().map(Text::as_str)
+        Scalar::text(&self.content)
     }
 
     pub fn tool_calls(&self) -> &[CallDelta<'a>] {
@@ -106,58 +193,23 @@ impl<'a> Delta<'a> {
 }
 
 impl CallDelta<'_> {
+    /// The call's place among the reply's calls (0 when missing, as before).
+    pub fn index(&self) -> u64 {
+        Scalar::whole(&self.index).unwrap_or(0)
+    }
+
     pub fn id(&self) -> Option<&str> {
-        self.id.as_ref().map(Text::as_str)
+        Scalar::text(&self.id)
     }
 
     pub fn name(&self) -> Option<&str> {
-        self.function.as_ref()?.name.as_ref().map(Text::as_str)
+        Scalar::text(&self.function.as_ref()?.name)
     }
 
     pub fn arguments(&self) -> Option<&str> {
-        self.function.as_ref()?.arguments.as_ref().map(Text::as_str)
+        Scalar::text(&self.function.as_ref()?.arguments)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_chunk_is_read_with_its_text_borrowed_and_missing_or_null_fields_absent() {
-        let data = r#"{"id":"x","object":"chat.completion.chunk","usage":null,"choices":[{"index":0,"delta":{"role":"assistant","content":"hi ","tool_calls":[{"index":1,"id":"c","type":"function","function":{"name":"read_file","arguments":"{\"p\""}}]},"finish_reason":null}]}"#;
-        let chunk = Chunk::parse(data).unwrap();
-        assert!(chunk.error.is_none() && chunk.usage().is_none());
-        let delta = chunk.delta().unwrap();
-        assert!(matches!(&delta.content, Some(Text(Cow::Borrowed("hi ")))));
-        let call = &delta.tool_calls()[0];
-        assert_eq!((call.index, call.id()), (Some(1), Some("c")));
-        // Text with escapes is read into a string of its own.
-        assert!(matches!(
-            &call.function.as_ref().unwrap().arguments,
-            Some(Text(Cow::Owned(_)))
-        ));
-        assert_eq!(
-            (call.name(), call.arguments()),
-            (Some("read_file"), Some("{\"p\""))
-        );
-
-        let last = Chunk::parse(r#"{"choices":[],"usage":{"prompt_tokens":11}}"#).unwrap();
-        assert!(last.delta().is_none());
-        let usage = last.usage().unwrap();
-        assert_eq!((usage.input_tokens, usage.output_tokens), (11, 0));
-        let nulls = Chunk::parse(r#"{"choices":[{"delta":{"content":null,"tool_calls":null}}]}"#);
-        let nulls = nulls.unwrap();
-        let delta = nulls.delta().unwrap();
-        assert!(delta.content().is_none() && delta.tool_calls().is_empty());
-        assert!(
-            Chunk::parse(r#"{"error":{"message":"overloaded"}}"#)
-                .unwrap()
-                .error
-                .is_some()
-        );
-        // A field of another type, or not an object at all: not a chunk.
-        assert!(Chunk::parse(r#"{"choices":"none"}"#).is_none());
-        assert!(Chunk::parse(r#""text""#).is_none());
-    }
-}
+mod tests;
