@@ -13,10 +13,9 @@ use std::future::{Future, IntoFuture};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 use teloxide::net::Download;
-use teloxide::payloads::SendMessage;
 use teloxide::payloads::{
     AnswerCallbackQuerySetters, EditMessageTextSetters, GetUpdatesSetters, SendChatActionSetters,
-    SendDocumentSetters, SendMessageSetters,
+    SendDocumentSetters, SendMessage, SendMessageSetters,
 };
 use teloxide::prelude::Requester;
 use teloxide::requests::JsonRequest;
