@@ -48,15 +48,7 @@ fn parses_times() {
 fn a_claimed_reminder_whose_run_was_never_recorded_is_delivered_again() {
     let store = Arc::new(MemoryStore::new());
     let reminders = Reminders::new(store.clone());
-    let r = |id: &str| Reminder {
-        id: id.into(),
-        session: "telegram:1".into(),
-        agent: "a".into(),
-        message: "stretch".into(),
-        due: 100,
-        created: "then".into(),
-        fired: false,
-    };
+    let r = |id: &str| reminder(id, "telegram:1", 100, false);
     for id in ["lost", "recorded", "over"] {
         reminders.add(&r(id)).unwrap();
     }
@@ -126,15 +118,7 @@ fn an_add_between_its_two_writes_is_not_lost_and_an_undeliverable_one_is_pruned(
         .insert(DUE_TREE, &aged::key(100, b"late"), b"")
         .unwrap();
     assert!(reminders.take_due(100, |_| true).unwrap().is_empty());
-    let late = Reminder {
-        id: "late".into(),
-        session: "s".into(),
-        agent: "a".into(),
-        message: "m".into(),
-        due: 100,
-        created: "then".into(),
-        fired: false,
-    };
+    let late = reminder("late", "s", 100, false);
     store
         .insert(REMINDERS_TREE, b"late", &serde_json::to_vec(&late).unwrap())
         .unwrap();
@@ -151,8 +135,9 @@ fn an_add_between_its_two_writes_is_not_lost_and_an_undeliverable_one_is_pruned(
     assert!(store.scan_prefix(DUE_TREE, b"").unwrap().is_empty());
 }
 
-/// A reminder as a store written by an older tollgate holds it.
-fn old_reminder(id: &str, session: &str, due: u64, fired: bool) -> Reminder {
+/// A reminder of agent `a` (the tests that write it as an older tollgate did pass it to
+/// [`store_record`]).
+fn reminder(id: &str, session: &str, due: u64, fired: bool) -> Reminder {
     Reminder {
         id: id.into(),
         session: session.into(),
@@ -178,7 +163,7 @@ fn store_record(store: &dyn Store, r: &Reminder) {
 #[test]
 fn a_store_written_before_the_index_is_indexed_once() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let old = |id: &str, due: u64, fired: bool| old_reminder(id, "s", due, fired);
+    let old = |id: &str, due: u64, fired: bool| reminder(id, "s", due, fired);
     for r in [old("a", 10, false), old("b", 20, true)] {
         store_record(store.as_ref(), &r);
     }
@@ -200,7 +185,7 @@ fn a_store_written_before_the_index_is_indexed_once() {
 #[test]
 fn a_store_written_before_the_session_index_lists_its_reminders_once_upgraded() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let old = |id: &str, due: u64, fired: bool| old_reminder(id, "telegram:1", due, fired);
+    let old = |id: &str, due: u64, fired: bool| reminder(id, "telegram:1", due, fired);
     for r in [
         old("soon", 10, false),
         old("later", 900, false),

@@ -780,18 +780,10 @@ async fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record()
 /// fires — never the 10,000 reminders that already fired or are not due.
 #[test]
 fn the_reminder_sweep_reads_only_what_is_due() {
-    use tollgate::reminders::{Reminder, Reminders};
+    use tollgate::reminders::Reminders;
     let store = Arc::new(Observed::default());
     let reminders = Reminders::new(store.clone());
-    let reminder = |n: usize, due: u64| Reminder {
-        id: format!("r{n}"),
-        session: format!("telegram:{}", n % 97),
-        agent: "a".into(),
-        message: "stretch".into(),
-        due,
-        created: "then".into(),
-        fired: false,
-    };
+    let reminder = |n: usize, due: u64| reminder_of(&format!("telegram:{}", n % 97), n, due);
     for n in 0..HISTORY {
         reminders.add(&reminder(n, 100)).unwrap();
     }
@@ -1157,7 +1149,7 @@ fn cards_posted_before_the_chat_index_are_indexed_once() {
 #[test]
 fn every_prefix_of_settling_using_and_firing_leaves_records_retention_prunes() {
     use tollgate::approvals::{BulkApprovals, PressOutcome, Taken};
-    use tollgate::reminders::{Reminder, Reminders};
+    use tollgate::reminders::Reminders;
     let dir = tempfile::tempdir().unwrap();
     let config = config_in(dir.path(), "");
     let recording = Arc::new(crate::suite::observed::Observed::default());
@@ -1168,15 +1160,7 @@ fn every_prefix_of_settling_using_and_firing_leaves_records_retention_prunes() {
         .unwrap();
     let row = bulk_row(&BulkApprovals::new(store.clone()));
     Reminders::new(store.clone())
-        .add(&Reminder {
-            id: "r1".into(),
-            session: "telegram:1".into(),
-            agent: "a".into(),
-            message: "stretch".into(),
-            due: 100,
-            created: "then".into(),
-            fired: false,
-        })
+        .add(&reminder_of("telegram:1", 1, 100))
         .unwrap();
     let set_up = recording.writes().len();
     let pressed = PendingApprovals::new(store.clone())
@@ -1259,7 +1243,8 @@ fn open_runs_nobody_resumes_are_ended_and_pruned() {
     assert!(runs.load("chat-run").unwrap().is_some());
 }
 
-fn reminder_of(session: &str, n: usize, due: u64) -> tollgate::reminders::Reminder {
+/// Reminder `r{n}` of agent `a`, due at `due`.
+pub(crate) fn reminder_of(session: &str, n: usize, due: u64) -> tollgate::reminders::Reminder {
     tollgate::reminders::Reminder {
         id: format!("r{n}"),
         session: session.into(),

@@ -452,17 +452,9 @@ fn every_prefix_of_an_idle_sessions_pruning_is_finished_by_the_next_pass() {
 /// after the claim and before the reminder's run was recorded lost the reminder.
 #[test]
 fn every_prefix_of_a_reminders_claim_leaves_it_to_fire_once() {
-    use tollgate::reminders::{Reminder, Reminders};
+    use tollgate::reminders::Reminders;
     let recording = Arc::new(crate::suite::observed::Observed::default());
-    let reminder = Reminder {
-        id: "r1".into(),
-        session: "telegram:1".into(),
-        agent: "a".into(),
-        message: "stretch".into(),
-        due: 100,
-        created: "then".into(),
-        fired: false,
-    };
+    let reminder = crate::suite::store_scale::reminder_of("telegram:1", 1, 100);
     Reminders::new(recording.clone()).add(&reminder).unwrap();
     let added = recording.writes().len();
     let claimed = Reminders::new(recording.clone())
