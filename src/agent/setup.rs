@@ -393,11 +393,13 @@ impl crate::executor::SubagentHost for Subagents {
                 classifier_usage: None,
                 staged_for: super::runner::STAGED_FOR,
             };
-            let outcome = runner
-                .start(session, &key, task, cancel)
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok(outcome.answer)
+            // Beside the turn, the subagent's grants and sandbox follow the parent's down:
+            // an admin's revoke reaches a subagent already running.
+            let outcome = tokio::select! {
+                outcome = runner.start(session.clone(), &key, task, cancel) => outcome,
+                never = session.narrow_with(parent.subscribe()) => match never {},
+            };
+            Ok(outcome.map_err(|e| e.to_string())?.answer)
             }
             .await;
             answer.map_err(crate::executor::HostError)

@@ -63,7 +63,8 @@ impl Executor {
             cancel: cancel.clone(),
             store: self.store.clone(),
             memory: agent.memory,
-            // A subagent inherits this session's policy as of this call.
+            // A subagent inherits this session's policy as of this call, and loses what the
+            // session loses while it runs.
             subagents: self.subagents.clone().map(|host| {
                 let parent = Arc::new(
                     SessionPolicy::new(
@@ -75,7 +76,9 @@ impl Executor {
                     )
                     .in_workspace_of(&session.workspace_key),
                 );
-                Arc::new(super::hosts::BoundSubagents { host, parent }) as Arc<dyn SubagentSpawner>
+                let live = session.subscribe();
+                Arc::new(super::hosts::BoundSubagents { host, parent, live })
+                    as Arc<dyn SubagentSpawner>
             }),
             context: self.context.clone(),
             approver: Some(self.approver.clone() as Arc<dyn QuestionAsker>),

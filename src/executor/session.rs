@@ -27,6 +27,29 @@ pub struct WiderThanAgent {
     pub sandbox: SandboxPolicy,
 }
 
+/// Takes from `session` every grant `parent` no longer has and narrows its sandbox to
+/// `parent`'s; whether anything changed.
+fn narrow_to(session: &mut Snapshot, parent: &Snapshot) -> bool {
+    let before = (
+        session.tool_allowlist.len(),
+        session.command_allowlist.len(),
+        session.dials.sandbox,
+    );
+    session
+        .tool_allowlist
+        .retain(|tool| parent.tool_allowlist.contains(tool));
+    session
+        .command_allowlist
+        .retain(|key| parent.command_allowlist.contains(key));
+    session.dials.sandbox = session.dials.sandbox.min(parent.dials.sandbox);
+    before
+        != (
+            session.tool_allowlist.len(),
+            session.command_allowlist.len(),
+            session.dials.sandbox,
+        )
+}
+
 /// A session's policy state, shared by its running calls.
 pub struct SessionPolicy {
     pub key: String,
@@ -84,6 +107,29 @@ impl SessionPolicy {
     #[must_use]
     pub fn subscribe(&self) -> watch::Receiver<Snapshot> {
         self.state.subscribe()
+    }
+
+    /// Keeps this session (a subagent's, started from `parent`'s snapshot) no wider than
+    /// `parent` while it runs: a sandbox the parent is narrowed to (`/sandbox read-only` in an
+    /// emergency), or a command key or tool the parent loses, is taken from this session too,
+    /// at once; nothing the parent gains is added. Never completes: run it beside the
+    /// subagent's turn. Without it a subagent (whose mode is high-risk, so its sandbox is what
+    /// bounds it) would keep the parent's sandbox as it was when it started.
+    /// `changes` is the parent's [`SessionPolicy::subscribe`].
+    pub async fn narrow_with(
+        &self,
+        mut changes: watch::Receiver<Snapshot>,
+    ) -> std::convert::Infallible {
+        loop {
+            // Read after subscribing: a change made between this session's snapshot and the
+            // subscription is seen here on the first pass.
+            let now = changes.borrow_and_update().clone();
+            self.state.send_if_modified(|s| narrow_to(s, &now));
+            if changes.changed().await.is_err() {
+                // The parent is gone: nothing can change any more.
+                return std::future::pending().await;
+            }
+        }
     }
 
     pub fn set_mode(&self, mode: crate::policy::mode::ApprovalMode) {
@@ -204,3 +250,6 @@ impl SessionPolicy {
         self.reload_allowlists()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -3,7 +3,7 @@
 //! first need.
 
 use crate::suite::executor::Scripted;
-use crate::suite::fakes::llm::{FakeLlm, text, tool_calls};
+use crate::suite::fakes::llm::{Condition, FakeLlm, Reply, text, tool_calls};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -111,6 +111,107 @@ async fn a_subagent_runs_headless_within_the_parent() {
     assert!(sub_results.contains("nobody can approve"), "{sub_results}");
     let parent_sees = requests[3].body["messages"].to_string();
     assert!(parent_sees.contains("Wrote hello.txt"), "{parent_sees}");
+}
+
+/// A sandbox the parent is narrowed to while a subagent runs narrows the subagent too: after
+/// `/sandbox read-only` its next write is refused, where before the fix the subagent kept the
+/// sandbox the parent had when it started (its mode is high-risk: the sandbox is what bounds
+/// it).
+#[tokio::test]
+async fn a_narrower_sandbox_reaches_a_subagent_already_running() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tollgate::agent::classifier::Surface;
+    use tollgate::agent::setup::assemble;
+    use tollgate::policy::mode::SandboxPolicy;
+    let narrowed = Arc::new(AtomicBool::new(false));
+    let seen = narrowed.clone();
+    let llm = FakeLlm::start(vec![
+        tool_calls(&[("s1", "spawn_subagent", r#"{"task":"write two files"}"#)]),
+        // The subagent: one write, then another after the parent's sandbox is narrowed.
+        tool_calls(&[("w1", "write_file", r#"{"path":"one.txt","content":"1"}"#)]),
+        Reply::Until(
+            Condition(Arc::new(move || seen.load(Ordering::SeqCst))),
+            Box::new(tool_calls(&[(
+                "w2",
+                "write_file",
+                r#"{"path":"two.txt","content":"2"}"#,
+            )])),
+        ),
+        text("Wrote one of two."),
+        text("The subagent wrote one file."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let text_config = format!(
+        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\", \"spawn_subagent\"]\nworkspace = \"ws\"\n",
+        llm.url
+    );
+    let file = root.join("tollgate.toml");
+    std::fs::write(&file, &text_config).unwrap();
+    let config =
+        Arc::new(config::load_with_env(Some(file), Some(&text_config), HashMap::new()).unwrap());
+    let approver = Arc::new(Scripted::default());
+    approver
+        .expect("s1")
+        .send(Answer::Approve {
+            by: "console:op".into(),
+        })
+        .unwrap();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let assembled = assemble(
+        &config,
+        "a",
+        "console:op",
+        Surface::Console,
+        store.clone(),
+        approver.clone(),
+    )
+    .unwrap();
+    // The subagent's second request carries w1's result: w1 was decided and ran. Then the
+    // narrowing, then the subagent's second write.
+    let narrow_after_w1 = async {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while llm.requests().len() < 3 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the subagent never asked again"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assembled
+            .session
+            .set_sandbox(SandboxPolicy::ReadOnly)
+            .unwrap();
+        narrowed.store(true, Ordering::SeqCst);
+    };
+    let (outcome, ()) = tokio::join!(
+        assembled.runner.start(
+            assembled.session.clone(),
+            "run-n",
+            "delegate it",
+            CancellationToken::new(),
+        ),
+        narrow_after_w1
+    );
+    assert_eq!(outcome.unwrap().answer, "The subagent wrote one file.");
+    let workspace = root.join("ws/console_op");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("one.txt")).unwrap(),
+        "1"
+    );
+    assert!(!workspace.join("two.txt").exists());
+    let audit = tollgate::events::StoreEvents::read(store.as_ref(), None, None).unwrap();
+    let decisions = |id: &str| -> Vec<String> {
+        audit
+            .iter()
+            .filter(|e| e.call_id == id && e.kind.starts_with("permission_"))
+            .map(|e| e.kind.clone())
+            .collect()
+    };
+    assert_eq!(decisions("w1"), ["permission_granted"]);
+    assert_eq!(decisions("w2"), ["permission_denied"]);
+    assert_eq!(approver.asked_ids(), ["s1"]);
 }
 
 #[tokio::test]
