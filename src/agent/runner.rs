@@ -52,6 +52,23 @@ fn trim_to_step(transcript: &mut Vec<ChatMessage>, step: Option<usize>) -> bool 
     lost
 }
 
+/// Before a run's first model call: adds the run's message to a transcript that does not hold
+/// it yet (the start writes the message into the run's record, and the transcript only with
+/// the answer). Whether it added it.
+fn restore_message(transcript: &mut Vec<ChatMessage>, run: &RunRecord) -> bool {
+    let missing = run.round == 0
+        && run
+            .transcript_len
+            .is_some_and(|step| transcript.len() + 1 == step);
+    match (&run.message, missing) {
+        (Some(text), true) => {
+            transcript.push(ChatMessage::new(Role::User, text.as_str()));
+            true
+        }
+        _ => false,
+    }
+}
+
 /// Whether the transcript already holds the result of call `id`, after the latest reply that
 /// asked for it (a kill can keep staged results whose run step was lost). Looked for by the
 /// reply, not by position: a tool of the run (`summarize_context`) may have shortened the
@@ -93,13 +110,14 @@ fn distinct_call_ids(calls: &mut [ToolCall], transcript: &[ChatMessage]) {
 /// that never reached them (its record was lost; a run that did is resumed, and finished,
 /// before the session's next message), so it is dropped rather than sent without results,
 /// which providers refuse. A finished turn ends in its answer, which stays.
-fn drop_lost_calls(transcript: &mut Vec<ChatMessage>) {
-    if transcript
+fn drop_lost_calls(transcript: &mut Vec<ChatMessage>) -> bool {
+    let lost = transcript
         .last()
-        .is_some_and(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
-    {
+        .is_some_and(|m| m.role == Role::Assistant && !m.tool_calls.is_empty());
+    if lost {
         transcript.pop();
     }
+    lost
 }
 
 /// Whether a run's stored record is durable yet.
@@ -161,10 +179,12 @@ impl AgentRunner {
         self.runs
             .note_activity(&session.key, &self.agent, crate::clock::now_secs())?;
         let mut transcript = self.runs.transcript(&session.key)?;
-        drop_lost_calls(&mut transcript);
-        transcript.push(ChatMessage::new(Role::User, text));
-        // Flushed with the run record just below.
-        self.runs.stage_transcript(&session.key, &transcript)?;
+        if drop_lost_calls(&mut transcript) {
+            // The run's step counts from the transcript without it.
+            self.runs.stage_transcript(&session.key, &transcript)?;
+        }
+        // The message goes into the run's record; the transcript is written once, with the
+        // answer (`ask_model`), not here as well.
         let run = RunRecord {
             id: run_id.to_string(),
             session: session.key.clone(),
@@ -173,10 +193,11 @@ impl AgentRunner {
             phase: RunPhase::AskingModel,
             calls: Vec::new(),
             usage: super::llm::Usage::default(),
-            transcript_len: Some(transcript.len()),
+            transcript_len: Some(transcript.len() + 1),
+            message: Some(text.to_string()),
         };
         // Not flushed yet: nothing that leaves the process depends on it before the model
-        // answers (see `ask_model`), and the answer's own flush makes both durable.
+        // answers (see `ask_model`), and the answer's own flush makes it durable.
         self.runs.stage(&run)?;
         self.event(
             &session.key,
@@ -279,12 +300,28 @@ impl AgentRunner {
         cancel: &CancellationToken,
         stored: Durability,
     ) -> Result<(), RunError> {
+        let mut transcript = self.runs.transcript(&session.key)?;
+        if trim_to_step(&mut transcript, run.transcript_len) {
+            // Kept trimmed even if this call fails or is stopped: the reply was never shown.
+            self.runs.stage_transcript(&session.key, &transcript)?;
+        }
+        // Written with the answer; a run that ends without one writes it first (below), so
+        // the message stays in the conversation either way.
+        let unwritten = restore_message(&mut transcript, run);
+        let end_without_answer = |phase: RunPhase| {
+            let mut run = lock(shared);
+            run.phase = phase;
+            run.message = None;
+        };
         if run.round >= self.max_rounds {
             let answer = format!(
                 "I stopped after {} model calls in this turn (max_rounds = {} for agent {}); ask me to continue if there is more to do.",
                 run.round, self.max_rounds, self.agent
             );
-            lock(shared).phase = RunPhase::Finished { answer };
+            if unwritten {
+                self.runs.stage_transcript(&session.key, &transcript)?;
+            }
+            end_without_answer(RunPhase::Finished { answer });
             return self.save(shared).await;
         }
         // A session's first need of its tool list starts the agent's MCP servers.
@@ -295,11 +332,6 @@ impl AgentRunner {
                 EventKind::McpProblem,
                 json!({"problem": problem}),
             );
-        }
-        let mut transcript = self.runs.transcript(&session.key)?;
-        if trim_to_step(&mut transcript, run.transcript_len) {
-            // Kept trimmed even if this call fails or is stopped: the reply was never shown.
-            self.runs.stage_transcript(&session.key, &transcript)?;
         }
         let mut messages = vec![ChatMessage::new(Role::System, self.system_prompt.clone())];
         messages.extend(transcript.iter().cloned());
@@ -314,9 +346,12 @@ impl AgentRunner {
         let completed = tokio::select! {
             completed = self.complete_durably(&request, stored) => completed?,
             () = cancel.cancelled() => {
-                lock(shared).phase = RunPhase::Finished {
+                if unwritten {
+                    self.runs.stage_transcript(&session.key, &transcript)?;
+                }
+                end_without_answer(RunPhase::Finished {
                     answer: "Stopped.".into(),
-                };
+                });
                 return self.save(shared).await;
             }
         };
@@ -329,9 +364,12 @@ impl AgentRunner {
                     EventKind::LlmUsage,
                     json!({"purpose": "agent", "model": self.model, "usage": null, "error": e.message}),
                 );
-                lock(shared).phase = RunPhase::Failed {
+                if unwritten {
+                    self.runs.stage_transcript(&session.key, &transcript)?;
+                }
+                end_without_answer(RunPhase::Failed {
                     error: e.message.clone(),
-                };
+                });
                 self.save(shared).await?;
                 return Err(RunError::Model(e.message));
             }
@@ -355,6 +393,8 @@ impl AgentRunner {
             run.round += 1;
             run.usage.add(reply.usage);
             run.transcript_len = Some(transcript.len());
+            // In the transcript now, staged above and durable with this step.
+            run.message = None;
             if reply.tool_calls.is_empty() {
                 run.phase = RunPhase::Finished {
                     answer: reply.content,
@@ -539,6 +579,36 @@ mod tests {
         let mut shortened = vec![user("summary of the conversation so far")];
         shortened.extend(folded);
         assert!(results_given(&shortened, "call_0"));
+    }
+
+    #[test]
+    fn a_runs_message_is_restored_only_before_its_first_answer_and_only_if_missing() {
+        let user = |t: &str| ChatMessage::new(Role::User, t);
+        let run = |round: u32, step: usize, message: Option<&str>| RunRecord {
+            id: "r".into(),
+            session: "s".into(),
+            agent: "a".into(),
+            round,
+            phase: crate::agent::runs::RunPhase::AskingModel,
+            calls: Vec::new(),
+            usage: Default::default(),
+            transcript_len: Some(step),
+            message: message.map(str::to_string),
+        };
+        // Written at the start only into the run: added.
+        let mut transcript = vec![user("earlier")];
+        assert!(restore_message(&mut transcript, &run(0, 2, Some("now"))));
+        assert_eq!(transcript.last().unwrap().content, "now");
+        // Already there (a stop or failure wrote it; an older record): left alone.
+        let mut transcript = vec![user("earlier"), user("now")];
+        assert!(!restore_message(&mut transcript, &run(0, 2, Some("now"))));
+        assert!(!restore_message(&mut transcript, &run(0, 2, None)));
+        assert_eq!(transcript.len(), 2);
+        // After the first answer the message is the transcript's: never added again, whatever
+        // the lengths say.
+        let mut transcript = vec![user("earlier")];
+        assert!(!restore_message(&mut transcript, &run(1, 2, Some("now"))));
+        assert_eq!(transcript.len(), 1);
     }
 
     #[test]

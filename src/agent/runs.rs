@@ -83,11 +83,18 @@ pub struct RunRecord {
     /// The conversation's model usage so far (the classifier's is kept apart).
     #[serde(default)]
     pub usage: super::llm::Usage,
-    /// How long the session's transcript was when this step was written. The transcript is a
-    /// separate write, so a kill can keep a model reply whose step was lost: what lies past
-    /// this length is that reply (`None` in records written before it was kept).
+    /// How long the session's transcript was when this step was written (at a run's start,
+    /// counting its `message`, which the transcript gets with the first answer). The
+    /// transcript is a separate write, so a kill can keep a model reply whose step was lost:
+    /// what lies past this length is that reply (`None` in records written before it was
+    /// kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript_len: Option<usize>,
+    /// The user's message, until the run's first model call is answered: the session's
+    /// transcript is written with that answer, not also at the run's start (once a turn
+    /// instead of twice), so a run resumed before it finds its message here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 impl RunRecord {

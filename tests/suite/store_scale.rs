@@ -63,6 +63,7 @@ fn run(id: &str, phase: RunPhase) -> RunRecord {
         calls: Vec::new(),
         usage: Default::default(),
         transcript_len: None,
+        message: None,
     }
 }
 

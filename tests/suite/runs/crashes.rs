@@ -1,6 +1,6 @@
 //! Runs that outlive their process: a crash while a call waits for approval, a crash while a
-//! call runs, a stop while a command runs, and a run stored before its model call — each
-//! resumed by a fresh runner over the same store.
+//! call runs, a stop while a command runs, a run stored before its model call, and a run
+//! killed while its model thinks — each resumed by a fresh runner over the same store.
 
 use super::{runner, world, ws};
 use crate::suite::executor::Scripted;
@@ -192,6 +192,81 @@ async fn stop_cancels_and_a_run_stored_before_its_model_call_resumes() {
     assert_eq!(resumed.answer, "Back again.");
 }
 
+/// A run's start puts the user's message into the run's record and leaves the transcript as
+/// it was: the transcript is written once a turn, with the answer. A process that dies while
+/// the model thinks (the run's record made durable by the slow-model flush) leaves the
+/// message in the open run; the resumed run asks with it, once, and the transcript ends with
+/// it and the answer, each once.
+#[tokio::test]
+async fn a_run_killed_while_its_model_thinks_resumes_with_its_message_once() {
+    use crate::suite::fakes::llm::{Condition, Reply};
+    use tollgate::agent::llm::ChatMessage;
+    let w = world("");
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    let before = [
+        ChatMessage::new(Role::User, "earlier"),
+        ChatMessage::new(Role::Assistant, "before"),
+    ];
+    runs.save_transcript("console:op", &before).unwrap();
+    // The first process's model never answers it.
+    let llm = FakeLlm::start(vec![Reply::Until(
+        Condition(Arc::new(|| false)),
+        Box::new(text("never seen")),
+    )])
+    .await;
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let task = tokio::spawn(async move {
+        first
+            .start(session, "run-k", "what now?", CancellationToken::new())
+            .await
+    });
+    for _ in 0..500 {
+        if w.store.durable("run-k") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        w.store.durable("run-k"),
+        "the run's start was never flushed"
+    );
+    // The process dies.
+    task.abort();
+    let _ = task.await;
+    let transcript = runs.transcript("console:op").unwrap();
+    assert_eq!(
+        transcript, before,
+        "the start leaves the transcript as it was"
+    );
+    let stored = runs.load("run-k").unwrap().unwrap();
+    assert_eq!(stored.message.as_deref(), Some("what now?"));
+    assert!(runs.open_runs().unwrap().iter().any(|r| r.id == "run-k"));
+
+    llm.push(text("Here now."));
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let resumed = second
+        .resume(session, stored, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(resumed.answer, "Here now.");
+    let asked = llm.requests()[1].body["messages"].clone();
+    let asked = asked.as_array().unwrap();
+    let contents: Vec<&str> = asked[1..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["earlier", "before", "what now?"]);
+    let transcript: Vec<String> = runs
+        .transcript("console:op")
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(transcript, ["earlier", "before", "what now?", "Here now."]);
+    let finished = runs.load("run-k").unwrap().unwrap();
+    assert_eq!(finished.message, None, "in the transcript now");
+}
+
 /// A reply kept without its run step (a kill between the transcript's write and the run
 /// record's, another session's flush making the first durable): the next turn and a resumed
 /// run ask the model again rather than leave a tool call without a result or add a second
@@ -294,6 +369,7 @@ fn every_prefix_of_an_ending_save_leaves_it_recoverable(ending: tollgate::agent:
         calls: Vec::new(),
         usage: Default::default(),
         transcript_len: Some(2),
+        message: None,
     };
     runs.save(&run).unwrap();
     let durable_before = recording.writes().len();

@@ -1,5 +1,6 @@
 //! One turn through the runner: a valid transcript over several steps, a looping model
-//! stopped at `max_rounds`, and a provider failure told plainly.
+//! stopped at `max_rounds`, a provider failure told plainly, and a turn ended without an
+//! answer keeping its message.
 
 use super::{runner, world, ws};
 use crate::suite::executor::Scripted;
@@ -146,4 +147,50 @@ async fn a_provider_failure_is_told_plainly() {
         "{err}"
     );
     assert!(err.to_string().contains("the limit is"), "{err}");
+}
+
+/// A turn that ends without the model's answer (the model failed, or the turn was stopped
+/// while the model thought) still leaves its message in the conversation, once: the start writes it into the run's record only, and these endings
+/// write the transcript themselves.
+#[tokio::test]
+async fn a_turn_ended_without_an_answer_keeps_its_message() {
+    let contents = |w: &super::World| -> Vec<String> {
+        RunStore::new(w.store.clone() as Arc<dyn Store>)
+            .transcript("console:op")
+            .unwrap()
+            .into_iter()
+            .map(|m| m.content)
+            .collect()
+    };
+    // The model fails (the fake answers 500 when its script is empty).
+    let w = world("");
+    let llm = FakeLlm::start(vec![]).await;
+    let (runner_a, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    runner_a
+        .start(session, "run-f", "first", CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(contents(&w), ["first"]);
+
+    // Stopped while the model thinks.
+    let w = world("");
+    let llm = FakeLlm::start(vec![Reply::Until(
+        Condition(Arc::new(|| false)),
+        Box::new(text("never seen")),
+    )])
+    .await;
+    let (runner_b, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let token = CancellationToken::new();
+    let stop = token.clone();
+    let stopping = async move {
+        // Once the model has the request.
+        while llm.requests().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        stop.cancel();
+        llm
+    };
+    let (outcome, _llm) = tokio::join!(runner_b.start(session, "run-s", "second", token), stopping);
+    assert_eq!(outcome.unwrap().answer, "Stopped.");
+    assert_eq!(contents(&w), ["second"]);
 }

@@ -252,6 +252,7 @@ fn seed_another_calls_card(served: &Served, answered: bool) {
         }],
         usage: Default::default(),
         transcript_len: Some(transcript.len()),
+        message: None,
     })
     .unwrap();
     let first = write("first.txt");
@@ -505,6 +506,7 @@ async fn a_subagents_run_left_open_is_ended_at_the_next_start() {
         calls: Vec::new(),
         usage: Default::default(),
         transcript_len: None,
+        message: None,
     };
     RunStore::new(Arc::new(open_dir(&served.path("store"), 8).unwrap()))
         .save(&sub)
@@ -614,6 +616,7 @@ async fn a_reminders_run_resumed_after_a_restart_still_asks_nobody() {
         }],
         usage: Default::default(),
         transcript_len: Some(transcript.len()),
+        message: None,
     })
     .unwrap();
     drop(runs);
