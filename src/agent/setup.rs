@@ -355,7 +355,9 @@ impl crate::executor::SubagentHost for Subagents {
                     },
                     None,
                 )
-                .in_workspace_of(&parent.workspace_key),
+                .in_workspace_of(&parent.workspace_key)
+                // Never wider than the parent's live session while it runs.
+                .bounded_by(parent.bound()),
             );
             let runs = RunStore::new(self.store.clone());
             let journal = Arc::new(RunJournal::new(runs.clone()));
@@ -393,13 +395,11 @@ impl crate::executor::SubagentHost for Subagents {
                 classifier_usage: None,
                 staged_for: super::runner::STAGED_FOR,
             };
-            // Beside the turn, the subagent's grants and sandbox follow the parent's down:
-            // an admin's revoke reaches a subagent already running.
-            let outcome = tokio::select! {
-                outcome = runner.start(session.clone(), &key, task, cancel) => outcome,
-                never = session.narrow_with(parent.subscribe()) => match never {},
-            };
-            Ok(outcome.map_err(|e| e.to_string())?.answer)
+            let outcome = runner
+                .start(session, &key, task, cancel)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(outcome.answer)
             }
             .await;
             answer.map_err(crate::executor::HostError)

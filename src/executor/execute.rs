@@ -74,11 +74,10 @@ impl Executor {
                         snapshot.clone(),
                         None,
                     )
-                    .in_workspace_of(&session.workspace_key),
+                    .in_workspace_of(&session.workspace_key)
+                    .bounded_by(session.bound()),
                 );
-                let live = session.subscribe();
-                Arc::new(super::hosts::BoundSubagents { host, parent, live })
-                    as Arc<dyn SubagentSpawner>
+                Arc::new(super::hosts::BoundSubagents { host, parent }) as Arc<dyn SubagentSpawner>
             }),
             context: self.context.clone(),
             approver: Some(self.approver.clone() as Arc<dyn QuestionAsker>),

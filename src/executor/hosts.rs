@@ -69,11 +69,9 @@ pub trait SubagentHost: Send + Sync {
 /// A subagent host bound to the session of one call.
 pub(super) struct BoundSubagents {
     pub host: Arc<dyn SubagentHost>,
-    /// The session's policy as of the call: what its subagents start from.
+    /// The session's policy as of the call, bounded by the live session: what its subagents
+    /// start from and are bounded by.
     pub parent: Arc<SessionPolicy>,
-    /// The session's live policy: while a subagent runs, `parent` (and so the subagent) is
-    /// narrowed with it.
-    pub live: tokio::sync::watch::Receiver<super::session::Snapshot>,
 }
 
 impl SubagentSpawner for BoundSubagents {
@@ -83,11 +81,6 @@ impl SubagentSpawner for BoundSubagents {
         tools: Option<Vec<String>>,
         cancel: CancellationToken,
     ) -> HostFuture<'a> {
-        Box::pin(async move {
-            tokio::select! {
-                answer = self.host.run(&self.parent, task, tools, cancel) => answer,
-                never = self.parent.narrow_with(self.live.clone()) => match never {},
-            }
-        })
+        self.host.run(&self.parent, task, tools, cancel)
     }
 }

@@ -27,27 +27,16 @@ pub struct WiderThanAgent {
     pub sandbox: SandboxPolicy,
 }
 
-/// Takes from `session` every grant `parent` no longer has and narrows its sandbox to
-/// `parent`'s; whether anything changed.
-fn narrow_to(session: &mut Snapshot, parent: &Snapshot) -> bool {
-    let before = (
-        session.tool_allowlist.len(),
-        session.command_allowlist.len(),
-        session.dials.sandbox,
-    );
+/// Takes from `session` every grant `bound` does not have and narrows its sandbox to
+/// `bound`'s.
+fn narrow_to(session: &mut Snapshot, bound: &Snapshot) {
     session
         .tool_allowlist
-        .retain(|tool| parent.tool_allowlist.contains(tool));
+        .retain(|tool| bound.tool_allowlist.contains(tool));
     session
         .command_allowlist
-        .retain(|key| parent.command_allowlist.contains(key));
-    session.dials.sandbox = session.dials.sandbox.min(parent.dials.sandbox);
-    before
-        != (
-            session.tool_allowlist.len(),
-            session.command_allowlist.len(),
-            session.dials.sandbox,
-        )
+        .retain(|key| bound.command_allowlist.contains(key));
+    session.dials.sandbox = session.dials.sandbox.min(bound.dials.sandbox);
 }
 
 /// A session's policy state, shared by its running calls.
@@ -66,6 +55,9 @@ pub struct SessionPolicy {
     /// racing rereads (serve's, after a revoke, and a starting worker's own) could leave the
     /// grants the older one read in force.
     published: AtomicU64,
+    /// A live session this one is never wider than (a subagent's parent): read with every
+    /// snapshot, so what the parent loses is lost here at once.
+    bound: Option<watch::Receiver<Snapshot>>,
 }
 
 impl SessionPolicy {
@@ -88,7 +80,26 @@ impl SessionPolicy {
             allowlists,
             rereads: AtomicU64::new(0),
             published: AtomicU64::new(0),
+            bound: None,
         }
+    }
+
+    /// The same session, never wider than the live session `bound` watches (its
+    /// [`SessionPolicy::subscribe`]): every snapshot loses the grants `bound` does not have and
+    /// takes its sandbox if narrower. A subagent (whose mode is high-risk, so its sandbox is
+    /// what bounds it) is bound so to its parent: an admin's `/sandbox read-only` or revoke
+    /// reaches it before its next call is decided, and nothing granted or widened later does.
+    #[must_use]
+    pub fn bounded_by(mut self, bound: watch::Receiver<Snapshot>) -> Self {
+        self.bound = Some(bound);
+        self
+    }
+
+    /// What bounds this session: the live session it was bounded by, or else itself (for a
+    /// session derived from this one).
+    #[must_use]
+    pub fn bound(&self) -> watch::Receiver<Snapshot> {
+        self.bound.clone().unwrap_or_else(|| self.subscribe())
     }
 
     /// The same session working in another session's directory (a subagent in its parent's).
@@ -100,36 +111,17 @@ impl SessionPolicy {
 
     #[must_use]
     pub fn snapshot(&self) -> Snapshot {
-        self.state.borrow().clone()
+        let mut snapshot = self.state.borrow().clone();
+        if let Some(bound) = &self.bound {
+            narrow_to(&mut snapshot, &bound.borrow());
+        }
+        snapshot
     }
 
     /// Notified on every change.
     #[must_use]
     pub fn subscribe(&self) -> watch::Receiver<Snapshot> {
         self.state.subscribe()
-    }
-
-    /// Keeps this session (a subagent's, started from `parent`'s snapshot) no wider than
-    /// `parent` while it runs: a sandbox the parent is narrowed to (`/sandbox read-only` in an
-    /// emergency), or a command key or tool the parent loses, is taken from this session too,
-    /// at once; nothing the parent gains is added. Never completes: run it beside the
-    /// subagent's turn. Without it a subagent (whose mode is high-risk, so its sandbox is what
-    /// bounds it) would keep the parent's sandbox as it was when it started.
-    /// `changes` is the parent's [`SessionPolicy::subscribe`].
-    pub async fn narrow_with(
-        &self,
-        mut changes: watch::Receiver<Snapshot>,
-    ) -> std::convert::Infallible {
-        loop {
-            // Read after subscribing: a change made between this session's snapshot and the
-            // subscription is seen here on the first pass.
-            let now = changes.borrow_and_update().clone();
-            self.state.send_if_modified(|s| narrow_to(s, &now));
-            if changes.changed().await.is_err() {
-                // The parent is gone: nothing can change any more.
-                return std::future::pending().await;
-            }
-        }
     }
 
     pub fn set_mode(&self, mode: crate::policy::mode::ApprovalMode) {

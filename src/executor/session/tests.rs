@@ -1,14 +1,14 @@
 use super::*;
 use crate::policy::mode::ApprovalMode;
-use std::sync::Arc;
 
 fn key(text: &str) -> ApprovalKey {
     text.parse().unwrap()
 }
 
-/// A parent session (no store: its grants change in memory) that always allows two commands.
-fn parent() -> Arc<SessionPolicy> {
-    Arc::new(SessionPolicy::new(
+/// A parent session (no store: its grants change in memory) that always allows two commands
+/// and one tool.
+fn parent() -> SessionPolicy {
+    SessionPolicy::new(
         "telegram:1",
         "a",
         SandboxPolicy::WorkspaceWrite,
@@ -21,88 +21,79 @@ fn parent() -> Arc<SessionPolicy> {
             command_allowlist: BTreeSet::from([key("git status"), key("git log")]),
         },
         None,
-    ))
+    )
 }
 
-/// A subagent's session started from `parent`'s snapshot, kept no wider than it.
-fn subagent_of(parent: &Arc<SessionPolicy>) -> Arc<SessionPolicy> {
-    let sub = Arc::new(SessionPolicy::new(
+/// A subagent's session: started from `parent`'s snapshot, in mode high-risk, bounded by it.
+fn subagent_of(parent: &SessionPolicy) -> SessionPolicy {
+    let mut start = parent.snapshot();
+    start.dials.mode = ApprovalMode::HighRisk;
+    SessionPolicy::new(
         "telegram:1:sub:1",
         "a",
         SandboxPolicy::WorkspaceWrite,
-        parent.snapshot(),
+        start,
         None,
-    ));
-    let (narrowed, from) = (sub.clone(), parent.clone());
-    tokio::spawn(async move { narrowed.narrow_with(from.subscribe()).await });
-    sub
+    )
+    .bounded_by(parent.bound())
 }
 
-/// Waits for `sub`'s next published change and returns its snapshot then.
-async fn next_change(changes: &mut watch::Receiver<Snapshot>) -> Snapshot {
-    tokio::time::timeout(std::time::Duration::from_secs(5), changes.changed())
-        .await
-        .expect("the subagent's session changed")
-        .unwrap();
-    changes.borrow_and_update().clone()
-}
-
-#[tokio::test]
-async fn a_grant_the_parent_loses_is_taken_from_its_subagent_at_once() {
+#[test]
+fn what_the_parent_loses_its_subagent_has_lost_by_its_next_snapshot() {
     let parent = parent();
     let sub = subagent_of(&parent);
-    let mut changes = sub.subscribe();
     parent.revoke_command(&key("git log")).unwrap();
-    let now = next_change(&mut changes).await;
-    assert_eq!(now.command_allowlist, BTreeSet::from([key("git status")]));
+    assert_eq!(
+        sub.snapshot().command_allowlist,
+        BTreeSet::from([key("git status")])
+    );
     parent.revoke_tool("write_file").unwrap();
-    let now = next_change(&mut changes).await;
-    assert!(now.tool_allowlist.is_empty(), "{now:?}");
+    assert!(sub.snapshot().tool_allowlist.is_empty());
+    parent.set_sandbox(SandboxPolicy::ReadOnly).unwrap();
+    assert_eq!(sub.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
+    // The subagent's mode is its own.
+    assert_eq!(sub.snapshot().dials.mode, ApprovalMode::HighRisk);
 }
 
-#[tokio::test]
-async fn what_the_parent_gains_or_widens_is_not_given_to_its_subagent() {
+#[test]
+fn what_the_parent_gains_or_widens_later_is_not_given_to_its_subagent() {
     let parent = parent();
-    let sub = subagent_of(&parent);
-    let mut changes = sub.subscribe();
     parent.set_sandbox(SandboxPolicy::ReadOnly).unwrap();
-    assert_eq!(
-        next_change(&mut changes).await.dials.sandbox,
-        SandboxPolicy::ReadOnly
-    );
-    // Widened again and a new grant: neither reaches the subagent. The revoke after them is
-    // the signal that the subagent's session has seen the parent's latest state.
+    let sub = subagent_of(&parent);
+    assert_eq!(sub.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
     parent.set_sandbox(SandboxPolicy::WorkspaceWrite).unwrap();
     parent
         .allow_command(&key("git diff"), "cli", "now")
         .unwrap();
-    parent.revoke_command(&key("git log")).unwrap();
-    let now = next_change(&mut changes).await;
-    assert_eq!(now.command_allowlist, BTreeSet::from([key("git status")]));
-    assert_eq!(now.dials.sandbox, SandboxPolicy::ReadOnly);
-    // The subagent's own mode is its own: the parent's dials other than the sandbox do not
-    // reach it.
     parent.set_mode(ApprovalMode::Always);
-    parent.revoke_command(&key("git status")).unwrap();
-    let now = next_change(&mut changes).await;
-    assert!(now.command_allowlist.is_empty(), "{now:?}");
-    assert_eq!(now.dials.mode, ApprovalMode::LowRisk);
+    let now = sub.snapshot();
+    assert_eq!(now.dials.sandbox, SandboxPolicy::ReadOnly);
+    assert_eq!(
+        now.command_allowlist,
+        BTreeSet::from([key("git status"), key("git log")])
+    );
+    assert_eq!(now.dials.mode, ApprovalMode::HighRisk);
+    // A revoke undone at once: the subagent keeps only what it had and the parent has now.
+    parent.revoke_command(&key("git log")).unwrap();
+    parent.allow_command(&key("git log"), "cli", "now").unwrap();
+    assert_eq!(sub.snapshot().command_allowlist.len(), 2);
 }
 
-#[tokio::test]
-async fn a_revoke_between_the_subagents_snapshot_and_its_start_still_counts() {
-    let parent = parent();
-    let sub = Arc::new(SessionPolicy::new(
-        "telegram:1:sub:1",
+#[test]
+fn a_session_derived_from_a_bounded_one_is_bounded_by_the_same_live_session() {
+    // The call's frozen copy of the parent is bounded by the live parent; the subagent made
+    // from the copy is bounded by the live parent too, not by the frozen copy.
+    let live = parent();
+    let copy = SessionPolicy::new(
+        "telegram:1",
         "a",
         SandboxPolicy::WorkspaceWrite,
-        parent.snapshot(),
+        live.snapshot(),
         None,
-    ));
-    parent.revoke_command(&key("git log")).unwrap();
-    let mut changes = sub.subscribe();
-    let (narrowed, from) = (sub.clone(), parent.clone());
-    tokio::spawn(async move { narrowed.narrow_with(from.subscribe()).await });
-    let now = next_change(&mut changes).await;
-    assert_eq!(now.command_allowlist, BTreeSet::from([key("git status")]));
+    )
+    .bounded_by(live.bound());
+    let sub = subagent_of(&copy);
+    live.set_sandbox(SandboxPolicy::ReadOnly).unwrap();
+    assert_eq!(copy.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
+    assert_eq!(sub.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
 }
