@@ -69,6 +69,23 @@ fn restore_message(transcript: &mut Vec<ChatMessage>, run: &RunRecord) -> bool {
     }
 }
 
+/// Whether a run that has not had its first answer finds a transcript that moved on without
+/// its message: neither one message short of the run's step (the start's) nor holding the
+/// message at the step (written by a stop or failure). That is a run left open by an error
+/// whose conversation went on; a reply past its step is then a later turn's, shown to the
+/// user, and is not trimmed.
+fn moved_on_without_message(transcript: &[ChatMessage], run: &RunRecord) -> bool {
+    let (0, Some(text), Some(step)) = (run.round, &run.message, run.transcript_len) else {
+        return false;
+    };
+    let short_of_it = transcript.len() + 1 == step;
+    let holds_it = step
+        .checked_sub(1)
+        .and_then(|at| transcript.get(at))
+        .is_some_and(|m| m.role == Role::User && m.content == *text);
+    !short_of_it && !holds_it
+}
+
 /// Whether the transcript already holds the result of call `id`, after the latest reply that
 /// asked for it (a kill can keep staged results whose run step was lost). Looked for by the
 /// reply, not by position: a tool of the run (`summarize_context`) may have shortened the
@@ -230,6 +247,9 @@ impl AgentRunner {
         self.journal.activate(shared.clone());
         let outcome = self.drive_active(&session, &shared, cancel, stored).await;
         let run = lock(&shared).clone();
+        if outcome.is_err() {
+            self.keep_message_of_unanswered(&session.key, &run);
+        }
         let classifier = self
             .classifier_usage
             .as_ref()
@@ -244,6 +264,24 @@ impl AgentRunner {
         }
         self.journal.deactivate(&session.key);
         outcome
+    }
+
+    /// A run that ended in an error before its first answer (the store failed, say) leaves
+    /// its message in the conversation as a failed model call does: the start wrote it into
+    /// the run's record only. Best effort: the error that ended the run is the one reported.
+    fn keep_message_of_unanswered(&self, session: &str, run: &RunRecord) {
+        if run.round != 0 || run.message.is_none() {
+            return;
+        }
+        let kept = self.runs.transcript(session).and_then(|mut transcript| {
+            if restore_message(&mut transcript, run) {
+                self.runs.stage_transcript(session, &transcript)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = kept {
+            tracing::warn!("run {}: its message is only in its record: {e}", run.id);
+        }
     }
 
     fn event(&self, session: &str, kind: EventKind, fields: serde_json::Value) {
@@ -301,7 +339,9 @@ impl AgentRunner {
         stored: Durability,
     ) -> Result<(), RunError> {
         let mut transcript = self.runs.transcript(&session.key)?;
-        if trim_to_step(&mut transcript, run.transcript_len) {
+        if !moved_on_without_message(&transcript, run)
+            && trim_to_step(&mut transcript, run.transcript_len)
+        {
             // Kept trimmed even if this call fails or is stopped: the reply was never shown.
             self.runs.stage_transcript(&session.key, &transcript)?;
         }
@@ -609,6 +649,35 @@ mod tests {
         let mut transcript = vec![user("earlier")];
         assert!(!restore_message(&mut transcript, &run(1, 2, Some("now"))));
         assert_eq!(transcript.len(), 1);
+    }
+
+    #[test]
+    fn a_transcript_that_went_on_without_the_runs_message_is_told_apart() {
+        let user = |t: &str| ChatMessage::new(Role::User, t);
+        let answer = |t: &str| ChatMessage::new(Role::Assistant, t);
+        let run = |round: u32, message: Option<&str>| RunRecord {
+            id: "r".into(),
+            session: "s".into(),
+            agent: "a".into(),
+            round,
+            phase: crate::agent::runs::RunPhase::AskingModel,
+            calls: Vec::new(),
+            usage: Default::default(),
+            transcript_len: Some(2),
+            message: message.map(str::to_string),
+        };
+        let started = run(0, Some("now"));
+        // As the start left it, and with the message written (a stop, a failure), a reply
+        // past it: the run's own.
+        assert!(!moved_on_without_message(&[user("earlier")], &started));
+        let written = [user("earlier"), user("now"), answer("lost reply")];
+        assert!(!moved_on_without_message(&written, &started));
+        // Later turns without the message: not the run's to trim.
+        let went_on = [user("earlier"), user("next"), answer("shown")];
+        assert!(moved_on_without_message(&went_on, &started));
+        // Runs past their first answer, and records without a message, as before.
+        assert!(!moved_on_without_message(&went_on, &run(1, Some("now"))));
+        assert!(!moved_on_without_message(&went_on, &run(0, None)));
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub struct Observed {
     refusing: Mutex<Option<String>>,
     /// A tree whose reads fail from now on.
     refusing_reads: Mutex<Option<String>>,
+    /// A tree whose next read fails.
+    refusing_next_read: Mutex<Option<String>>,
     /// Run once, inside the next read of its tree, after the value is read: a write landing
     /// while a read is under way.
     on_get: Mutex<Option<(String, Beside)>>,
@@ -116,13 +118,24 @@ impl Observed {
         *self.refusing.lock().unwrap() = Some(tree.to_string());
     }
 
-    /// Every read of `tree` fails from now on.
+    /// Every read of `tree` (a get or a prefix scan) fails from now on.
     pub fn refuse_reads_of(&self, tree: &str) {
         *self.refusing_reads.lock().unwrap() = Some(tree.to_string());
     }
 
+    /// The next read of `tree` fails; later ones do not.
+    pub fn refuse_next_read_of(&self, tree: &str) {
+        *self.refusing_next_read.lock().unwrap() = Some(tree.to_string());
+    }
+
     fn refuse_read_if_asked(&self, tree: &str) -> R<()> {
-        if self.refusing_reads.lock().unwrap().as_deref() == Some(tree) {
+        let mut next = self.refusing_next_read.lock().unwrap();
+        let once = next.as_deref() == Some(tree);
+        if once {
+            next.take();
+        }
+        drop(next);
+        if once || self.refusing_reads.lock().unwrap().as_deref() == Some(tree) {
             return Err(StoreError {
                 context: format!("reading tree `{tree}`"),
                 message: "refused by the test".into(),
@@ -166,6 +179,7 @@ fn run_once(slot: &Mutex<Option<(String, Beside)>>, tree: &str) {
 
 impl Store for Observed {
     fn get(&self, tree: &str, key: &[u8]) -> R<Option<Vec<u8>>> {
+        self.refuse_read_if_asked(tree)?;
         let got = self.inner.get(tree, key)?;
         self.count(tree, usize::from(got.is_some()));
         run_once(&self.on_get, tree);

@@ -267,6 +267,74 @@ async fn a_run_killed_while_its_model_thinks_resumes_with_its_message_once() {
     assert_eq!(finished.message, None, "in the transcript now");
 }
 
+/// A run ended by a store error before its first answer keeps its message in the
+/// conversation, as a failed model call does. It stays open; resumed after the conversation
+/// went on, it neither deletes the later turn's answer (shown to the user) nor adds its
+/// message a second time.
+#[tokio::test]
+async fn a_run_ended_by_a_store_error_before_its_answer_keeps_its_message() {
+    use tollgate::agent::error::RunError;
+    use tollgate::agent::llm::ChatMessage;
+    let w = world("");
+    let runs = RunStore::new(w.store.clone() as Arc<dyn Store>);
+    let contents = || -> Vec<String> {
+        runs.transcript("console:op")
+            .unwrap()
+            .into_iter()
+            .map(|m| m.content)
+            .collect()
+    };
+    runs.save_transcript(
+        "console:op",
+        &[
+            ChatMessage::new(Role::User, "earlier"),
+            ChatMessage::new(Role::Assistant, "before"),
+        ],
+    )
+    .unwrap();
+    let llm = FakeLlm::start(vec![text("Later answer."), text("Stale run answered.")]).await;
+    // Once the start has written the run's record, the model call's read of the transcript
+    // fails (once).
+    let store = w.store.clone();
+    w.store
+        .after_writing_to("runs", move || store.refuse_next_read_of("transcripts"));
+    let (first, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let err = first
+        .start(session, "run-e", "lost?", CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::Store(_)), "{err}");
+    assert_eq!(contents(), ["earlier", "before", "lost?"]);
+    assert!(runs.open_runs().unwrap().iter().any(|r| r.id == "run-e"));
+
+    let (second, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let later = second
+        .start(session, "run-later", "next", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(later.answer, "Later answer.");
+
+    // The restart resumes the run the error left open.
+    let stale = runs.load("run-e").unwrap().unwrap();
+    let (third, session) = runner(&w, &llm, Arc::new(Scripted::default()));
+    let resumed = third
+        .resume(session, stale, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(resumed.answer, "Stale run answered.");
+    assert_eq!(
+        contents(),
+        [
+            "earlier",
+            "before",
+            "lost?",
+            "next",
+            "Later answer.",
+            "Stale run answered."
+        ]
+    );
+}
+
 /// A reply kept without its run step (a kill between the transcript's write and the run
 /// record's, another session's flush making the first durable): the next turn and a resumed
 /// run ask the model again rather than leave a tool call without a result or add a second
