@@ -55,9 +55,9 @@ pub struct SessionPolicy {
     /// racing rereads (serve's, after a revoke, and a starting worker's own) could leave the
     /// grants the older one read in force.
     published: AtomicU64,
-    /// A live session this one is never wider than (a subagent's parent): read with every
-    /// snapshot, so what the parent loses is lost here at once.
-    bound: Option<watch::Receiver<Snapshot>>,
+    /// A live session this one is never wider than (a subagent's parent, a reminder's chat):
+    /// read with every snapshot, so what that session loses is lost here at once.
+    bound: std::sync::OnceLock<watch::Receiver<Snapshot>>,
 }
 
 impl SessionPolicy {
@@ -80,7 +80,7 @@ impl SessionPolicy {
             allowlists,
             rereads: AtomicU64::new(0),
             published: AtomicU64::new(0),
-            bound: None,
+            bound: std::sync::OnceLock::new(),
         }
     }
 
@@ -90,16 +90,26 @@ impl SessionPolicy {
     /// what bounds it) is bound so to its parent: an admin's `/sandbox read-only` or revoke
     /// reaches it before its next call is decided, and nothing granted or widened later does.
     #[must_use]
-    pub fn bounded_by(mut self, bound: watch::Receiver<Snapshot>) -> Self {
-        self.bound = Some(bound);
+    pub fn bounded_by(self, bound: watch::Receiver<Snapshot>) -> Self {
+        self.bind_to(bound);
         self
+    }
+
+    /// Bounds this session, already shared, as [`SessionPolicy::bounded_by`] does (a
+    /// reminder's run by its chat's session). A session is bounded once: false, and the first
+    /// bound kept, if it already was.
+    pub fn bind_to(&self, bound: watch::Receiver<Snapshot>) -> bool {
+        self.bound.set(bound).is_ok()
     }
 
     /// What bounds this session: the live session it was bounded by, or else itself (for a
     /// session derived from this one).
     #[must_use]
     pub fn bound(&self) -> watch::Receiver<Snapshot> {
-        self.bound.clone().unwrap_or_else(|| self.subscribe())
+        self.bound
+            .get()
+            .cloned()
+            .unwrap_or_else(|| self.subscribe())
     }
 
     /// The same session working in another session's directory (a subagent in its parent's).
@@ -112,7 +122,7 @@ impl SessionPolicy {
     #[must_use]
     pub fn snapshot(&self) -> Snapshot {
         let mut snapshot = self.state.borrow().clone();
-        if let Some(bound) = &self.bound {
+        if let Some(bound) = self.bound.get() {
             narrow_to(&mut snapshot, &bound.borrow());
         }
         snapshot

@@ -472,11 +472,13 @@ fn failure_for_chat(error: &RunError) -> String {
 
 /// The session assembled for an unattended run: the same agent and transcript, with nobody to
 /// answer its prompts (a reminder's calls that need a human are refused, with the fix named).
+/// It has the chat's `/mode` as the run starts and is never wider than the chat's live
+/// session while it lasts: an admin's `/sandbox read-only` or revoke reaches it too.
 fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled, SetupError> {
     let parts = shared
         .parts(&worker.agent)
         .ok_or_else(|| SetupError::UnknownAgent(worker.agent.clone()))?;
-    assemble_with(
+    let assembled = assemble_with(
         parts,
         &shared.config,
         &worker.agent,
@@ -487,7 +489,12 @@ fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled,
         worker.assembled.runner.runs.clone(),
         Arc::new(crate::executor::approval::NobodyApproves),
         None,
-    )
+    )?;
+    let chat = &worker.assembled.session;
+    assembled.session.set_mode(chat.snapshot().dials.mode);
+    // Freshly assembled, so never bounded before.
+    assembled.session.bind_to(chat.bound());
+    Ok(assembled)
 }
 
 fn spawn_progress(

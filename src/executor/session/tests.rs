@@ -97,3 +97,27 @@ fn a_session_derived_from_a_bounded_one_is_bounded_by_the_same_live_session() {
     assert_eq!(copy.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
     assert_eq!(sub.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
 }
+
+#[test]
+fn a_shared_session_is_bound_once_and_keeps_its_first_bound() {
+    let chat = parent();
+    let other = parent();
+    let reminder = subagent_of(&other);
+    // Already bounded (by `other`): a second bound is refused, the first kept.
+    assert!(!reminder.bind_to(chat.subscribe()));
+    other.set_sandbox(SandboxPolicy::ReadOnly).unwrap();
+    assert_eq!(reminder.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
+    let fresh = SessionPolicy::new(
+        "telegram:1",
+        "a",
+        SandboxPolicy::WorkspaceWrite,
+        chat.snapshot(),
+        None,
+    );
+    assert!(fresh.bind_to(chat.subscribe()));
+    chat.revoke_command(&key("git log")).unwrap();
+    assert_eq!(
+        fresh.snapshot().command_allowlist,
+        BTreeSet::from([key("git status")])
+    );
+}

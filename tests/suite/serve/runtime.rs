@@ -1,9 +1,9 @@
 //! The runtime's own correctness under `serve`: a reminder fires into its chat (and the chat's
-//! next turn sees it); `/new` while a tool runs leaves a transcript every provider accepts;
+//! next turn sees it) with the chat's dials; `/new` while a tool runs leaves a transcript every provider accepts;
 //! `/stop` while a question waits stops the run; a flood of strangers writes a bounded audit; a
 //! mention of another bot is not one.
 
-use super::{GROUP, Served, USER, WAIT, ask_colour, button};
+use super::{ADMIN, GROUP, Served, USER, WAIT, ask_colour, button};
 use crate::suite::fakes::llm::{text, tool_calls};
 use crate::suite::fakes::telegram::user_message;
 use serde_json::{Value, json};
@@ -73,6 +73,42 @@ async fn a_reminder_set_from_a_chat_fires_into_it_under_serve() {
         next.contains("stretch your legs") && next.contains("Time to stretch!"),
         "{next}"
     );
+}
+
+/// A reminder's run (assembled apart, nobody answering its prompts) has its chat's dials: after
+/// an admin's `/sandbox read-only` its write is refused, where it used to run with the agent's
+/// configured sandbox (and a tool the agent allows outright was written).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reminders_run_keeps_its_chats_narrower_sandbox() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "r1",
+                "add_reminder",
+                &json!({"message": "write late.txt", "in_secs": 1}).to_string(),
+            )]),
+            text("I will remind you."),
+            tool_calls(&[(
+                "w1",
+                "write_file",
+                &json!({"path": "late.txt", "content": "late"}).to_string(),
+            )]),
+            text("Tried to write it."),
+        ],
+        "tools = [\"add_reminder\", \"write_file\"]\n",
+        "[agents.a.tool_approval]\nwrite_file = \"allow\"\n",
+    )
+    .await;
+    served.say(ADMIN, "/sandbox read-only");
+    served
+        .wait_text(ADMIN, "Sandbox of this chat is now `read-only`")
+        .await;
+    served.say(ADMIN, "remind me to write late.txt in a second");
+    served.wait_text(ADMIN, "I will remind you.").await;
+    served.wait_text(ADMIN, "Tried to write it.").await;
+    assert!(!served.path("ws/telegram_1/late.txt").exists());
+    let refused = served.llm.requests().last().unwrap().body["messages"].to_string();
+    assert!(refused.contains("read-only"), "{refused}");
 }
 
 /// A kill after a reminder was claimed and before its run was recorded: the restarted process
