@@ -3,7 +3,7 @@
 
 use super::shared::Shared;
 use crate::executor::session::SessionPolicy;
-use crate::policy::mode::Dials;
+use crate::policy::mode::{ApprovalMode, Dials, SandboxPolicy};
 
 use crate::executor::session::DIALS_TREE;
 
@@ -24,17 +24,27 @@ pub fn save(shared: &Shared, session: &SessionPolicy) -> Result<(), super::error
 }
 
 /// Applies the saved dials, if any (never wider than the agent's sandbox: `set_sandbox` checks).
+/// Saved dials that cannot be read or decoded are not replaced by the agent's, which may be
+/// wider than what an admin set: the session gets the strictest (mode `always`, sandbox
+/// `read-only`) until an admin sets `/mode` and `/sandbox` again, and the log says so.
 pub fn restore(shared: &Shared, session: &SessionPolicy) {
-    let Ok(Some(bytes)) = shared.store.get(DIALS_TREE, session.key.as_bytes()) else {
-        return;
+    let saved = match shared.store.get(DIALS_TREE, session.key.as_bytes()) {
+        Ok(None) => return,
+        Ok(Some(bytes)) => serde_json::from_slice::<Dials>(&bytes)
+            .map_err(|e| format!("saved dials unreadable ({e})")),
+        Err(e) => Err(format!("saved dials could not be read ({e})")),
     };
-    let Ok(dials) = serde_json::from_slice::<Dials>(&bytes) else {
+    let dials = saved.unwrap_or_else(|why| {
         shared.log(&format!(
-            "session {}: saved dials unreadable; using the agent's",
+            "session {}: {why}; using the strictest (mode `always`, sandbox `read-only`) until an \
+             admin sets /mode and /sandbox again",
             session.key
         ));
-        return;
-    };
+        Dials {
+            mode: ApprovalMode::Always,
+            sandbox: SandboxPolicy::ReadOnly,
+        }
+    });
     session.set_mode(dials.mode);
     if let Err(e) = session.set_sandbox(dials.sandbox) {
         shared.log(&format!(

@@ -366,6 +366,39 @@ async fn an_idle_session_is_let_go_and_keeps_its_mode() {
     served.wait_text(ADMIN, "Hi.").await;
 }
 
+/// Saved dials that cannot be decoded are not replaced by the agent's (which may be wider than
+/// what an admin set): the chat gets the strictest until an admin sets them again.
+#[tokio::test(flavor = "multi_thread")]
+async fn unreadable_saved_dials_make_the_chat_strictest() {
+    use tollgate::executor::session::DIALS_TREE;
+    use tollgate::store::{Store, open_dir};
+    let mut served = Served::new(vec![], "", "").await;
+    {
+        let store = open_dir(&served.path("store"), 8).unwrap();
+        store
+            .insert(
+                DIALS_TREE,
+                format!("telegram:{ADMIN}").as_bytes(),
+                b"{not json",
+            )
+            .unwrap();
+        store.flush().unwrap();
+    }
+    served.spawn();
+    served.ready(1).await;
+    served.say(ADMIN, "/status");
+    let status = served.wait_text(ADMIN, "Mode `").await;
+    assert!(
+        status.contains("Mode `always` · sandbox `read-only`"),
+        "{status}"
+    );
+    assert!(
+        served.log().contains("saved dials unreadable"),
+        "{}",
+        served.log()
+    );
+}
+
 /// Marks the store's only run unanswered again, after checking that the chat's answer (or
 /// word of its failure) was noted as sent: the store as a kill before it left would leave it.
 fn mark_the_only_run_unanswered(served: &Served) {

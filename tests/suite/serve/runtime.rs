@@ -95,8 +95,8 @@ async fn a_reminders_run_keeps_its_chats_narrower_sandbox() {
             )]),
             text("Tried to write it."),
         ],
-        "tools = [\"add_reminder\", \"write_file\"]\n",
-        "[agents.a.tool_approval]\nwrite_file = \"allow\"\n",
+        "tools = [\"add_reminder\", \"write_file\"]\n[agents.a.tool_approval]\nwrite_file = \"allow\"\n",
+        "",
     )
     .await;
     served.say(ADMIN, "/sandbox read-only");
