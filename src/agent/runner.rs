@@ -621,10 +621,9 @@ mod tests {
         assert!(results_given(&shortened, "call_0"));
     }
 
-    #[test]
-    fn a_runs_message_is_restored_only_before_its_first_answer_and_only_if_missing() {
-        let user = |t: &str| ChatMessage::new(Role::User, t);
-        let run = |round: u32, step: usize, message: Option<&str>| RunRecord {
+    /// A run asking the model in `round`, at `step`, with `message` kept in its record.
+    fn asking(round: u32, step: usize, message: Option<&str>) -> RunRecord {
+        RunRecord {
             id: "r".into(),
             session: "s".into(),
             agent: "a".into(),
@@ -634,7 +633,13 @@ mod tests {
             usage: Default::default(),
             transcript_len: Some(step),
             message: message.map(str::to_string),
-        };
+        }
+    }
+
+    #[test]
+    fn a_runs_message_is_restored_only_before_its_first_answer_and_only_if_missing() {
+        let user = |t: &str| ChatMessage::new(Role::User, t);
+        let run = asking;
         // Written at the start only into the run: added.
         let mut transcript = vec![user("earlier")];
         assert!(restore_message(&mut transcript, &run(0, 2, Some("now"))));
@@ -655,17 +660,7 @@ mod tests {
     fn a_transcript_that_went_on_without_the_runs_message_is_told_apart() {
         let user = |t: &str| ChatMessage::new(Role::User, t);
         let answer = |t: &str| ChatMessage::new(Role::Assistant, t);
-        let run = |round: u32, message: Option<&str>| RunRecord {
-            id: "r".into(),
-            session: "s".into(),
-            agent: "a".into(),
-            round,
-            phase: crate::agent::runs::RunPhase::AskingModel,
-            calls: Vec::new(),
-            usage: Default::default(),
-            transcript_len: Some(2),
-            message: message.map(str::to_string),
-        };
+        let run = |round: u32, message: Option<&str>| asking(round, 2, message);
         let started = run(0, Some("now"));
         // As the start left it, and with the message written (a stop, a failure), a reply
         // past it: the run's own.

@@ -14,12 +14,54 @@ use tollgate::config;
 use tollgate::executor::approval::Answer;
 use tollgate::store::{MemoryStore, Store};
 
+/// Agent `a` (the lines of its section `agent_lines`, its workspace `ws`) assembled for
+/// `console:op` over a memory store, in a fresh directory (kept alive by the first value,
+/// whose canonical path is the second); its approver approves the spawn `s1`.
+fn parent_that_spawns(
+    llm: &FakeLlm,
+    agent_lines: &str,
+) -> (
+    tempfile::TempDir,
+    PathBuf,
+    tollgate::agent::setup::Assembled,
+    Arc<Scripted>,
+    Arc<dyn Store>,
+) {
+    use tollgate::agent::classifier::Surface;
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let text_config = format!(
+        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"ws\"\n{agent_lines}",
+        llm.url
+    );
+    let file = root.join("tollgate.toml");
+    std::fs::write(&file, &text_config).unwrap();
+    let config =
+        Arc::new(config::load_with_env(Some(file), Some(&text_config), HashMap::new()).unwrap());
+    let approver = Arc::new(Scripted::default());
+    approver
+        .expect("s1")
+        .send(Answer::Approve {
+            by: "console:op".into(),
+        })
+        .unwrap();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let assembled = tollgate::agent::setup::assemble(
+        &config,
+        "a",
+        "console:op",
+        Surface::Console,
+        store.clone(),
+        approver.clone(),
+    )
+    .unwrap();
+    (dir, root, assembled, approver, store)
+}
+
 /// `spawn_subagent`: approving it is the authorization; the subagent runs headless in mode
 /// high-risk in the parent's workspace, and a rule that still prompts is refused.
 #[tokio::test]
 async fn a_subagent_runs_headless_within_the_parent() {
-    use tollgate::agent::classifier::Surface;
-    use tollgate::agent::setup::assemble;
     let llm = FakeLlm::start(vec![
         tool_calls(&[(
             "s1",
@@ -39,33 +81,10 @@ async fn a_subagent_runs_headless_within_the_parent() {
         text("The subagent wrote hello.txt."),
     ])
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let root = tollgate::policy::paths::canonical_root(dir.path());
-    let text_config = format!(
-        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\", \"edit_file\", \"spawn_subagent\", \"add_reminder\", \"list_reminders\", \"cancel_reminder\"]\nworkspace = \"ws\"\n[agents.a.tool_approval]\nedit_file = \"prompt\"\n",
-        llm.url
+    let (_dir, root, assembled, approver, _store) = parent_that_spawns(
+        &llm,
+        "tools = [\"write_file\", \"edit_file\", \"spawn_subagent\", \"add_reminder\", \"list_reminders\", \"cancel_reminder\"]\n[agents.a.tool_approval]\nedit_file = \"prompt\"\n",
     );
-    let file = root.join("tollgate.toml");
-    std::fs::write(&file, &text_config).unwrap();
-    let config =
-        Arc::new(config::load_with_env(Some(file), Some(&text_config), HashMap::new()).unwrap());
-    let approver = Arc::new(Scripted::default());
-    approver
-        .expect("s1")
-        .send(Answer::Approve {
-            by: "console:op".into(),
-        })
-        .unwrap();
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let assembled = assemble(
-        &config,
-        "a",
-        "console:op",
-        Surface::Console,
-        store,
-        approver.clone(),
-    )
-    .unwrap();
     let outcome = assembled
         .runner
         .start(
@@ -120,8 +139,6 @@ async fn a_subagent_runs_headless_within_the_parent() {
 #[tokio::test]
 async fn a_narrower_sandbox_reaches_a_subagent_already_running() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    use tollgate::agent::classifier::Surface;
-    use tollgate::agent::setup::assemble;
     use tollgate::policy::mode::SandboxPolicy;
     let narrowed = Arc::new(AtomicBool::new(false));
     let seen = narrowed.clone();
@@ -141,33 +158,8 @@ async fn a_narrower_sandbox_reaches_a_subagent_already_running() {
         text("The subagent wrote one file."),
     ])
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let root = tollgate::policy::paths::canonical_root(dir.path());
-    let text_config = format!(
-        "[store]\npath = \"store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"{}\"\nmax_retries = 1\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\ntools = [\"write_file\", \"spawn_subagent\"]\nworkspace = \"ws\"\n",
-        llm.url
-    );
-    let file = root.join("tollgate.toml");
-    std::fs::write(&file, &text_config).unwrap();
-    let config =
-        Arc::new(config::load_with_env(Some(file), Some(&text_config), HashMap::new()).unwrap());
-    let approver = Arc::new(Scripted::default());
-    approver
-        .expect("s1")
-        .send(Answer::Approve {
-            by: "console:op".into(),
-        })
-        .unwrap();
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let assembled = assemble(
-        &config,
-        "a",
-        "console:op",
-        Surface::Console,
-        store.clone(),
-        approver.clone(),
-    )
-    .unwrap();
+    let (_dir, root, assembled, approver, store) =
+        parent_that_spawns(&llm, "tools = [\"write_file\", \"spawn_subagent\"]\n");
     // The subagent's second request carries w1's result: w1 was decided and ran. Then the
     // narrowing, then the subagent's second write.
     let narrow_after_w1 = async {
