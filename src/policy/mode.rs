@@ -5,8 +5,10 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// When the gate asks a human.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// When the gate asks a human. Ordered from the strictest to the most permissive.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalMode {
     /// Every call that is not denied asks.
@@ -135,6 +137,15 @@ mod tests {
         for (mode, expect) in table {
             let got = [ReadOnly, LowRisk, HighRisk, Unknown].map(|t| mode.admits(t));
             assert_eq!(got, expect, "{mode}");
+        }
+        // Ordered as they admit: the lesser of two modes admits no tier the other refuses.
+        for (a, _) in table {
+            for (b, _) in table {
+                let stricter = a.min(b);
+                for tier in [ReadOnly, LowRisk, HighRisk, Unknown] {
+                    assert!(!stricter.admits(tier) || (a.admits(tier) && b.admits(tier)));
+                }
+            }
         }
     }
 

@@ -472,8 +472,10 @@ fn failure_for_chat(error: &RunError) -> String {
 
 /// The session assembled for an unattended run: the same agent and transcript, with nobody to
 /// answer its prompts (a reminder's calls that need a human are refused, with the fix named).
-/// It has the chat's `/mode` as the run starts and is never wider than the chat's live
-/// session while it lasts: an admin's `/sandbox read-only` or revoke reaches it too.
+/// Its mode is the stricter of the chat's `/mode` as the run starts and the agent's
+/// configured one (nobody watches it: an admin's `/mode high-risk` for a chat they attend
+/// does not carry over), and it is never wider than the chat's live session while it lasts:
+/// an admin's `/sandbox read-only` or revoke reaches it too.
 fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled, SetupError> {
     let parts = shared
         .parts(&worker.agent)
@@ -491,7 +493,10 @@ fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled,
         None,
     )?;
     let chat = &worker.assembled.session;
-    assembled.session.set_mode(chat.snapshot().dials.mode);
+    let configured = assembled.session.snapshot().dials.mode;
+    assembled
+        .session
+        .set_mode(chat.snapshot().dials.mode.min(configured));
     // Freshly assembled, so never bounded before.
     assembled.session.bind_to(chat.bound());
     Ok(assembled)

@@ -111,6 +111,42 @@ async fn a_reminders_run_keeps_its_chats_narrower_sandbox() {
     assert!(refused.contains("read-only"), "{refused}");
 }
 
+/// A reminder's run, with nobody watching, is no more permissive than the agent's configured
+/// mode: an admin's `/mode high-risk` for the chat does not carry over, and its write (which
+/// `high-risk` runs unasked) needs an approval nobody can give.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reminders_run_is_no_more_permissive_than_its_agents_mode() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "r1",
+                "add_reminder",
+                &json!({"message": "write late.txt", "in_secs": 1}).to_string(),
+            )]),
+            text("I will remind you."),
+            tool_calls(&[(
+                "w1",
+                "write_file",
+                &json!({"path": "late.txt", "content": "late"}).to_string(),
+            )]),
+            text("Tried to write it."),
+        ],
+        "tools = [\"add_reminder\", \"write_file\"]\n",
+        "",
+    )
+    .await;
+    served.say(ADMIN, "/mode high-risk");
+    served
+        .wait_text(ADMIN, "Approval mode of this chat is now `high-risk`")
+        .await;
+    served.say(ADMIN, "remind me to write late.txt in a second");
+    served.wait_text(ADMIN, "I will remind you.").await;
+    served.wait_text(ADMIN, "Tried to write it.").await;
+    assert!(!served.path("ws/telegram_1/late.txt").exists());
+    let refused = served.llm.requests().last().unwrap().body["messages"].to_string();
+    assert!(refused.contains("nobody can approve"), "{refused}");
+}
+
 /// A kill after a reminder was claimed and before its run was recorded: the restarted process
 /// delivers it again, once (a second restart does not deliver it a third time).
 #[tokio::test(flavor = "multi_thread")]
