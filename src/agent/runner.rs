@@ -241,23 +241,24 @@ impl AgentRunner {
             // Kept trimmed even if this call fails or is stopped: the reply was never shown.
             self.runs.stage_transcript(&session.key, &transcript)?;
         }
-        // Written with the answer; a run that ends without one writes it first (below), so
-        // the message stays in the conversation either way.
+        // Written with the answer; a run that ends without one writes it first, before the
+        // ending's record, so the message stays in the conversation either way.
         let unwritten = restore_message(&mut transcript, run);
-        let end_without_answer = |phase: RunPhase| {
+        let end_without_answer = |phase: RunPhase| -> Result<(), RunError> {
+            if unwritten {
+                self.runs.stage_transcript(&session.key, &transcript)?;
+            }
             let mut run = lock(shared);
             run.phase = phase;
             run.message = None;
+            Ok(())
         };
         if run.round >= self.max_rounds {
             let answer = format!(
                 "I stopped after {} model calls in this turn (max_rounds = {} for agent {}); ask me to continue if there is more to do.",
                 run.round, self.max_rounds, self.agent
             );
-            if unwritten {
-                self.runs.stage_transcript(&session.key, &transcript)?;
-            }
-            end_without_answer(RunPhase::Finished { answer });
+            end_without_answer(RunPhase::Finished { answer })?;
             return self.save(shared).await;
         }
         // A session's first need of its tool list starts the agent's MCP servers.
@@ -282,12 +283,9 @@ impl AgentRunner {
         let completed = tokio::select! {
             completed = self.complete_durably(&request, stored) => completed?,
             () = cancel.cancelled() => {
-                if unwritten {
-                    self.runs.stage_transcript(&session.key, &transcript)?;
-                }
                 end_without_answer(RunPhase::Finished {
                     answer: "Stopped.".into(),
-                });
+                })?;
                 return self.save(shared).await;
             }
         };
@@ -300,12 +298,9 @@ impl AgentRunner {
                     EventKind::LlmUsage,
                     json!({"purpose": "agent", "model": self.model, "usage": null, "error": e.message}),
                 );
-                if unwritten {
-                    self.runs.stage_transcript(&session.key, &transcript)?;
-                }
                 end_without_answer(RunPhase::Failed {
                     error: e.message.clone(),
-                });
+                })?;
                 self.save(shared).await?;
                 return Err(RunError::Model(e.message));
             }

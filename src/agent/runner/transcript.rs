@@ -35,17 +35,20 @@ pub(super) fn trim_to_step(transcript: &mut Vec<ChatMessage>, step: Option<usize
 /// it yet (the start writes the message into the run's record, and the transcript only with
 /// the answer). Whether it added it.
 pub(super) fn restore_message(transcript: &mut Vec<ChatMessage>, run: &RunRecord) -> bool {
-    let missing = run.round == 0
-        && run
-            .transcript_len
-            .is_some_and(|step| transcript.len() + 1 == step);
-    match (&run.message, missing) {
-        (Some(text), true) => {
+    match &run.message {
+        Some(text) if run.round == 0 && one_short_of_step(transcript, run) => {
             transcript.push(ChatMessage::new(Role::User, text.as_str()));
             true
         }
         _ => false,
     }
+}
+
+/// Whether the transcript is one message short of the run's step: as the run's start left
+/// it, without the message.
+fn one_short_of_step(transcript: &[ChatMessage], run: &RunRecord) -> bool {
+    run.transcript_len
+        .is_some_and(|step| transcript.len() + 1 == step)
 }
 
 /// Whether a run that has not had its first answer finds a transcript that moved on without
@@ -57,12 +60,11 @@ pub(super) fn moved_on_without_message(transcript: &[ChatMessage], run: &RunReco
     let (0, Some(text), Some(step)) = (run.round, &run.message, run.transcript_len) else {
         return false;
     };
-    let short_of_it = transcript.len() + 1 == step;
     let holds_it = step
         .checked_sub(1)
         .and_then(|at| transcript.get(at))
         .is_some_and(|m| m.role == Role::User && m.content == *text);
-    !short_of_it && !holds_it
+    !one_short_of_step(transcript, run) && !holds_it
 }
 
 /// Whether the transcript already holds the result of call `id`, after the latest reply that

@@ -5,13 +5,10 @@ fn key(text: &str) -> ApprovalKey {
     text.parse().unwrap()
 }
 
-/// A parent session (no store: its grants change in memory) that always allows two commands
-/// and one tool.
+/// A parent session that always allows two commands and one tool.
 fn parent() -> SessionPolicy {
-    SessionPolicy::new(
+    session(
         "telegram:1",
-        "a",
-        SandboxPolicy::WorkspaceWrite,
         Snapshot {
             dials: Dials {
                 mode: ApprovalMode::LowRisk,
@@ -20,22 +17,19 @@ fn parent() -> SessionPolicy {
             tool_allowlist: BTreeSet::from(["write_file".to_string()]),
             command_allowlist: BTreeSet::from([key("git status"), key("git log")]),
         },
-        None,
     )
+}
+
+/// Session `key` of agent `a` (no store: its grants change in memory), starting from `start`.
+fn session(key: &str, start: Snapshot) -> SessionPolicy {
+    SessionPolicy::new(key, "a", SandboxPolicy::WorkspaceWrite, start, None)
 }
 
 /// A subagent's session: started from `parent`'s snapshot, in mode high-risk, bounded by it.
 fn subagent_of(parent: &SessionPolicy) -> SessionPolicy {
     let mut start = parent.snapshot();
     start.dials.mode = ApprovalMode::HighRisk;
-    SessionPolicy::new(
-        "telegram:1:sub:1",
-        "a",
-        SandboxPolicy::WorkspaceWrite,
-        start,
-        None,
-    )
-    .bounded_by(parent.bound())
+    session("telegram:1:sub:1", start).bounded_by(parent.bound())
 }
 
 #[test]
@@ -84,14 +78,7 @@ fn a_session_derived_from_a_bounded_one_is_bounded_by_the_same_live_session() {
     // The call's frozen copy of the parent is bounded by the live parent; the subagent made
     // from the copy is bounded by the live parent too, not by the frozen copy.
     let live = parent();
-    let copy = SessionPolicy::new(
-        "telegram:1",
-        "a",
-        SandboxPolicy::WorkspaceWrite,
-        live.snapshot(),
-        None,
-    )
-    .bounded_by(live.bound());
+    let copy = session("telegram:1", live.snapshot()).bounded_by(live.bound());
     let sub = subagent_of(&copy);
     live.set_sandbox(SandboxPolicy::ReadOnly).unwrap();
     assert_eq!(copy.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
@@ -107,13 +94,7 @@ fn a_shared_session_is_bound_once_and_keeps_its_first_bound() {
     assert!(!reminder.bind_to(chat.subscribe()));
     other.set_sandbox(SandboxPolicy::ReadOnly).unwrap();
     assert_eq!(reminder.snapshot().dials.sandbox, SandboxPolicy::ReadOnly);
-    let fresh = SessionPolicy::new(
-        "telegram:1",
-        "a",
-        SandboxPolicy::WorkspaceWrite,
-        chat.snapshot(),
-        None,
-    );
+    let fresh = session("telegram:1", chat.snapshot());
     assert!(fresh.bind_to(chat.subscribe()));
     chat.revoke_command(&key("git log")).unwrap();
     assert_eq!(

@@ -75,11 +75,10 @@ async fn a_reminder_set_from_a_chat_fires_into_it_under_serve() {
     );
 }
 
-/// A reminder's run (assembled apart, nobody answering its prompts) has its chat's dials: after
-/// an admin's `/sandbox read-only` its write is refused, where it used to run with the agent's
-/// configured sandbox (and a tool the agent allows outright was written).
-#[tokio::test(flavor = "multi_thread")]
-async fn a_reminders_run_keeps_its_chats_narrower_sandbox() {
+/// A reminder, set after an admin's `dial` command (answered with `set`), whose run writes
+/// late.txt; `agent_extra` adds to the agent's config. Returns the model's last request, which
+/// carries the write's result, once the run has answered; the write must not have happened.
+async fn reminders_write_after(dial: &str, set: &str, agent_extra: &str) -> String {
     let served = Served::start(
         vec![
             tool_calls(&[(
@@ -95,19 +94,30 @@ async fn a_reminders_run_keeps_its_chats_narrower_sandbox() {
             )]),
             text("Tried to write it."),
         ],
-        "tools = [\"add_reminder\", \"write_file\"]\n[agents.a.tool_approval]\nwrite_file = \"allow\"\n",
+        &format!("tools = [\"add_reminder\", \"write_file\"]\n{agent_extra}"),
         "",
     )
     .await;
-    served.say(ADMIN, "/sandbox read-only");
-    served
-        .wait_text(ADMIN, "Sandbox of this chat is now `read-only`")
-        .await;
+    served.say(ADMIN, dial);
+    served.wait_text(ADMIN, set).await;
     served.say(ADMIN, "remind me to write late.txt in a second");
     served.wait_text(ADMIN, "I will remind you.").await;
     served.wait_text(ADMIN, "Tried to write it.").await;
     assert!(!served.path("ws/telegram_1/late.txt").exists());
-    let refused = served.llm.requests().last().unwrap().body["messages"].to_string();
+    served.llm.requests().last().unwrap().body["messages"].to_string()
+}
+
+/// A reminder's run (assembled apart, nobody answering its prompts) has its chat's dials: after
+/// an admin's `/sandbox read-only` its write is refused, where it used to run with the agent's
+/// configured sandbox (and a tool the agent allows outright was written).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reminders_run_keeps_its_chats_narrower_sandbox() {
+    let refused = reminders_write_after(
+        "/sandbox read-only",
+        "Sandbox of this chat is now `read-only`",
+        "[agents.a.tool_approval]\nwrite_file = \"allow\"\n",
+    )
+    .await;
     assert!(refused.contains("read-only"), "{refused}");
 }
 
@@ -116,34 +126,12 @@ async fn a_reminders_run_keeps_its_chats_narrower_sandbox() {
 /// `high-risk` runs unasked) needs an approval nobody can give.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reminders_run_is_no_more_permissive_than_its_agents_mode() {
-    let served = Served::start(
-        vec![
-            tool_calls(&[(
-                "r1",
-                "add_reminder",
-                &json!({"message": "write late.txt", "in_secs": 1}).to_string(),
-            )]),
-            text("I will remind you."),
-            tool_calls(&[(
-                "w1",
-                "write_file",
-                &json!({"path": "late.txt", "content": "late"}).to_string(),
-            )]),
-            text("Tried to write it."),
-        ],
-        "tools = [\"add_reminder\", \"write_file\"]\n",
+    let refused = reminders_write_after(
+        "/mode high-risk",
+        "Approval mode of this chat is now `high-risk`",
         "",
     )
     .await;
-    served.say(ADMIN, "/mode high-risk");
-    served
-        .wait_text(ADMIN, "Approval mode of this chat is now `high-risk`")
-        .await;
-    served.say(ADMIN, "remind me to write late.txt in a second");
-    served.wait_text(ADMIN, "I will remind you.").await;
-    served.wait_text(ADMIN, "Tried to write it.").await;
-    assert!(!served.path("ws/telegram_1/late.txt").exists());
-    let refused = served.llm.requests().last().unwrap().body["messages"].to_string();
     assert!(refused.contains("nobody can approve"), "{refused}");
 }
 
