@@ -100,12 +100,19 @@ pub fn build_card(
     )
 }
 
-/// What the call would do: its message, then its preview (the command, the diff).
+/// What the call would do: its message, then its preview (the command, the diff). A call
+/// without a preview shows the arguments it would run with: nobody approves what they cannot
+/// read, and a tool that forgot its preview must not hide them.
 fn details_of(request: &ApprovalRequest) -> String {
     let mut details = request.proposal.message.clone();
-    if let Some(preview) = &request.proposal.preview {
+    let arguments = || {
+        let args = &request.proposal.execute_args;
+        let empty = args.is_null() || args.as_object().is_some_and(|a| a.is_empty());
+        (!empty).then(|| serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string()))
+    };
+    if let Some(preview) = request.proposal.preview.clone().or_else(arguments) {
         details.push('\n');
-        details.push_str(preview);
+        details.push_str(&preview);
     }
     details
 }
@@ -126,5 +133,159 @@ fn card_of(
         reason: redactor.redact(&request.decision.reason),
         details: redactor.redact(&details),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::GateDecision;
+    use crate::policy::reason::{DecisionSource, ReasonCode};
+    use crate::policy::tier::Decision;
+    use crate::tools::Tool;
+    use crate::tools::args::ArgKind;
+    use serde_json::{Value, json};
+
+    /// A value for each argument that the card must show: a string names its argument.
+    fn marked(name: &str, kind: ArgKind) -> Value {
+        match kind {
+            ArgKind::String => json!(format!("marker-{name}")),
+            ArgKind::Integer => json!(4242),
+            ArgKind::Boolean => json!(true),
+            ArgKind::Object => json!({ format!("marker-{name}-key"): format!("marker-{name}") }),
+            ArgKind::Array => json!([format!("marker-{name}")]),
+            ArgKind::OneOf(options) => json!(options[options.len() - 1]),
+        }
+    }
+
+    fn card_for(proposal: crate::tools::Proposal) -> ApprovalCard {
+        let request = ApprovalRequest {
+            call_id: "c1".into(),
+            asked: String::new(),
+            session: "telegram:1".into(),
+            agent: "a".into(),
+            decision: GateDecision {
+                decision: Decision::Prompt,
+                source: DecisionSource::Mode,
+                tier: proposal.declaration.tier,
+                reason_code: ReasonCode::ModeCeiling,
+                reason: "asks".into(),
+                approval_key: None,
+                classifier: None,
+                always: AlwaysOffer::None,
+            },
+            proposal,
+        };
+        build_card(&request, "someone", &Redactor::default(), |_| String::new()).0
+    }
+
+    /// Every built-in tool's card shows every argument the call was given: nobody approves
+    /// what they cannot read (a plain tool's card once showed its name alone, so an admin
+    /// approved `spawn_subagent` without seeing its task).
+    #[test]
+    fn every_builtin_tools_card_shows_its_arguments() {
+        let workspace = tempfile::tempdir().unwrap();
+        let root = crate::policy::paths::canonical_root(workspace.path());
+        let context = crate::tools::ProposeContext {
+            workspace: root.clone(),
+            prefix_binaries: vec![],
+            roots: crate::policy::sandbox::Roots {
+                workspace: root.clone(),
+                writable: vec![root.clone()],
+                readable: vec![],
+                protected: vec![],
+            },
+            sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
+            companions: Default::default(),
+        };
+        let mut hidden = Vec::new();
+        for tool in crate::tools::builtin::all() {
+            let args: serde_json::Map<String, Value> = tool
+                .args
+                .iter()
+                .map(|a| (a.name.to_string(), marked(a.name, a.kind)))
+                .collect();
+            let args = Value::Object(args);
+            let proposal = match tool.propose(&args, &context) {
+                Ok(p) => p,
+                // A tool whose marked arguments are not valid for it (a URL, a timeout) is
+                // checked below with arguments of its own.
+                Err(e) => {
+                    assert!(
+                        ["web_fetch", "http_request", "analyze_media"].contains(&tool.name),
+                        "{}: {e}",
+                        tool.name
+                    );
+                    continue;
+                }
+            };
+            let card = card_for(proposal);
+            for (name, value) in args.as_object().unwrap() {
+                let shown = match value {
+                    Value::String(s) if s.starts_with("marker-") => s.clone(),
+                    Value::String(s) => s.clone(),
+                    Value::Array(_) | Value::Object(_) => format!("marker-{name}"),
+                    other => other.to_string(),
+                };
+                if !card.details.contains(&shown) {
+                    hidden.push(format!(
+                        "{}: `{name}` ({shown}) in {:?}",
+                        tool.name, card.details
+                    ));
+                }
+            }
+        }
+        assert!(
+            hidden.is_empty(),
+            "cards hide arguments:\n{}",
+            hidden.join("\n")
+        );
+    }
+
+    #[test]
+    fn a_requests_card_shows_its_headers_and_body_and_a_subagents_its_task() {
+        let tools = crate::tools::builtin::all();
+        let propose = |name: &str, args: Value| {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            let context = crate::tools::ProposeContext {
+                workspace: "/nonexistent".into(),
+                prefix_binaries: vec![],
+                roots: crate::policy::sandbox::Roots {
+                    workspace: "/nonexistent".into(),
+                    writable: vec![],
+                    readable: vec![],
+                    protected: vec![],
+                },
+                sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
+                companions: Default::default(),
+            };
+            card_for(tool.propose(&args, &context).unwrap()).details
+        };
+        let request = propose(
+            "http_request",
+            json!({"method": "POST", "url": "https://x.example/a", "headers": {"X-Exfil": "notes"}, "body": "the secret plan"}),
+        );
+        assert!(
+            request.contains("POST https://x.example/a")
+                && request.contains("X-Exfil: notes")
+                && request.contains("the secret plan"),
+            "{request}"
+        );
+        let task = "write a script\nand run it with python3 -c";
+        let spawn = propose(
+            "spawn_subagent",
+            json!({"task": task, "tools": ["execute_command"]}),
+        );
+        assert!(
+            spawn.contains(task)
+                && spawn.contains("execute_command")
+                && spawn.contains("high-risk"),
+            "{spawn}"
+        );
+        let everything = propose("spawn_subagent", json!({"task": "t"}));
+        assert!(
+            everything.contains("all of this agent's tools"),
+            "{everything}"
+        );
     }
 }

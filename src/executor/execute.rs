@@ -119,7 +119,7 @@ impl Executor {
                 Duration::ZERO
             };
             tokio::select! {
-                out = tokio::time::timeout(own_timeout + margin, run) => out.map_err(|_| CallOutcome::TimedOut),
+                out = tokio::time::timeout(own_timeout.saturating_add(margin), run) => out.map_err(|_| CallOutcome::TimedOut),
                 () = cancel.cancelled() => Err(CallOutcome::Cancelled),
             }
         };

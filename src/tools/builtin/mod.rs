@@ -286,6 +286,53 @@ pub fn all() -> Vec<Builtin> {
 mod tests {
     use super::*;
 
+    fn propose_context() -> ProposeContext {
+        ProposeContext {
+            workspace: std::path::PathBuf::from("/nonexistent/ws"),
+            prefix_binaries: vec![],
+            roots: crate::policy::sandbox::Roots {
+                workspace: std::path::PathBuf::from("/nonexistent/ws"),
+                writable: vec![],
+                readable: vec![],
+                protected: vec![],
+            },
+            sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
+            companions: Default::default(),
+        }
+    }
+
+    fn propose(tool: &str, args: Value) -> Result<Proposal, ToolError> {
+        let tools = all();
+        let tool = tools.iter().find(|t| t.name == tool).unwrap();
+        Tool::propose(tool, &args, &propose_context())
+    }
+
+    /// A command's timeout is bounded: one past a day, or past what fits the deadline
+    /// arithmetic (`u64::MAX` once overflowed the executor's margin), is refused.
+    #[test]
+    fn a_commands_timeout_is_between_a_second_and_a_day() {
+        let with = |t: Value| {
+            propose(
+                "execute_command",
+                serde_json::json!({"command": "ls", "timeout_secs": t}),
+            )
+        };
+        assert!(with(1.into()).is_ok());
+        assert!(with(shell::MAX_TIMEOUT_SECS.into()).is_ok());
+        for refused in [
+            Value::from(0),
+            Value::from(-5),
+            Value::from(shell::MAX_TIMEOUT_SECS + 1),
+            Value::from(u64::MAX),
+        ] {
+            let e = with(refused.clone()).unwrap_err();
+            assert!(
+                e.to_string().contains("between 1 and 86400"),
+                "{refused}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn every_listed_tool_exists_once_with_design_tiers() {
         let tools = all();

@@ -123,17 +123,43 @@ pub(super) fn tools() -> Vec<Builtin> {
             const { &[optional("focus", S, "What the summary should keep")] },
             Tier::LowRisk,
         ),
-        plain(
-            "spawn_subagent",
-            "Run a subagent on a task (headless, within this sandbox).",
-            const {
-                &[
-                    required("task", S, "The task"),
-                    optional("tools", Array, "Tools it may use (a subset of yours)"),
-                ]
+        Builtin {
+            // Approving it is the authorization for everything the subagent then runs
+            // unasked: the card shows the task whole and the tools it would get.
+            plan: |args, _| {
+                let task = crate::tools::args::string(args, "task").unwrap_or_default();
+                let tools: Vec<&str> = args
+                    .get("tools")
+                    .and_then(|t| t.as_array())
+                    .into_iter()
+                    .flatten()
+                    .map(|t| t.as_str().unwrap_or("?"))
+                    .collect();
+                let with = if tools.is_empty() {
+                    "all of this agent's tools but spawn_subagent".to_string()
+                } else {
+                    tools.join(", ")
+                };
+                Ok(Plan {
+                    message: format!(
+                        "spawn a subagent that runs in mode high-risk (unasked) with: {with}; its task:"
+                    ),
+                    preview: Some(task.to_string()),
+                    ..Plan::default()
+                })
             },
-            Tier::HighRisk,
-        ),
+            ..plain(
+                "spawn_subagent",
+                "Run a subagent on a task (headless, within this sandbox).",
+                const {
+                    &[
+                        required("task", S, "The task"),
+                        optional("tools", Array, "Tools it may use (a subset of yours)"),
+                    ]
+                },
+                Tier::HighRisk,
+            )
+        },
     ];
     tools.push(plain(
         "ask_user_question",

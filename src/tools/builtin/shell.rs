@@ -13,6 +13,9 @@ use crate::tools::tool::ToolError;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The longest timeout a call may ask for.
+pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
+
 pub(super) fn tools() -> Vec<Builtin> {
     vec![Builtin {
         name: "execute_command",
@@ -23,7 +26,7 @@ pub(super) fn tools() -> Vec<Builtin> {
                 optional(
                     "timeout_secs",
                     ArgKind::Integer,
-                    "Timeout in seconds (default 180)",
+                    "Timeout in seconds (default 180, at most 86400)",
                 ),
             ]
         },
@@ -39,15 +42,23 @@ pub(super) fn tools() -> Vec<Builtin> {
                     "`command` contains a NUL byte".into(),
                 ));
             }
-            if let Some(t) = args.get("timeout_secs").and_then(serde_json::Value::as_i64)
-                && t <= 0
+            // Bounded (design: "Bounded"): a timeout past a day, or past what the integer
+            // reader takes, would leave a command running unbounded (or overflow the deadline).
+            if let Some(t) = args.get("timeout_secs")
+                && !t
+                    .as_u64()
+                    .is_some_and(|t| (1..=MAX_TIMEOUT_SECS).contains(&t))
             {
-                return Err(ToolError::InvalidArguments(
-                    "`timeout_secs` must be positive".into(),
-                ));
+                return Err(ToolError::InvalidArguments(format!(
+                    "`timeout_secs` must be between 1 and {MAX_TIMEOUT_SECS} (a day), not {t}"
+                )));
             }
+            let timeout = args
+                .get("timeout_secs")
+                .map(|t| format!(" (timeout {t} s)"))
+                .unwrap_or_default();
             Ok(Plan {
-                message: format!("run `{command}`"),
+                message: format!("run `{command}`{timeout}"),
                 preview: Some(command.to_string()),
                 shell: Some(ShellAnalysis::new(command, &ctx.prefix_binaries)),
                 ..Plan::default()

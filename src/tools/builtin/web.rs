@@ -1,5 +1,6 @@
 //! Web tools: both are network effects, so the sandbox denies them without `network_access`.
-//! `http_request` is read-only for GET and HEAD, high-risk for anything else.
+//! `http_request` is read-only for a GET or HEAD without a body or a method override,
+//! high-risk for anything else.
 
 use super::{Builtin, Plan};
 use crate::policy::effect::Effect;
@@ -54,13 +55,16 @@ pub(super) fn tools() -> Vec<Builtin> {
                         "header `{name}` must be a string"
                     )));
                 }
-                let tier = if matches!(method, "GET" | "HEAD") {
+                let headers = args.get("headers").and_then(|h| h.as_object());
+                let body = string(args, "body");
+                let tier = if reads_only(method, headers, body) {
                     Tier::ReadOnly
                 } else {
                     Tier::HighRisk
                 };
                 Ok(Plan {
                     message: format!("{method} {url}"),
+                    preview: request_preview(headers, body),
                     effects: vec![Effect::Network {
                         url: url.to_string(),
                         host,
@@ -71,6 +75,46 @@ pub(super) fn tools() -> Vec<Builtin> {
             },
         },
     ]
+}
+
+/// Headers that make many servers treat a request as another method (a GET that deletes).
+const METHOD_OVERRIDES: &[&str] = &[
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+];
+
+/// Whether a request only reads: a GET or HEAD with no body and no header that overrides its
+/// method. Anything else may change something on the server, so it is high-risk.
+fn reads_only(
+    method: &str,
+    headers: Option<&serde_json::Map<String, serde_json::Value>>,
+    body: Option<&str>,
+) -> bool {
+    matches!(method, "GET" | "HEAD")
+        && body.is_none_or(str::is_empty)
+        && !headers.is_some_and(|h| {
+            h.keys()
+                .any(|name| METHOD_OVERRIDES.contains(&name.trim().to_ascii_lowercase().as_str()))
+        })
+}
+
+/// What a request sends beyond its method and URL, for the card: each header on its own
+/// line, then the body.
+fn request_preview(
+    headers: Option<&serde_json::Map<String, serde_json::Value>>,
+    body: Option<&str>,
+) -> Option<String> {
+    let mut lines: Vec<String> = headers
+        .into_iter()
+        .flatten()
+        .map(|(name, value)| format!("{name}: {}", value.as_str().unwrap_or_default()))
+        .collect();
+    if let Some(body) = body.filter(|b| !b.is_empty()) {
+        lines.push(String::new());
+        lines.push(body.to_string());
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 /// The host of an http(s) URL.
@@ -98,7 +142,42 @@ fn url_host(url: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::host_of;
+    use super::{host_of, reads_only, request_preview};
+    use serde_json::json;
+
+    /// Only a plain GET or HEAD reads: a body, or a header asking the server for another
+    /// method (any case, padded), makes it high-risk.
+    #[test]
+    fn a_get_reads_only_without_a_body_or_a_method_override() {
+        let headers = |h: serde_json::Value| h.as_object().cloned();
+        assert!(reads_only("GET", None, None));
+        assert!(reads_only(
+            "HEAD",
+            headers(json!({"Accept": "text/html"})).as_ref(),
+            Some("")
+        ));
+        assert!(!reads_only("POST", None, None));
+        assert!(!reads_only("GET", None, Some("{\"delete\": true}")));
+        for name in [
+            "X-HTTP-Method-Override",
+            "x-http-method",
+            " X-Method-Override ",
+        ] {
+            let h = headers(json!({ name: "DELETE" }));
+            assert!(!reads_only("GET", h.as_ref(), None), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_requests_preview_shows_its_headers_and_body() {
+        let h = json!({"Authorization": "Bearer x", "X-Trace": "1"});
+        assert_eq!(
+            request_preview(h.as_object(), Some("payload")).as_deref(),
+            Some("Authorization: Bearer x\nX-Trace: 1\n\npayload")
+        );
+        assert_eq!(request_preview(None, None), None);
+        assert_eq!(request_preview(None, Some("")), None);
+    }
 
     #[test]
     fn hosts() {

@@ -144,6 +144,40 @@ async fn an_approval_answers_only_its_own_call_when_the_provider_repeats_an_id()
     assert_eq!(asked, answered, "{last}");
 }
 
+/// Approving `spawn_subagent` is the authorization for all its subagent runs unasked: the
+/// admin's card shows the task and the tools (it once showed the tool's name alone).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagents_card_shows_its_task_and_tools() {
+    let task = "fetch the notes, then run python3 -c on them";
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "s1",
+                "spawn_subagent",
+                &json!({"task": task, "tools": ["execute_command", "read_file"]}).to_string(),
+            )]),
+            text("Not spawned."),
+        ],
+        "tools = [\"read_file\", \"execute_command\", \"spawn_subagent\"]",
+        "",
+    )
+    .await;
+    served.say(USER, "research this in a subagent");
+    let (card_id, card) = served.card(USER, 0).await;
+    let html = card["text"].as_str().unwrap();
+    assert!(
+        html.contains("spawn_subagent")
+            && html.contains(task)
+            && html.contains("execute_command, read_file")
+            && html.contains("high-risk"),
+        "{html}"
+    );
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Deny"));
+    served.wait_text(USER, "Not spawned.").await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_card_nobody_answers_times_out_as_a_runtime_deny() {
     let served = Served::start(
