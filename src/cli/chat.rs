@@ -11,7 +11,7 @@ use crate::agent::runs::RunStore;
 use crate::agent::setup::assemble;
 use crate::approvals::ApprovalChoice;
 use crate::approvals::card::build_card;
-use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver};
+use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver, WithdrawFuture};
 use crate::policy::resolve::AlwaysOffer;
 use crate::policy::shell::ShellAnalysis;
 use crate::sandbox::{SandboxSpec, ShellRunner};
@@ -108,8 +108,10 @@ impl Approver for ConsoleApprover {
         })
     }
 
-    fn withdraw(&self, call_id: &str, outcome: &str) {
+    fn withdraw(&self, call_id: &str, outcome: &str) -> WithdrawFuture<'_> {
+        // The console's prompt ends with its answer future, dropped by now: nothing came first.
         say(&format!("(call {call_id}: {outcome} without an answer)\n"));
+        Box::pin(std::future::ready(None))
     }
 }
 

@@ -53,6 +53,9 @@ pub enum Answer {
 
 pub type AnswerFuture<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
 
+/// What [`Approver::withdraw`] returns: the answer that came first, if one did.
+pub type WithdrawFuture<'a> = Pin<Box<dyn Future<Output = Option<Answer>> + Send + 'a>>;
+
 pub use crate::tools::hosts::{QuestionAsker, QuestionFuture};
 
 /// Answers prompts (and, as a [`QuestionAsker`], `ask_user_question`).
@@ -60,8 +63,9 @@ pub trait Approver: QuestionAsker {
     /// Shows the prompt and waits for its answer.
     fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_>;
     /// The prompt was settled without an answer (decided again after another answer, `/mode`
-    /// or `/sandbox`): take the card down, showing the outcome.
-    fn withdraw(&self, call_id: &str, outcome: &str);
+    /// or `/sandbox`): take the card down, showing the outcome. Resolves to the answer that
+    /// settled it first, if a press (or the deadline) beat the withdrawal: that answer stands.
+    fn withdraw(&self, call_id: &str, outcome: &str) -> WithdrawFuture<'_>;
 }
 
 /// Nobody answers: every prompt is refused at once with the fix.
@@ -105,5 +109,7 @@ impl Approver for NobodyApproves {
         Box::pin(async move { Answer::Unanswerable { reason } })
     }
 
-    fn withdraw(&self, _call_id: &str, _outcome: &str) {}
+    fn withdraw(&self, _call_id: &str, _outcome: &str) -> WithdrawFuture<'_> {
+        Box::pin(std::future::ready(None))
+    }
 }

@@ -154,7 +154,7 @@ impl Executor {
         session: &SessionPolicy,
         call: &ToolCallRequest,
         args: &Value,
-        mut proposal: Proposal,
+        proposal: Proposal,
         decision: GateDecision,
         changes: &mut tokio::sync::watch::Receiver<session::Snapshot>,
         cancel: CancellationToken,
@@ -187,58 +187,7 @@ impl Executor {
         loop {
             tokio::select! {
                 answer = &mut answer => {
-                    let now = crate::clock::now_rfc3339();
-                    let mut picked: Option<(String, bool)> = None;
-                    let by = match &answer {
-                        Answer::Approve { by } | Answer::AlwaysTool { by } | Answer::AlwaysCommand { by } | Answer::Deny { by } | Answer::Picked { by, .. } => by.clone(),
-                        _ => String::new(),
-                    };
-                    match answer {
-                        Answer::Approve { .. } => {}
-                        Answer::AlwaysTool { .. } => {
-                            if let Err(e) = session.allow_tool(&call.name, &by, &now) {
-                                return Err(finish(ToolOutput::error(format!("the approval could not be saved ({e}); nothing ran")), CallOutcome::Refused));
-                            }
-                        }
-                        Answer::AlwaysCommand { .. } => {
-                            if let Some(key) = &decision.approval_key
-                                && let Err(e) = session.allow_command(key, &by, &now)
-                            {
-                                return Err(finish(ToolOutput::error(format!("the approval could not be saved ({e}); nothing ran")), CallOutcome::Refused));
-                            }
-                        }
-                        Answer::Picked { option, bind, .. } => {
-                            if let Err(refused) = self.apply_pick(session, &mut proposal, &option, bind, &by) {
-                                return Err(finish(ToolOutput::error(refused), CallOutcome::Refused));
-                            }
-                            picked = Some((option, bind));
-                        }
-                        Answer::Deny { by } => {
-                            let provenance = Provenance::Human { by };
-                            self.event(session, call, EventKind::PermissionDenied, provenance.fields());
-                            return Err(finish(ToolOutput::error(format!("{provenance} denied this call; nothing ran")), CallOutcome::Denied(provenance)));
-                        }
-                        Answer::TimedOut => {
-                            let provenance = Provenance::Runtime(RuntimeReason::Timeout);
-                            self.event(session, call, EventKind::PermissionDenied, provenance.fields());
-                            return Err(finish(ToolOutput::error("nobody answered the approval request in time, so the call did not run (no one refused it)"), CallOutcome::Denied(provenance)));
-                        }
-                        Answer::Unanswerable { reason } => {
-                            let mut fields = Provenance::Runtime(RuntimeReason::NoApprover).fields();
-                            fields["reason"] = Value::from(reason.as_str());
-                            self.event(session, call, EventKind::PermissionDenied, fields);
-                            return Err(finish(ToolOutput::error(reason), CallOutcome::Refused));
-                        }
-                    }
-                    let provenance = Provenance::Human { by };
-                    let mut fields = provenance.fields();
-                    // What a picker's answer chose, and whether it bound it for the agent.
-                    if let Some((option, bind)) = picked {
-                        fields["picked"] = Value::from(option);
-                        fields["bound"] = Value::Bool(bind);
-                    }
-                    self.event(session, call, EventKind::PermissionGranted, fields);
-                    return Ok((provenance, proposal));
+                    return self.take_answer(session, call, &decision, proposal, answer);
                 }
                 changed = changes.changed() => {
                     if changed.is_err() {
@@ -248,10 +197,20 @@ impl Executor {
                         Ok(Ok(pair)) => pair,
                         _ => continue,
                     };
+                    // A press (or the deadline) that settled the card before this
+                    // withdrawal is the answer: the card says so, and a call a person denied
+                    // never runs, one they approved is never retroactively denied.
+                    let outcome = match redecided.1.decision {
+                        Decision::Prompt => continue,
+                        Decision::Allow => "allowed",
+                        Decision::Deny => "denied",
+                    };
+                    if let Some(first) = self.approver.withdraw(&call.id, outcome).await {
+                        return self.take_answer(session, call, &decision, proposal, first);
+                    }
                     match redecided.1.decision {
                         Decision::Prompt => continue,
                         Decision::Allow => {
-                            self.approver.withdraw(&call.id, "allowed");
                             let provenance = Provenance::Gate { source: redecided.1.source, reason_code: redecided.1.reason_code };
                             let mut fields = provenance.fields();
                             fields["redecided"] = Value::Bool(true);
@@ -259,16 +218,113 @@ impl Executor {
                             return Ok((provenance, redecided.0));
                         }
                         Decision::Deny => {
-                            self.approver.withdraw(&call.id, "denied");
                             return Err(self.denied(session, call, &redecided.1));
                         }
                     }
                 }
                 () = cancel.cancelled() => {
-                    self.approver.withdraw(&call.id, "cancelled");
+                    // The run stopped: nothing runs, whatever a press said meanwhile.
+                    let _ = self.approver.withdraw(&call.id, "cancelled").await;
                     return Err(finish(ToolOutput::error("the run was stopped before this call was answered; nothing ran"), CallOutcome::Cancelled));
                 }
             }
         }
+    }
+
+    /// What a person's answer (or the deadline) means for `call`: the grant it saves, and
+    /// whether the call runs, with what.
+    fn take_answer(
+        &self,
+        session: &SessionPolicy,
+        call: &ToolCallRequest,
+        decision: &GateDecision,
+        mut proposal: Proposal,
+        answer: Answer,
+    ) -> Result<(Provenance, Proposal), ToolCallResult> {
+        let finish = |output: ToolOutput, outcome: CallOutcome| call.result(output, outcome);
+        let now = crate::clock::now_rfc3339();
+        let mut picked: Option<(String, bool)> = None;
+        let by = match &answer {
+            Answer::Approve { by }
+            | Answer::AlwaysTool { by }
+            | Answer::AlwaysCommand { by }
+            | Answer::Deny { by }
+            | Answer::Picked { by, .. } => by.clone(),
+            _ => String::new(),
+        };
+        match answer {
+            Answer::Approve { .. } => {}
+            Answer::AlwaysTool { .. } => {
+                if let Err(e) = session.allow_tool(&call.name, &by, &now) {
+                    return Err(finish(
+                        ToolOutput::error(format!(
+                            "the approval could not be saved ({e}); nothing ran"
+                        )),
+                        CallOutcome::Refused,
+                    ));
+                }
+            }
+            Answer::AlwaysCommand { .. } => {
+                if let Some(key) = &decision.approval_key
+                    && let Err(e) = session.allow_command(key, &by, &now)
+                {
+                    return Err(finish(
+                        ToolOutput::error(format!(
+                            "the approval could not be saved ({e}); nothing ran"
+                        )),
+                        CallOutcome::Refused,
+                    ));
+                }
+            }
+            Answer::Picked { option, bind, .. } => {
+                if let Err(refused) = self.apply_pick(session, &mut proposal, &option, bind, &by) {
+                    return Err(finish(ToolOutput::error(refused), CallOutcome::Refused));
+                }
+                picked = Some((option, bind));
+            }
+            Answer::Deny { by } => {
+                let provenance = Provenance::Human { by };
+                self.event(
+                    session,
+                    call,
+                    EventKind::PermissionDenied,
+                    provenance.fields(),
+                );
+                return Err(finish(
+                    ToolOutput::error(format!("{provenance} denied this call; nothing ran")),
+                    CallOutcome::Denied(provenance),
+                ));
+            }
+            Answer::TimedOut => {
+                let provenance = Provenance::Runtime(RuntimeReason::Timeout);
+                self.event(
+                    session,
+                    call,
+                    EventKind::PermissionDenied,
+                    provenance.fields(),
+                );
+                return Err(finish(
+                    ToolOutput::error(
+                        "nobody answered the approval request in time, so the call did not run (no one refused it)",
+                    ),
+                    CallOutcome::Denied(provenance),
+                ));
+            }
+            Answer::Unanswerable { reason } => {
+                let mut fields = Provenance::Runtime(RuntimeReason::NoApprover).fields();
+                fields["reason"] = Value::from(reason.as_str());
+                self.event(session, call, EventKind::PermissionDenied, fields);
+                return Err(finish(ToolOutput::error(reason), CallOutcome::Refused));
+            }
+        }
+        let provenance = Provenance::Human { by };
+        let mut fields = provenance.fields();
+        // What a picker's answer chose, and whether it bound it for the agent.
+        if let Some((option, bind)) = picked {
+            fields["picked"] = Value::from(option);
+            fields["bound"] = Value::Bool(bind);
+        }
+        self.event(session, call, EventKind::PermissionGranted, fields);
+        Ok((provenance, proposal))
     }
 }

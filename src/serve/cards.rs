@@ -8,7 +8,9 @@ use crate::approvals::card::{BUTTON_LABEL_CHARS, build_card, cut};
 use crate::approvals::{ApprovalChoice, ApprovalToken, PendingApproval, PendingState};
 use crate::clock::now_secs;
 use crate::config::ApprovalsTo;
-use crate::executor::approval::{Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture};
+use crate::executor::approval::{
+    Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture, WithdrawFuture,
+};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -309,7 +311,7 @@ impl Approver for CardApprover {
         Box::pin(self.ask_inner(request))
     }
 
-    fn withdraw(&self, call_id: &str, outcome: &str) {
+    fn withdraw(&self, call_id: &str, outcome: &str) -> WithdrawFuture<'_> {
         let shared = self.shared.clone();
         let (session, run, call_id, outcome) = (
             self.session.clone(),
@@ -317,13 +319,15 @@ impl Approver for CardApprover {
             call_id.to_string(),
             outcome.to_string(),
         );
-        tokio::spawn(async move {
-            let Ok(Some(record)) = shared.approvals.for_call(&session, &run, &call_id) else {
-                return;
-            };
-            let Some(token) = ApprovalToken::parse(&record.token) else {
-                return;
-            };
+        Box::pin(async move {
+            // Settled before the call goes on: a press that lands after this finds the card
+            // withdrawn, and one that landed before is the answer.
+            let record = shared
+                .approvals
+                .for_call(&session, &run, &call_id)
+                .ok()
+                .flatten()?;
+            let token = ApprovalToken::parse(&record.token)?;
             lock(&shared.waiters).remove(&record.token);
             let settled = shared.approvals.settle(
                 &token,
@@ -331,13 +335,25 @@ impl Approver for CardApprover {
                     outcome: outcome.clone(),
                 },
             );
-            if matches!(settled, Ok(true)) {
-                shared
-                    .show_outcome(&record, &CardOutcome::Redecided { decision: outcome })
-                    .await;
-                refresh_rows(&shared, &record.posted_to);
+            match settled {
+                Ok(true) => {
+                    // The card's edit is not waited for.
+                    tokio::spawn(async move {
+                        shared
+                            .show_outcome(&record, &CardOutcome::Redecided { decision: outcome })
+                            .await;
+                        refresh_rows(&shared, &record.posted_to);
+                    });
+                    None
+                }
+                _ => shared
+                    .approvals
+                    .get(&token)
+                    .ok()
+                    .flatten()
+                    .and_then(|r| answer_of(&r)),
             }
-        });
+        })
     }
 }
 

@@ -98,6 +98,85 @@ async fn an_always_answer_decides_the_waiting_calls_again() {
     );
 }
 
+/// A call decided again to allow whose card a person denied first (their press settled it
+/// before the withdrawal did) does not run: the card says "denied", so it is.
+#[tokio::test]
+async fn a_deny_press_that_came_first_beats_a_redecision_that_allows() {
+    let b = bench(false);
+    let first = b.approver.expect("w1");
+    b.approver.answered_before_withdrawal(
+        "w2",
+        Answer::Deny {
+            by: "telegram:43".into(),
+        },
+    );
+    let executor = b.executor.clone();
+    let session = b.session.clone();
+    let run = tokio::spawn(async move {
+        executor
+            .run_batch(
+                session,
+                vec![
+                    call(
+                        "w1",
+                        "write_file",
+                        json!({"path": "one.txt", "content": "1"}),
+                    ),
+                    call(
+                        "w2",
+                        "write_file",
+                        json!({"path": "two.txt", "content": "2"}),
+                    ),
+                ],
+                CancellationToken::new(),
+            )
+            .await
+    });
+    for _ in 0..100 {
+        if b.approver.asked_ids().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(b.approver.asked_ids().len(), 2);
+    // w1's "always" decides w2 again (allow); w2's card was denied first.
+    first
+        .send(Answer::AlwaysTool {
+            by: "telegram:42".into(),
+        })
+        .unwrap();
+    let results = tokio::time::timeout(Duration::from_secs(5), run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        results[0].outcome,
+        CallOutcome::Executed,
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(
+        results[1].outcome,
+        CallOutcome::Denied(Provenance::Human {
+            by: "telegram:43".into()
+        }),
+        "{:?}",
+        results[1]
+    );
+    assert!(!ws(&b, "two.txt").exists(), "the denied write did not run");
+    assert_eq!(
+        *b.approver.withdrawn.lock().unwrap(),
+        [("w2".to_string(), "allowed".to_string())]
+    );
+    let denied: Vec<_> = b
+        .events
+        .all()
+        .into_iter()
+        .filter(|e| e.call_id == "w2" && e.kind.as_str() == "permission_denied")
+        .collect();
+    assert_eq!(denied.len(), 1, "{denied:?}");
+}
+
 #[tokio::test]
 async fn what_was_approved_is_what_runs() {
     let b = bench(false);

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tollgate::config::{self, Config};
 use tollgate::events::MemoryEvents;
 use tollgate::executor::approval::{
-    Answer, AnswerFuture, ApprovalRequest, Approver, NobodyApproves,
+    Answer, AnswerFuture, ApprovalRequest, Approver, NobodyApproves, WithdrawFuture,
 };
 use tollgate::executor::session::{SessionPolicy, Snapshot};
 use tollgate::executor::{Classifier, Executor, NoClassifier, ToolCallRequest, ToolCallResult};
@@ -131,6 +131,9 @@ pub struct Scripted {
     answers: Mutex<HashMap<String, oneshot::Receiver<Answer>>>,
     asked: Mutex<Vec<ApprovalRequest>>,
     withdrawn: Mutex<Vec<(String, String)>>,
+    /// Answers that settle a call's card before a withdrawal reaches it (a press that won the
+    /// race), by call id.
+    came_first: Mutex<HashMap<String, Answer>>,
 }
 
 impl Scripted {
@@ -138,6 +141,13 @@ impl Scripted {
         let (tx, rx) = oneshot::channel();
         self.answers.lock().unwrap().insert(call_id.into(), rx);
         tx
+    }
+    /// `answer` settles `call_id`'s card just before any withdrawal of it.
+    pub fn answered_before_withdrawal(&self, call_id: &str, answer: Answer) {
+        self.came_first
+            .lock()
+            .unwrap()
+            .insert(call_id.into(), answer);
     }
     pub fn asked_ids(&self) -> Vec<String> {
         self.asked
@@ -162,11 +172,13 @@ impl Approver for Scripted {
             }
         })
     }
-    fn withdraw(&self, call_id: &str, outcome: &str) {
+    fn withdraw(&self, call_id: &str, outcome: &str) -> WithdrawFuture<'_> {
         self.withdrawn
             .lock()
             .unwrap()
             .push((call_id.into(), outcome.into()));
+        let first = self.came_first.lock().unwrap().remove(call_id);
+        Box::pin(std::future::ready(first))
     }
 }
 
