@@ -28,8 +28,8 @@ pub struct WiderThanAgent {
 }
 
 /// Takes from `session` every grant `bound` does not have and narrows its sandbox to
-/// `bound`'s.
-fn narrow_to(session: &mut Snapshot, bound: &Snapshot) {
+/// `bound`'s, and its mode too when `mode` says so.
+fn narrow_to(session: &mut Snapshot, bound: &Snapshot, mode: bool) {
     session
         .tool_allowlist
         .retain(|tool| bound.tool_allowlist.contains(tool));
@@ -37,6 +37,16 @@ fn narrow_to(session: &mut Snapshot, bound: &Snapshot) {
         .command_allowlist
         .retain(|key| bound.command_allowlist.contains(key));
     session.dials.sandbox = session.dials.sandbox.min(bound.dials.sandbox);
+    if mode {
+        // Strictest first: the stricter of the two.
+        session.dials.mode = session.dials.mode.min(bound.dials.mode);
+    }
+}
+
+/// The live session a session is never wider than, and whether its mode bounds too.
+struct Bound {
+    session: watch::Receiver<Snapshot>,
+    mode: bool,
 }
 
 /// A session's policy state, shared by its running calls.
@@ -57,7 +67,7 @@ pub struct SessionPolicy {
     published: AtomicU64,
     /// A live session this one is never wider than (a subagent's parent, a reminder's chat):
     /// read with every snapshot, so what that session loses is lost here at once.
-    bound: std::sync::OnceLock<watch::Receiver<Snapshot>>,
+    bound: std::sync::OnceLock<Bound>,
 }
 
 impl SessionPolicy {
@@ -99,7 +109,25 @@ impl SessionPolicy {
     /// reminder's run by its chat's session). A session is bounded once: false, and the first
     /// bound kept, if it already was.
     pub fn bind_to(&self, bound: watch::Receiver<Snapshot>) -> bool {
-        self.bound.set(bound).is_ok()
+        self.bound
+            .set(Bound {
+                session: bound,
+                mode: false,
+            })
+            .is_ok()
+    }
+
+    /// Bounds this session as [`SessionPolicy::bind_to`] does, and its mode too: every
+    /// snapshot takes the stricter of its own mode and `bound`'s. A reminder's run is bound so
+    /// to its chat: an admin's stricter `/mode` reaches it while it runs, and a wider one
+    /// never widens it past its own.
+    pub fn bind_with_mode_to(&self, bound: watch::Receiver<Snapshot>) -> bool {
+        self.bound
+            .set(Bound {
+                session: bound,
+                mode: true,
+            })
+            .is_ok()
     }
 
     /// What bounds this session: the live session it was bounded by, or else itself (for a
@@ -108,7 +136,7 @@ impl SessionPolicy {
     pub fn bound(&self) -> watch::Receiver<Snapshot> {
         self.bound
             .get()
-            .cloned()
+            .map(|b| b.session.clone())
             .unwrap_or_else(|| self.subscribe())
     }
 
@@ -123,7 +151,7 @@ impl SessionPolicy {
     pub fn snapshot(&self) -> Snapshot {
         let mut snapshot = self.state.borrow().clone();
         if let Some(bound) = self.bound.get() {
-            narrow_to(&mut snapshot, &bound.borrow());
+            narrow_to(&mut snapshot, &bound.session.borrow(), bound.mode);
         }
         snapshot
     }

@@ -472,10 +472,10 @@ fn failure_for_chat(error: &RunError) -> String {
 
 /// The session assembled for an unattended run: the same agent and transcript, with nobody to
 /// answer its prompts (a reminder's calls that need a human are refused, with the fix named).
-/// Its mode is the stricter of the chat's `/mode` as the run starts and the agent's
-/// configured one (nobody watches it: an admin's `/mode high-risk` for a chat they attend
-/// does not carry over), and it is never wider than the chat's live session while it lasts:
-/// an admin's `/sandbox read-only` or revoke reaches it too.
+/// Its mode is the stricter of the chat's live `/mode` and the agent's configured one (nobody
+/// watches it: an admin's `/mode high-risk` for a chat they attend does not carry over, and a
+/// stricter `/mode` reaches it while it runs), and it is never wider than the chat's live
+/// session: an admin's `/sandbox read-only` or revoke reaches it too.
 fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled, SetupError> {
     let parts = shared
         .parts(&worker.agent)
@@ -492,13 +492,10 @@ fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled,
         Arc::new(crate::executor::approval::NobodyApproves),
         None,
     )?;
-    let chat = &worker.assembled.session;
-    let configured = assembled.session.snapshot().dials.mode;
+    // Freshly assembled, so never bounded before.
     assembled
         .session
-        .set_mode(chat.snapshot().dials.mode.min(configured));
-    // Freshly assembled, so never bounded before.
-    assembled.session.bind_to(chat.bound());
+        .bind_with_mode_to(worker.assembled.session.bound());
     Ok(assembled)
 }
 

@@ -102,3 +102,24 @@ fn a_shared_session_is_bound_once_and_keeps_its_first_bound() {
         BTreeSet::from([key("git status")])
     );
 }
+
+/// A reminder's run is bound with its mode: the chat's stricter `/mode` reaches it at once,
+/// and a wider one never widens it past its own.
+#[test]
+fn a_session_bound_with_its_mode_takes_the_stricter_mode_live() {
+    let chat = parent();
+    let mut start = chat.snapshot();
+    start.dials.mode = ApprovalMode::LowRisk;
+    let reminder = session("telegram:1", start);
+    assert!(reminder.bind_with_mode_to(chat.bound()));
+    assert_eq!(reminder.snapshot().dials.mode, ApprovalMode::LowRisk);
+    chat.set_mode(ApprovalMode::Always);
+    assert_eq!(reminder.snapshot().dials.mode, ApprovalMode::Always);
+    chat.set_mode(ApprovalMode::HighRisk);
+    assert_eq!(reminder.snapshot().dials.mode, ApprovalMode::LowRisk);
+    // A subagent of the reminder is bounded by the chat's sandbox and grants, not its mode.
+    let sub = subagent_of(&reminder);
+    chat.set_mode(ApprovalMode::ReadOnly);
+    assert_eq!(sub.snapshot().dials.mode, ApprovalMode::HighRisk);
+    assert_eq!(reminder.snapshot().dials.mode, ApprovalMode::ReadOnly);
+}

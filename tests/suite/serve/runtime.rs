@@ -135,6 +135,58 @@ async fn a_reminders_run_is_no_more_permissive_than_its_agents_mode() {
     assert!(refused.contains("nobody can approve"), "{refused}");
 }
 
+/// A stricter `/mode` for the chat reaches a reminder's run already under way: its write,
+/// which the agent allows outright in mode `low-risk`, is asked about under `always` once the
+/// admin set it mid-run, and nobody can answer (the run used to keep the mode it started with).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stricter_mode_reaches_a_reminders_run_under_way() {
+    use crate::suite::fakes::llm::{Condition, Reply};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mode_set = Arc::new(AtomicBool::new(false));
+    let released = mode_set.clone();
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "r1",
+                "add_reminder",
+                &json!({"message": "write late.txt", "in_secs": 1}).to_string(),
+            )]),
+            text("I will remind you."),
+            Reply::Until(
+                Condition(Arc::new(move || released.load(Ordering::SeqCst))),
+                Box::new(tool_calls(&[(
+                    "w1",
+                    "write_file",
+                    &json!({"path": "late.txt", "content": "late"}).to_string(),
+                )])),
+            ),
+            text("Tried to write it."),
+        ],
+        "tools = [\"add_reminder\", \"write_file\"]\n[agents.a.tool_approval]\nwrite_file = \"allow\"\n",
+        "",
+    )
+    .await;
+    served.say(ADMIN, "remind me to write late.txt in a second");
+    served.wait_text(ADMIN, "I will remind you.").await;
+    // The reminder's run is asking its model (held).
+    served
+        .telegram
+        .wait_for(WAIT, "the reminder's model request", |_| {
+            (served.llm.requests().len() >= 3).then_some(())
+        })
+        .await;
+    served.say(ADMIN, "/mode always");
+    served
+        .wait_text(ADMIN, "Approval mode of this chat is now `always`")
+        .await;
+    mode_set.store(true, Ordering::SeqCst);
+    served.wait_text(ADMIN, "Tried to write it.").await;
+    assert!(!served.path("ws/telegram_1/late.txt").exists());
+    let told = served.llm.requests().last().unwrap().body["messages"].to_string();
+    assert!(told.contains("nobody can approve"), "{told}");
+}
+
 /// A kill after a reminder was claimed and before its run was recorded: the restarted process
 /// delivers it again, once (a second restart does not deliver it a third time).
 #[tokio::test(flavor = "multi_thread")]
