@@ -237,6 +237,32 @@ async fn a_policy_key_naming_no_listed_tool_withholds_the_server() {
     servers.shutdown().await;
 }
 
+/// A `tool_tiers` key that names no listed tool is a typo that leaves the real tool at the
+/// server's (here lower) tier: the server's tools are withheld until it is fixed.
+#[tokio::test]
+async fn a_tool_tier_naming_no_listed_tool_withholds_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let config = config_with(
+        &root,
+        &format!(
+            "[agents.a.mcp.fx]\ncommand = {:?}\ntrusted = true\ntier = \"read-only\"\ntool_tiers = {{ dei = \"high-risk\" }}\n",
+            fixture().display().to_string()
+        ),
+    );
+    let servers = McpServers::new(Arc::new(config), "a", helper());
+    let listing = servers.tools().await;
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.is_empty(), "{names:?}");
+    assert_eq!(listing.problems.len(), 1, "{:?}", listing.problems);
+    assert!(
+        listing.problems[0].contains("`tool_tiers.dei`") && listing.problems[0].contains("die"),
+        "{}",
+        listing.problems[0]
+    );
+    servers.shutdown().await;
+}
+
 /// Where `.ci/run` installs the npm server.
 fn npm_server() -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -248,11 +248,21 @@ impl ServerSlot {
             .collect();
         // A key that names none of the listed tools is a typo that could disable a deny:
         // withhold the server's tools until it is fixed.
+        // So is a `tool_tiers` key (a remote name) naming none: the tool it meant to raise
+        // would keep the server's tier.
         let prefix = format!("mcp_{server}_");
         let keys = agent.tool_approval.keys().chain(agent.denied_tools.iter());
-        let unknown: Vec<&String> = keys
+        let mut unknown: Vec<String> = keys
             .filter(|k| k.starts_with(&prefix) && !tools.iter().any(|t| &t.name == *k))
+            .map(|k| format!("`{k}`"))
             .collect();
+        unknown.extend(
+            server_config
+                .tool_tiers
+                .keys()
+                .filter(|k| !listed.iter().any(|t| t.name.as_ref() == k.as_str()))
+                .map(|k| format!("`tool_tiers.{k}`")),
+        );
         if !unknown.is_empty() {
             let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
             // Not retried: the config, not the server, has to change.
@@ -261,11 +271,7 @@ impl ServerSlot {
                 problem: format!(
                     "MCP server `{server}` of agent {}: {} name{} no tool it lists ({}); its tools are withheld until the config is fixed",
                     launcher.agent,
-                    unknown
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    unknown.join(", "),
                     if unknown.len() == 1 { "s" } else { "" },
                     listed.join(", ")
                 ),
