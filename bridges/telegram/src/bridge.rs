@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tollgate_surface::limits::{TELEGRAM_CALLBACK_DATA, TELEGRAM_DOWNLOAD_BYTES, TELEGRAM_MESSAGE};
 use tollgate_surface::{
-    Bridge, BridgeFuture, CardOutcome, CardRef, CardView, ChatRef, CommandSpec, EventSender,
-    FetchSink, Inbound, Limits, Platform, PressHandle, RemoteFile,
+    Bridge, BridgeError, BridgeFuture, CardOutcome, CardRef, CardView, ChatRef, CommandSpec,
+    EventSender, FetchSink, Inbound, Limits, Platform, PressHandle, RemoteFile,
 };
 
 /// How long one `getUpdates` long-poll waits.
@@ -125,22 +125,25 @@ impl Bridge for TelegramBridge {
     fn post_card<'a>(&'a self, chat: &'a ChatRef, card: &'a CardView) -> BridgeFuture<'a, CardRef> {
         Box::pin(async move {
             let rendered = render_view(card);
+            // The whole text goes first: a card whose details were cut is pressable only once
+            // they can be read (nobody approves what they cannot read). If they cannot be
+            // sent, neither is the card, and the caller is told why.
+            if let Some(full) = &rendered.full_details {
+                self.bot
+                    .send_document(chat, "approval-details.txt", full)
+                    .await
+                    .map_err(|e| BridgeError {
+                        message: format!(
+                            "the card's full details could not be attached, so the card was not sent: {}",
+                            self.bot.redact(&e.message)
+                        ),
+                        ..e
+                    })?;
+            }
             let message_id = self
                 .bot
                 .send_card(chat, &rendered.html, card.rows())
                 .await?;
-            if let Some(full) = &rendered.full_details
-                && let Err(e) = self
-                    .bot
-                    .send_document(chat, "approval-details.txt", full)
-                    .await
-            {
-                tracing::warn!(
-                    target: "tollgate::serve",
-                    "attaching a card's full details: {}",
-                    self.bot.redact(&e.to_string())
-                );
-            }
             Ok(CardRef {
                 chat: chat.clone(),
                 message_id,

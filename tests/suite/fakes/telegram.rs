@@ -390,7 +390,12 @@ async fn answer(state: &Arc<Mutex<State>>, arrived: &Notify, method: &str, body:
             .push((method.to_string(), body.clone(), Instant::now()));
         let index = s.calls.len() - 1;
         if let Some(error) = s.faults.get_mut(method).and_then(VecDeque::pop_front) {
-            s.calls[index].1["_refused"] = json!(true);
+            // A multipart body (a document) is recorded as text: kept beside the mark.
+            let body = &mut s.calls[index].1;
+            if !body.is_object() {
+                *body = json!({ "_raw": body.take() });
+            }
+            body["_refused"] = json!(true);
             return error;
         }
         if matches!(method, "SendMessage" | "SendDocument") {

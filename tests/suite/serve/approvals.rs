@@ -178,6 +178,43 @@ async fn a_subagents_card_shows_its_task_and_tools() {
     served.wait_text(USER, "Not spawned.").await;
 }
 
+/// A card whose details were cut goes out only after the file with the whole text: when
+/// Telegram refuses the file, no pressable card shows a part of what would run (the card
+/// used to go first, and stayed approvable with the file missing). Nobody can answer, so
+/// the call times out unrun.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_whose_details_file_fails_is_not_sent() {
+    let content = format!("hidden tail{}", " and padded".repeat(300));
+    let served = Served::start(
+        vec![write_call("w1", "out.txt", &content), text("Understood.")],
+        "approval_timeout_secs = 2",
+        "",
+    )
+    .await;
+    served.telegram.fail_next(
+        "SendDocument",
+        json!({"ok": false, "error_code": 400, "description": "Bad Request: file is too big"}),
+    );
+    served.say(USER, "write out.txt");
+    served.wait_text(USER, "Understood.").await;
+    let cards: Vec<Value> = served
+        .telegram
+        .calls("SendMessage")
+        .into_iter()
+        .filter(|m| m.get("reply_markup").is_some())
+        .collect();
+    assert!(cards.is_empty(), "{cards:?}");
+    assert_eq!(served.telegram.calls("SendDocument").len(), 1);
+    assert!(
+        served
+            .log()
+            .contains("could not be attached, so the card was not sent"),
+        "{}",
+        served.log()
+    );
+    assert!(!served.path("ws/telegram_10/out.txt").exists());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_card_nobody_answers_times_out_as_a_runtime_deny() {
     let served = Served::start(
