@@ -87,12 +87,25 @@ pub fn build_card(
         AlwaysOffer::None => {}
     }
     let mut details = details_of(request);
-    if let AlwaysOffer::Command(key) = &request.decision.always {
-        details.push_str(&format!(
+    // What an "Always" covers, said on the card: never more than the admin can see.
+    match &request.decision.always {
+        AlwaysOffer::Command(key) => details.push_str(&format!(
             "\n\n\"Always\" would allow {} for agent {} from now on.",
             key.describe(),
             request.agent
-        ));
+        )),
+        AlwaysOffer::Tool => {
+            let tool = &request.proposal.tool;
+            let scope = if tool == "spawn_subagent" {
+                "any subagent, with any task and tools, each running its calls unasked".to_string()
+            } else {
+                format!("`{tool}` with any arguments")
+            };
+            details.push_str(&format!(
+                "\n\n\"Always\" would allow {scope} in this session from now on (its reminders too), until revoked with /allowlist."
+            ));
+        }
+        AlwaysOffer::None => {}
     }
     (
         card_of(request, requester, redactor, details, rows),
@@ -159,6 +172,10 @@ mod tests {
     }
 
     fn card_for(proposal: crate::tools::Proposal) -> ApprovalCard {
+        card_offering(proposal, AlwaysOffer::None)
+    }
+
+    fn card_offering(proposal: crate::tools::Proposal, always: AlwaysOffer) -> ApprovalCard {
         let request = ApprovalRequest {
             call_id: "c1".into(),
             asked: String::new(),
@@ -172,7 +189,7 @@ mod tests {
                 reason: "asks".into(),
                 approval_key: None,
                 classifier: None,
-                always: AlwaysOffer::None,
+                always,
             },
             proposal,
         };
@@ -286,6 +303,52 @@ mod tests {
         assert!(
             everything.contains("all of this agent's tools"),
             "{everything}"
+        );
+    }
+
+    /// An "Always: this tool" button says what it covers: any arguments, in the chat's
+    /// reminders too; for `spawn_subagent`, any subagent with any task running unasked.
+    #[test]
+    fn an_always_this_tool_card_says_what_it_would_allow() {
+        let tools = crate::tools::builtin::all();
+        let context = crate::tools::ProposeContext {
+            workspace: "/nonexistent".into(),
+            prefix_binaries: vec![],
+            roots: crate::policy::sandbox::Roots {
+                workspace: "/nonexistent".into(),
+                writable: vec![],
+                readable: vec![],
+                protected: vec![],
+            },
+            sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
+            companions: Default::default(),
+        };
+        let offered = |name: &str, args: Value| {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            card_offering(tool.propose(&args, &context).unwrap(), AlwaysOffer::Tool)
+        };
+        let spawn = offered("spawn_subagent", json!({"task": "t"}));
+        assert!(
+            spawn
+                .details
+                .contains("any subagent, with any task and tools, each running its calls unasked")
+                && spawn.details.contains("its reminders too"),
+            "{}",
+            spawn.details
+        );
+        assert!(
+            spawn
+                .rows
+                .iter()
+                .flatten()
+                .any(|b| b.label.starts_with("Always: this tool"))
+        );
+        let todo = offered("manage_todos", json!({"action": "clear"}));
+        assert!(
+            todo.details
+                .contains("`manage_todos` with any arguments in this session"),
+            "{}",
+            todo.details
         );
     }
 }
