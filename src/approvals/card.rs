@@ -59,7 +59,13 @@ pub fn build_card(
             ]);
         }
         rows.push(vec![button("✖ Cancel".into(), ApprovalChoice::Deny)]);
-        let card = card_of(request, requester, redactor, details_of(request), rows);
+        let card = card_of(
+            request,
+            requester,
+            redactor,
+            details_of(request, None),
+            rows,
+        );
         return (card, choices);
     }
     let mut choices = vec![ApprovalChoice::Approve, ApprovalChoice::Deny];
@@ -86,11 +92,11 @@ pub fn build_card(
         }
         AlwaysOffer::None => {}
     }
-    let mut details = details_of(request);
-    // What an "Always" covers, said on the card: never more than the admin can see.
-    match &request.decision.always {
-        AlwaysOffer::Command(key) => details.push_str(&format!(
-            "\n\n\"Always\" would allow {} for agent {} from now on.",
+    // What an "Always" covers, said before the preview: a long diff or task cut to fit the
+    // platform must not cut this off the card.
+    let covers = match &request.decision.always {
+        AlwaysOffer::Command(key) => Some(format!(
+            "\"Always\" would allow {} for agent {} from now on.",
             key.describe(),
             request.agent
         )),
@@ -101,23 +107,35 @@ pub fn build_card(
             } else {
                 format!("`{tool}` with any arguments")
             };
-            details.push_str(&format!(
-                "\n\n\"Always\" would allow {scope} in this session from now on (its reminders too), until revoked with /allowlist."
-            ));
+            Some(format!(
+                "\"Always\" would allow {scope} in this session from now on (its reminders too), until the grant is revoked."
+            ))
         }
-        AlwaysOffer::None => {}
-    }
+        AlwaysOffer::None => None,
+    };
     (
-        card_of(request, requester, redactor, details, rows),
+        card_of(
+            request,
+            requester,
+            redactor,
+            details_of(request, covers),
+            rows,
+        ),
         choices,
     )
 }
 
-/// What the call would do: its message, then its preview (the command, the diff). A call
-/// without a preview shows the arguments it would run with: nobody approves what they cannot
-/// read, and a tool that forgot its preview must not hide them.
-fn details_of(request: &ApprovalRequest) -> String {
+/// What the call would do: its message, then `note` (what an "Always" covers), then its
+/// preview (the command, the diff). A call without a preview shows the arguments it would run
+/// with: nobody approves what they cannot read, and a tool that forgot its preview must not
+/// hide them.
+fn details_of(request: &ApprovalRequest, note: Option<String>) -> String {
     let mut details = request.proposal.message.clone();
+    if let Some(note) = note {
+        details.push_str("\n\n");
+        details.push_str(&note);
+        details.push('\n');
+    }
     let arguments = || {
         let args = &request.proposal.execute_args;
         let empty = args.is_null() || args.as_object().is_some_and(|a| a.is_empty());

@@ -108,8 +108,9 @@ impl Approver for ConsoleApprover {
         })
     }
 
-    fn withdraw(&self, call_id: &str, outcome: &str) -> WithdrawFuture<'_> {
-        // The console's prompt ends with its answer future, dropped by now: nothing came first.
+    fn withdraw(&self, call_id: &str, _asked: &str, outcome: &str) -> WithdrawFuture<'_> {
+        // The operator's answer is read by the prompt's own future, which the executor
+        // polls first and drops for this: no answer is kept anywhere to have come first.
         say(&format!("(call {call_id}: {outcome} without an answer)\n"));
         Box::pin(std::future::ready(None))
     }

@@ -62,10 +62,11 @@ pub use crate::tools::hosts::{QuestionAsker, QuestionFuture};
 pub trait Approver: QuestionAsker {
     /// Shows the prompt and waits for its answer.
     fn ask(&self, request: ApprovalRequest) -> AnswerFuture<'_>;
-    /// The prompt was settled without an answer (decided again after another answer, `/mode`
-    /// or `/sandbox`): take the card down, showing the outcome. Resolves to the answer that
-    /// settled it first, if a press (or the deadline) beat the withdrawal: that answer stands.
-    fn withdraw(&self, call_id: &str, outcome: &str) -> WithdrawFuture<'_>;
+    /// The prompt of call `call_id` (fingerprint `asked`) was settled without an answer
+    /// (decided again after another answer, `/mode` or `/sandbox`): take the card down,
+    /// showing the outcome. Resolves to the answer that settled it first, if a press (or the
+    /// deadline) beat the withdrawal: that answer stands.
+    fn withdraw(&self, call_id: &str, asked: &str, outcome: &str) -> WithdrawFuture<'_>;
 }
 
 /// Nobody answers: every prompt is refused at once with the fix.
@@ -109,7 +110,7 @@ impl Approver for NobodyApproves {
         Box::pin(async move { Answer::Unanswerable { reason } })
     }
 
-    fn withdraw(&self, _call_id: &str, _outcome: &str) -> WithdrawFuture<'_> {
+    fn withdraw(&self, _call_id: &str, _asked: &str, _outcome: &str) -> WithdrawFuture<'_> {
         Box::pin(std::future::ready(None))
     }
 }

@@ -186,6 +186,13 @@ impl Executor {
         changes.borrow_and_update();
         loop {
             tokio::select! {
+                // In this order: a stopped run runs nothing, whatever a press said meanwhile;
+                // an answer already given wins over a change seen at the same time.
+                biased;
+                () = cancel.cancelled() => {
+                    let _ = self.approver.withdraw(&call.id, &call.fingerprint(), "cancelled").await;
+                    return Err(finish(ToolOutput::error("the run was stopped before this call was answered; nothing ran"), CallOutcome::Cancelled));
+                }
                 answer = &mut answer => {
                     return self.take_answer(session, call, &decision, proposal, answer);
                 }
@@ -205,27 +212,18 @@ impl Executor {
                         Decision::Allow => "allowed",
                         Decision::Deny => "denied",
                     };
-                    if let Some(first) = self.approver.withdraw(&call.id, outcome).await {
+                    let first = self.approver.withdraw(&call.id, &call.fingerprint(), outcome).await;
+                    if let Some(first) = first {
                         return self.take_answer(session, call, &decision, proposal, first);
                     }
-                    match redecided.1.decision {
-                        Decision::Prompt => continue,
-                        Decision::Allow => {
-                            let provenance = Provenance::Gate { source: redecided.1.source, reason_code: redecided.1.reason_code };
-                            let mut fields = provenance.fields();
-                            fields["redecided"] = Value::Bool(true);
-                            self.event(session, call, EventKind::PermissionGranted, fields);
-                            return Ok((provenance, redecided.0));
-                        }
-                        Decision::Deny => {
-                            return Err(self.denied(session, call, &redecided.1));
-                        }
+                    if redecided.1.decision == Decision::Deny {
+                        return Err(self.denied(session, call, &redecided.1));
                     }
-                }
-                () = cancel.cancelled() => {
-                    // The run stopped: nothing runs, whatever a press said meanwhile.
-                    let _ = self.approver.withdraw(&call.id, "cancelled").await;
-                    return Err(finish(ToolOutput::error("the run was stopped before this call was answered; nothing ran"), CallOutcome::Cancelled));
+                    let provenance = Provenance::Gate { source: redecided.1.source, reason_code: redecided.1.reason_code };
+                    let mut fields = provenance.fields();
+                    fields["redecided"] = Value::Bool(true);
+                    self.event(session, call, EventKind::PermissionGranted, fields);
+                    return Ok((provenance, redecided.0));
                 }
             }
         }

@@ -83,9 +83,12 @@ impl Executor {
             approver: Some(self.approver.clone() as Arc<dyn QuestionAsker>),
             companions: self.companions.clone(),
         };
+        // Only the shell's own `timeout_secs` (checked when proposed) lengthens the bound: an
+        // MCP tool's argument of that name is the server's business, not the executor's.
         let own_timeout = approved
             .execute_args()
             .get("timeout_secs")
+            .filter(|_| call.name == "execute_command")
             .and_then(Value::as_u64)
             .map_or(ctx.default_timeout, Duration::from_secs);
         // Marked running, durably, before it starts: after a crash it is reported as

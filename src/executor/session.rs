@@ -38,7 +38,7 @@ fn narrow_to(session: &mut Snapshot, bound: &Snapshot, mode: bool) {
         .retain(|key| bound.command_allowlist.contains(key));
     session.dials.sandbox = session.dials.sandbox.min(bound.dials.sandbox);
     if mode {
-        // Strictest first: the stricter of the two.
+        // `ApprovalMode` orders strictest first, so the smaller is the stricter.
         session.dials.mode = session.dials.mode.min(bound.dials.mode);
     }
 }

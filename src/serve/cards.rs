@@ -12,6 +12,9 @@ use crate::executor::approval::{
     Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture, WithdrawFuture,
 };
 use std::sync::{Arc, Mutex};
+use withdrawal::Withdrawal;
+
+mod withdrawal;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tollgate_surface::{BridgeErrorKind, Button, CardOutcome, CardRef, CardView, ChatRef};
@@ -311,33 +314,26 @@ impl Approver for CardApprover {
         Box::pin(self.ask_inner(request))
     }
 
-    fn withdraw(&self, call_id: &str, outcome: &str) -> WithdrawFuture<'_> {
+    fn withdraw(&self, call_id: &str, asked: &str, outcome: &str) -> WithdrawFuture<'_> {
         let shared = self.shared.clone();
-        let (session, run, call_id, outcome) = (
-            self.session.clone(),
-            self.current_run(),
-            call_id.to_string(),
-            outcome.to_string(),
+        let run = self.current_run();
+        // Settled before the call goes on: a press that lands after this finds the card
+        // withdrawn, and one that landed before is the answer.
+        let found = withdrawal::withdraw(
+            &shared.approvals,
+            &self.session,
+            &run,
+            call_id,
+            asked,
+            outcome,
         );
+        let outcome = outcome.to_string();
         Box::pin(async move {
-            // Settled before the call goes on: a press that lands after this finds the card
-            // withdrawn, and one that landed before is the answer.
-            let record = shared
-                .approvals
-                .for_call(&session, &run, &call_id)
-                .ok()
-                .flatten()?;
-            let token = ApprovalToken::parse(&record.token)?;
-            lock(&shared.waiters).remove(&record.token);
-            let settled = shared.approvals.settle(
-                &token,
-                PendingState::Withdrawn {
-                    outcome: outcome.clone(),
-                },
-            );
-            match settled {
-                Ok(true) => {
-                    // The card's edit is not waited for.
+            match found {
+                Withdrawal::Settled(record) => {
+                    lock(&shared.waiters).remove(&record.token);
+                    // The call goes on now; its card is edited beside it (a slow platform
+                    // must not hold up a decided call).
                     tokio::spawn(async move {
                         shared
                             .show_outcome(&record, &CardOutcome::Redecided { decision: outcome })
@@ -346,12 +342,13 @@ impl Approver for CardApprover {
                     });
                     None
                 }
-                _ => shared
-                    .approvals
-                    .get(&token)
-                    .ok()
-                    .flatten()
-                    .and_then(|r| answer_of(&r)),
+                Withdrawal::CameFirst { token, answer } => {
+                    if let Some(token) = token {
+                        lock(&shared.waiters).remove(&token);
+                    }
+                    Some(answer)
+                }
+                Withdrawal::NoCard => None,
             }
         })
     }

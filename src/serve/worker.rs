@@ -492,10 +492,19 @@ fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled,
         Arc::new(crate::executor::approval::NobodyApproves),
         None,
     )?;
-    // Freshly assembled, so never bounded before.
+    let chat = &worker.assembled.session;
+    // The stricter mode as it starts too: should the binding ever be refused (a session is
+    // bound once), the run still starts no wider than its chat.
+    let configured = assembled.session.snapshot().dials.mode;
     assembled
         .session
-        .bind_with_mode_to(worker.assembled.session.bound());
+        .set_mode(chat.snapshot().dials.mode.min(configured));
+    if !assembled.session.bind_with_mode_to(chat.bound()) {
+        tracing::warn!(
+            "session {}: a reminder's run was already bound; it keeps its chat's mode as it started",
+            worker.key
+        );
+    }
     Ok(assembled)
 }
 

@@ -318,6 +318,8 @@ mod tests {
             )
         };
         assert!(with(1.into()).is_ok());
+        // Providers send `null` for an optional argument they leave out: the default.
+        assert!(with(Value::Null).is_ok());
         assert!(with(shell::MAX_TIMEOUT_SECS.into()).is_ok());
         for refused in [
             Value::from(0),

@@ -128,17 +128,17 @@ pub(super) fn tools() -> Vec<Builtin> {
             // unasked: the card shows the task whole and the tools it would get.
             plan: |args, _| {
                 let task = crate::tools::args::string(args, "task").unwrap_or_default();
-                let tools: Vec<&str> = args
+                // Read as the execute half reads it: a list of names (others dropped); none
+                // given means the parent's own toolset, less what a subagent never gets.
+                let tools: Option<Vec<&str>> = args
                     .get("tools")
                     .and_then(|t| t.as_array())
-                    .into_iter()
-                    .flatten()
-                    .map(|t| t.as_str().unwrap_or("?"))
-                    .collect();
-                let with = if tools.is_empty() {
-                    "all of this agent's tools but spawn_subagent".to_string()
-                } else {
-                    tools.join(", ")
+                    .map(|list| list.iter().filter_map(|t| t.as_str()).collect());
+                let with = match tools {
+                    None => "all of this agent's tools but spawn_subagent and the reminder tools"
+                        .to_string(),
+                    Some(tools) if tools.is_empty() => "no tools".to_string(),
+                    Some(tools) => tools.join(", "),
                 };
                 Ok(Plan {
                     message: format!(

@@ -44,7 +44,8 @@ pub(super) fn tools() -> Vec<Builtin> {
             }
             // Bounded (design: "Bounded"): a timeout past a day, or past what the integer
             // reader takes, would leave a command running unbounded (or overflow the deadline).
-            if let Some(t) = args.get("timeout_secs")
+            let asked_timeout = args.get("timeout_secs").filter(|t| !t.is_null());
+            if let Some(t) = asked_timeout
                 && !t
                     .as_u64()
                     .is_some_and(|t| (1..=MAX_TIMEOUT_SECS).contains(&t))
@@ -53,8 +54,7 @@ pub(super) fn tools() -> Vec<Builtin> {
                     "`timeout_secs` must be between 1 and {MAX_TIMEOUT_SECS} (a day), not {t}"
                 )));
             }
-            let timeout = args
-                .get("timeout_secs")
+            let timeout = asked_timeout
                 .map(|t| format!(" (timeout {t} s)"))
                 .unwrap_or_default();
             Ok(Plan {

@@ -100,7 +100,8 @@ fn reads_only(
 }
 
 /// What a request sends beyond its method and URL, for the card: each header on its own
-/// line, then the body.
+/// line, then the body. A credential header's value is hidden: a card may go to a whole
+/// chat, and the admin judges where it goes and that it carries one, not the secret itself.
 fn request_preview(
     headers: Option<&serde_json::Map<String, serde_json::Value>>,
     body: Option<&str>,
@@ -108,13 +109,40 @@ fn request_preview(
     let mut lines: Vec<String> = headers
         .into_iter()
         .flatten()
-        .map(|(name, value)| format!("{name}: {}", value.as_str().unwrap_or_default()))
+        .map(|(name, value)| {
+            let value = value.as_str().unwrap_or_default();
+            if carries_credential(name) {
+                format!("{name}: {}", hidden(value))
+            } else {
+                format!("{name}: {value}")
+            }
+        })
         .collect();
     if let Some(body) = body.filter(|b| !b.is_empty()) {
         lines.push(String::new());
         lines.push(body.to_string());
     }
     (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// Whether a header (`Authorization`, `Cookie`, `X-Api-Key`, …) carries a credential: a name
+/// a shell child's environment would hide, or a cookie.
+fn carries_credential(name: &str) -> bool {
+    crate::policy::env::is_secret_name(name) || name.to_ascii_lowercase().contains("cookie")
+}
+
+/// A credential's value as a card shows it: its scheme (`Bearer`), if it has one, and its
+/// length.
+fn hidden(value: &str) -> String {
+    let (scheme, secret) = match value.trim().split_once(' ') {
+        Some((scheme, rest))
+            if scheme.len() <= 10 && scheme.chars().all(|c| c.is_ascii_alphabetic()) =>
+        {
+            (format!("{scheme} "), rest)
+        }
+        _ => (String::new(), value),
+    };
+    format!("{scheme}‹hidden, {} characters›", secret.chars().count())
 }
 
 /// The host of an http(s) URL.
@@ -168,12 +196,21 @@ mod tests {
         }
     }
 
+    /// A request's card shows its headers and body; a credential header's value is hidden
+    /// (the card may go to the whole chat), its scheme and length kept.
     #[test]
-    fn a_requests_preview_shows_its_headers_and_body() {
-        let h = json!({"Authorization": "Bearer x", "X-Trace": "1"});
+    fn a_requests_preview_shows_its_headers_and_body_but_not_its_credentials() {
+        let h = json!({
+            "Authorization": "Bearer sk-live-1234",
+            "Cookie": "session=abc",
+            "X-Api-Key": "k-99",
+            "X-Trace": "1"
+        });
         assert_eq!(
             request_preview(h.as_object(), Some("payload")).as_deref(),
-            Some("Authorization: Bearer x\nX-Trace: 1\n\npayload")
+            Some(
+                "Authorization: Bearer ‹hidden, 12 characters›\nCookie: ‹hidden, 11 characters›\nX-Api-Key: ‹hidden, 4 characters›\nX-Trace: 1\n\npayload"
+            )
         );
         assert_eq!(request_preview(None, None), None);
         assert_eq!(request_preview(None, Some("")), None);

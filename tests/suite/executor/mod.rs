@@ -172,7 +172,7 @@ impl Approver for Scripted {
             }
         })
     }
-    fn withdraw(&self, call_id: &str, outcome: &str) -> WithdrawFuture<'_> {
+    fn withdraw(&self, call_id: &str, _asked: &str, outcome: &str) -> WithdrawFuture<'_> {
         self.withdrawn
             .lock()
             .unwrap()

@@ -180,8 +180,8 @@ async fn a_subagents_card_shows_its_task_and_tools() {
 
 /// A card whose details were cut goes out only after the file with the whole text: when
 /// Telegram refuses the file, no pressable card shows a part of what would run (the card
-/// used to go first, and stayed approvable with the file missing). Nobody can answer, so
-/// the call times out unrun.
+/// used to go first, and stayed approvable with the file missing). Like any card whose
+/// platform refused it, it waits (a restart sends it again); nobody answers, so it times out.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_card_whose_details_file_fails_is_not_sent() {
     let content = format!("hidden tail{}", " and padded".repeat(300));
@@ -213,6 +213,11 @@ async fn a_card_whose_details_file_fails_is_not_sent() {
         served.log()
     );
     assert!(!served.path("ws/telegram_10/out.txt").exists());
+    let told = served.llm.requests()[1].body["messages"].to_string();
+    assert!(
+        told.contains("nobody answered the approval request in time"),
+        "{told}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
