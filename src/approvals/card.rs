@@ -189,6 +189,22 @@ mod tests {
         }
     }
 
+    /// Proposals made for a workspace that does not exist (nothing here reads files).
+    fn nowhere() -> crate::tools::ProposeContext {
+        crate::tools::ProposeContext {
+            workspace: "/nonexistent".into(),
+            prefix_binaries: vec![],
+            roots: crate::policy::sandbox::Roots {
+                workspace: "/nonexistent".into(),
+                writable: vec![],
+                readable: vec![],
+                protected: vec![],
+            },
+            sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
+            companions: Default::default(),
+        }
+    }
+
     fn card_for(proposal: crate::tools::Proposal) -> ApprovalCard {
         card_offering(proposal, AlwaysOffer::None)
     }
@@ -282,18 +298,7 @@ mod tests {
         let tools = crate::tools::builtin::all();
         let propose = |name: &str, args: Value| {
             let tool = tools.iter().find(|t| t.name == name).unwrap();
-            let context = crate::tools::ProposeContext {
-                workspace: "/nonexistent".into(),
-                prefix_binaries: vec![],
-                roots: crate::policy::sandbox::Roots {
-                    workspace: "/nonexistent".into(),
-                    writable: vec![],
-                    readable: vec![],
-                    protected: vec![],
-                },
-                sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
-                companions: Default::default(),
-            };
+            let context = nowhere();
             card_for(tool.propose(&args, &context).unwrap()).details
         };
         let request = propose(
@@ -329,18 +334,7 @@ mod tests {
     #[test]
     fn an_always_this_tool_card_says_what_it_would_allow() {
         let tools = crate::tools::builtin::all();
-        let context = crate::tools::ProposeContext {
-            workspace: "/nonexistent".into(),
-            prefix_binaries: vec![],
-            roots: crate::policy::sandbox::Roots {
-                workspace: "/nonexistent".into(),
-                writable: vec![],
-                readable: vec![],
-                protected: vec![],
-            },
-            sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
-            companions: Default::default(),
-        };
+        let context = nowhere();
         let offered = |name: &str, args: Value| {
             let tool = tools.iter().find(|t| t.name == name).unwrap();
             card_offering(tool.propose(&args, &context).unwrap(), AlwaysOffer::Tool)
