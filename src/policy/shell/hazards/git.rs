@@ -17,7 +17,44 @@ const GLOBAL_WITH_VALUE: &[&str] = &[
     "--super-prefix",
     "--list-cmds",
     "--attr-source",
+    "--shallow-file",
 ];
+
+/// Global options that take no value. Any other word starting with `-` before the subcommand
+/// is one tollgate does not know: it could take the next word and hide the real subcommand
+/// (and a `-c` after it), so the command is high-risk.
+const GLOBAL_FLAGS: &[&str] = &[
+    "-p",
+    "--paginate",
+    "-P",
+    "--no-pager",
+    "--no-replace-objects",
+    "--no-lazy-fetch",
+    "--no-optional-locks",
+    "--no-advice",
+    "--bare",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--html-path",
+    "--man-path",
+    "--info-path",
+    "--exec-path",
+    "--version",
+    "-v",
+    "--help",
+    "-h",
+];
+
+/// Whether `word` is a cluster of short options (`-qx`, `-iO'cmd'`) holding `letter`: git
+/// reads `-qx cmd` as `-q -x cmd`. Letters of an attached value count too, so a value that
+/// holds the letter is judged as if it were the option (a prompt, never a miss).
+fn cluster_has(word: &str, letter: char) -> bool {
+    word.strip_prefix('-')
+        .filter(|cluster| !cluster.starts_with('-'))
+        .is_some_and(|cluster| cluster.contains(letter))
+}
 
 /// Config keys (lowercased) whose value is a program, a shell snippet or a hook location.
 fn key_runs_code(key: &str) -> bool {
@@ -98,6 +135,12 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
         if !t.starts_with('-') {
             break;
         }
+        let name = t.split_once('=').map_or(t, |(name, _)| name);
+        if !GLOBAL_WITH_VALUE.contains(&name) && !GLOBAL_FLAGS.contains(&name) {
+            return Some(format!(
+                "`git {name}` is an option before the subcommand that tollgate does not know: it could hide what runs"
+            ));
+        }
         i += if GLOBAL_WITH_VALUE.contains(&t) { 2 } else { 1 };
     }
     let subcommand = *texts.get(i)?;
@@ -115,8 +158,8 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
         "--output",
         "--template",
         "--config",
-    ]) || (subcommand == "grep" && rest.iter().any(|a| a.starts_with("-O")))
-        || (subcommand == "clone" && rest.iter().any(|a| a.starts_with("-c")))
+    ]) || (subcommand == "grep" && rest.iter().any(|a| cluster_has(a, 'O')))
+        || (subcommand == "clone" && rest.iter().any(|a| cluster_has(a, 'c')))
     {
         return Some(format!(
             "`git {subcommand}` with these arguments runs a program or writes where it is told"
@@ -129,13 +172,18 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
         ));
     }
     let runs = match subcommand {
-        "clone" | "fetch" | "pull" | "ls-remote" | "archive" => rest
-            .iter()
-            .any(|a| *a == "-u" || (a.starts_with("-u") && !a.starts_with("--"))),
+        "clone" | "fetch" | "pull" | "ls-remote" | "archive" => {
+            rest.iter().any(|a| cluster_has(a, 'u'))
+        }
         "submodule" => rest.contains(&"foreach"),
         "bisect" => rest.first() == Some(&"run"),
-        "rebase" => has(&["-x"]) || rest.iter().any(|a| a.starts_with("-x")),
-        "difftool" | "mergetool" => has(&["-x", "--extcmd", "--tool", "-t"]),
+        "rebase" => rest.iter().any(|a| cluster_has(a, 'x')),
+        "difftool" | "mergetool" => {
+            has(&["--extcmd", "--tool"])
+                || rest
+                    .iter()
+                    .any(|a| cluster_has(a, 'x') || cluster_has(a, 't'))
+        }
         "filter-branch" | "filter-repo" => true,
         "config" => rest.iter().any(|a| !a.starts_with('-') && key_runs_code(a)),
         "daemon" | "instaweb" | "send-email" | "credential" | "upload-pack" | "receive-pack"
@@ -185,6 +233,17 @@ mod tests {
             "git clone --template=./t ./src dst",
             "git clone -c core.fsmonitor=x ./src dst",
             "git fetch --upload-p=x",
+            // Short options stacked: git reads `-qx cmd` as `-q -x cmd`.
+            "git grep -iO'bash p' TODO",
+            "git rebase -qx 'bash p' HEAD~1",
+            "git difftool -yx 'bash p' HEAD~1",
+            "git mergetool -yt x",
+            "git clone -qc filter.x.smudge=p url",
+            "git fetch -qu 'sh -c id' origin",
+            // A global option that takes a value, or one tollgate does not know, before `-c`.
+            "git --shallow-file X -c alias.q='!bash p' q",
+            "git --frobnicate X -c alias.q='!bash p' q",
+            "git -Crepo status",
         ] {
             assert!(check(cmd).is_some(), "{cmd}");
         }
@@ -202,6 +261,11 @@ mod tests {
             "git config user.name x",
             "git config --get remote.origin.url",
             "git clone https://x/y",
+            "git --no-pager log",
+            "git -P --git-dir=.git --work-tree . status",
+            "git rebase -i main",
+            "git fetch --quiet origin",
+            "git grep -in TODO",
         ] {
             assert_eq!(check(cmd), None, "{cmd}");
         }
