@@ -83,6 +83,11 @@ fn finds_hidden_programs() {
         "at now",
         "make --eval='x:;id'",
         "make SHELL=./x build",
+        // Assignment operators: the variable is still SHELL; `!=` runs its value at start.
+        "make test 'SHELL:=./p'",
+        "make test SHELL+=x",
+        "make test 'X!=bash p'",
+        "make test 'SHELL :=./p'",
         "make test -f ./evil.mk",
         "make -C ../other test",
         "cargo build --config build.rustc-wrapper=./x",

@@ -122,11 +122,15 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
     let hit = match name {
         "make" | "gmake" => {
             // `make build CC=./x`: a variable given on the command line overrides the
-            // makefile's; one that names a program, or a value with make code, runs it.
+            // makefile's; one that names a program, or a value with make code, runs it. The
+            // name is read without its assignment operator (`SHELL:=`, `X?=`), and `X!=cmd`
+            // runs cmd in the shell as make starts.
             args.any(|t| {
                 !t.starts_with('-')
                     && t.split_once('=').is_some_and(|(name, value)| {
-                        super::variables::names_code(name)
+                        let name = name.trim().trim_end_matches([':', '+', '?', '!']).trim();
+                        t.contains("!=")
+                            || super::variables::names_code(name)
                             || matches!(name, "AS" | "SHELL" | "MAKESHELL" | "MAKEFILES")
                             || value.contains("$(")
                             || value.contains("${")
