@@ -128,6 +128,13 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
         fail(&format!("prctl: {}", std::io::Error::last_os_error()));
     }
+    // A session of its own, without the service's controlling terminal: a command must not
+    // type into the operator's console (`TIOCSTI`, answering its approval prompt), read its
+    // keys or draw on it (bubblewrap's CVE-2017-5226).
+    // SAFETY: setsid only changes this process's session and process group.
+    if unsafe { libc::setsid() } == -1 {
+        fail(&format!("setsid: {}", std::io::Error::last_os_error()));
+    }
     if let Err(e) = remount_proc() {
         fail(&e);
     }

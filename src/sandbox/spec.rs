@@ -80,8 +80,9 @@ pub const SYSTEM_READ: &[&str] = &[
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
 /// Device files any command may write.
-pub const DEVICE_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Not `/dev/tty`: a command has no terminal (it runs in a session of its own), and the
+/// service's must stay out of its reach.
+pub const DEVICE_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];

@@ -119,6 +119,32 @@ async fn writes_stay_in_the_workspace() {
     assert_ne!(shadow.exit_code, Some(0), "{}", text(&shadow));
 }
 
+/// A command leaves the service's terminal behind: it leads a session of its own (so it
+/// cannot type into the operator's console with `TIOCSTI`, read its keys or draw on it), and
+/// `/dev/tty` is outside the sandbox.
+#[tokio::test]
+async fn a_command_has_no_terminal_of_the_service() {
+    let p = place();
+    let out = run(
+        &p,
+        SandboxPolicy::WorkspaceWrite,
+        false,
+        "cut -d' ' -f6 /proc/self/stat; : > /dev/tty",
+    )
+    .await;
+    assert_eq!(
+        out.stdout.text().trim(),
+        "1",
+        "its own session: {}",
+        text(&out)
+    );
+    assert!(
+        out.stderr.text().contains("Permission denied"),
+        "{}",
+        text(&out)
+    );
+}
+
 #[tokio::test]
 async fn read_only_writes_only_its_temp_dir() {
     let p = place();
