@@ -40,15 +40,30 @@ pub(super) fn evaluates_strings(segment: &Segment) -> bool {
                         && (name.starts_with('!')
                             || op.contains('@')
                             || op.starts_with('[')
-                            || op.starts_with(':'))
+                            || (op.starts_with(':') && !numeric_substring(op)))
                 }
                 _ => false,
             })
         })
 }
 
-/// Strings that no rule read: a quoted literal holding a `$` or a backtick (whole, or a piece
-/// of one put together later: `a='$'; b='(id)'; x="z[$a$b]"`), input read by `read`/`mapfile`
+/// `${x:2}`, `${x:0:3}`, `${x: -2}`: a substring whose offset and length are plain numbers,
+/// which evaluates nothing it was given.
+fn numeric_substring(op: &str) -> bool {
+    let Some(rest) = op.strip_prefix(':') else {
+        return false;
+    };
+    let number = |n: &str| {
+        let n = n.trim();
+        let digits = n.strip_prefix('-').unwrap_or(n);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    };
+    !rest.starts_with(['-', '=', '?', '+']) && rest.split(':').all(number)
+}
+
+/// Strings that no rule read: a literal holding a `$` or a backtick (whole, or a piece of one
+/// put together later: `a='$'; b='(id)'; x="z[$a$b]"`, or a lone unquoted `$`), the names of
+/// files a glob matches (a file may be named `x[$(cmd)].log`), input read by `read`/`mapfile`
 /// or `printf -v`, a heredoc or a here-string.
 pub(super) fn brings_in_strings(segment: &Segment) -> bool {
     let command = segment.words.first().and_then(command_name);
@@ -56,9 +71,10 @@ pub(super) fn brings_in_strings(segment: &Segment) -> bool {
         || (command == Some("printf") && segment.words.iter().any(|w| w.text().starts_with("-v")));
     let inline_input = segment.redirects.iter().any(|r| r.feeds_inline_input());
     let hidden_code = segment.all_words().any(|w| {
-        w.parts.iter().any(|p| {
-            matches!(p, WordPart::Literal { text, quoted: true } if text.contains('$') || text.contains('`'))
-        })
+        w.glob
+            || w.parts.iter().any(|p| {
+                matches!(p, WordPart::Literal { text, .. } if text.contains('$') || text.contains('`'))
+            })
     });
     reads || inline_input || hidden_code
 }
@@ -90,6 +106,12 @@ mod tests {
             "declare -a a='([0]=$(id))'",
             "a=(); unset 'a[$(id)]'",
             "a=(); read 'a[$(id)]' <<< x",
+            // A lone unquoted `$` put together with a quoted `(cmd)`.
+            "p=$; f=a[$p\"(bash p)]\"; [[ $f -eq 0 ]]",
+            // A file named `x[$(cmd)].log`, matched by the glob.
+            "for f in *.log; do n=${f%.log}; [[ $n -gt 5 ]] && echo \"$f\"; done",
+            "ls *.log | while read n; do echo $((n)); done",
+            "for f in *.log; do echo ${f:$n}; done",
         ] {
             assert!(flagged(cmd), "{cmd}");
         }
@@ -102,6 +124,8 @@ mod tests {
             "n=\"$1\"; echo $((n * 2))",
             "total=\"$a\"; [[ $total -gt 5 ]] && echo big",
             "for f in *.txt; do n=\"${f%.txt}\"; echo \"${n:0:3}\"; done",
+            "for f in *.txt; do echo \"${f: -4}\"; done",
+            "x=abc; echo ${x:1}",
         ] {
             assert!(!flagged(cmd), "{cmd}");
         }
