@@ -104,6 +104,13 @@ impl ShellRunner {
         spec.shell = bash.clone();
         let mut env = env.clone();
         env.insert("HOME".into(), spec.workspace.display().to_string());
+        // HOME is the workspace, which the agent can write: a config file there that names a
+        // program must not be read by a command a key allows as harmless (`kubectl get`
+        // runs `~/.kube/config`'s credential plugins; `~/.config/go/env` can set
+        // `GOFLAGS=-toolexec=./p`). Unless the service says where, they read nothing.
+        env.entry("KUBECONFIG".into())
+            .or_insert_with(|| "/dev/null".into());
+        env.entry("GOENV".into()).or_insert_with(|| "off".into());
         env.insert("PWD".into(), spec.workspace.display().to_string());
         env.insert("TMPDIR".into(), spec.tmpdir.display().to_string());
         if !spec.trust_git_config {

@@ -145,6 +145,21 @@ async fn a_command_has_no_terminal_of_the_service() {
     );
 }
 
+/// Config files under HOME (the workspace, which the agent writes) that name programs are not
+/// read: kubectl's credential plugins, go's GOFLAGS.
+#[tokio::test]
+async fn tools_do_not_read_program_naming_config_from_the_workspace() {
+    let p = place();
+    let out = run(
+        &p,
+        SandboxPolicy::WorkspaceWrite,
+        false,
+        "echo \"$KUBECONFIG $GOENV\"",
+    )
+    .await;
+    assert_eq!(out.stdout.text().trim(), "/dev/null off", "{}", text(&out));
+}
+
 #[tokio::test]
 async fn read_only_writes_only_its_temp_dir() {
     let p = place();

@@ -200,7 +200,13 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 // `npm init foo` downloads and runs `create-foo`.
                 || (matches!(first, Some("init" | "innit" | "create")) && operands > 0)
         }
-        "uv" => matches!(first, Some("run" | "tool")),
+        // `--python ./p` runs that file to inspect it, in every uv command (`uv pip list`).
+        "uv" => {
+            matches!(first, Some("run" | "tool"))
+                || args
+                    .values(&["--python", "-p"])
+                    .any(|v| v.contains('/') || v.starts_with(['.', '~']))
+        }
         "pipx" | "poetry" | "pipenv" | "conda" | "pdm" | "hatch" | "rye" => first == Some("run"),
         "mise" | "rtx" => matches!(first, Some("exec" | "x" | "run" | "r")),
         "direnv" => first == Some("exec"),
