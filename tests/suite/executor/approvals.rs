@@ -11,40 +11,51 @@ use tollgate::executor::{CallOutcome, ToolCallRequest};
 use tollgate::policy::{DecisionSource, ReasonCode};
 use tollgate::tools::Provenance;
 
-#[tokio::test]
-async fn an_always_answer_decides_the_waiting_calls_again() {
-    let b = bench(false);
-    let first = b.approver.expect("w1");
+/// Runs a batch of two writes (`w1` "1" to one.txt, `w2` "2" to two.txt) and `more`, and
+/// returns once both writes wait for an answer (or after two seconds).
+async fn two_writes_and(
+    b: &super::Bench,
+    more: Vec<ToolCallRequest>,
+) -> tokio::task::JoinHandle<Vec<tollgate::executor::ToolCallResult>> {
     let executor = b.executor.clone();
     let session = b.session.clone();
+    let mut calls = vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "one.txt", "content": "1"}),
+        ),
+        call(
+            "w2",
+            "write_file",
+            json!({"path": "two.txt", "content": "2"}),
+        ),
+    ];
+    calls.extend(more);
     let run = tokio::spawn(async move {
         executor
-            .run_batch(
-                session,
-                vec![
-                    call(
-                        "w1",
-                        "write_file",
-                        json!({"path": "one.txt", "content": "1"}),
-                    ),
-                    call(
-                        "w2",
-                        "write_file",
-                        json!({"path": "two.txt", "content": "2"}),
-                    ),
-                    call("r", "read_file", json!({"path": "missing.txt"})),
-                ],
-                CancellationToken::new(),
-            )
+            .run_batch(session, calls, CancellationToken::new())
             .await
     });
-    // Both writes wait with their own card; the read ran unasked.
     for _ in 0..100 {
         if b.approver.asked_ids().len() == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    run
+}
+
+#[tokio::test]
+async fn an_always_answer_decides_the_waiting_calls_again() {
+    let b = bench(false);
+    let first = b.approver.expect("w1");
+    let run = two_writes_and(
+        &b,
+        vec![call("r", "read_file", json!({"path": "missing.txt"}))],
+    )
+    .await;
+    // Both writes wait with their own card; the read ran unasked.
     let mut asked = b.approver.asked_ids();
     asked.sort();
     assert_eq!(asked, ["w1", "w2"]);
@@ -110,34 +121,7 @@ async fn a_deny_press_that_came_first_beats_a_redecision_that_allows() {
             by: "telegram:43".into(),
         },
     );
-    let executor = b.executor.clone();
-    let session = b.session.clone();
-    let run = tokio::spawn(async move {
-        executor
-            .run_batch(
-                session,
-                vec![
-                    call(
-                        "w1",
-                        "write_file",
-                        json!({"path": "one.txt", "content": "1"}),
-                    ),
-                    call(
-                        "w2",
-                        "write_file",
-                        json!({"path": "two.txt", "content": "2"}),
-                    ),
-                ],
-                CancellationToken::new(),
-            )
-            .await
-    });
-    for _ in 0..100 {
-        if b.approver.asked_ids().len() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let run = two_writes_and(&b, vec![]).await;
     assert_eq!(b.approver.asked_ids().len(), 2);
     // w1's "always" decides w2 again (allow); w2's card was denied first.
     first
