@@ -191,18 +191,7 @@ mod tests {
 
     /// Proposals made for a workspace that does not exist (nothing here reads files).
     fn nowhere() -> crate::tools::ProposeContext {
-        crate::tools::ProposeContext {
-            workspace: "/nonexistent".into(),
-            prefix_binaries: vec![],
-            roots: crate::policy::sandbox::Roots {
-                workspace: "/nonexistent".into(),
-                writable: vec![],
-                readable: vec![],
-                protected: vec![],
-            },
-            sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
-            companions: Default::default(),
-        }
+        crate::tools::ProposeContext::for_tests(std::path::Path::new("/nonexistent"))
     }
 
     fn card_for(proposal: crate::tools::Proposal) -> ApprovalCard {
@@ -237,18 +226,7 @@ mod tests {
     fn every_builtin_tools_card_shows_its_arguments() {
         let workspace = tempfile::tempdir().unwrap();
         let root = crate::policy::paths::canonical_root(workspace.path());
-        let context = crate::tools::ProposeContext {
-            workspace: root.clone(),
-            prefix_binaries: vec![],
-            roots: crate::policy::sandbox::Roots {
-                workspace: root.clone(),
-                writable: vec![root.clone()],
-                readable: vec![],
-                protected: vec![],
-            },
-            sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
-            companions: Default::default(),
-        };
+        let context = crate::tools::ProposeContext::for_tests(&root);
         let mut hidden = Vec::new();
         for tool in crate::tools::builtin::all() {
             let args: serde_json::Map<String, Value> = tool
@@ -273,7 +251,6 @@ mod tests {
             let card = card_for(proposal);
             for (name, value) in args.as_object().unwrap() {
                 let shown = match value {
-                    Value::String(s) if s.starts_with("marker-") => s.clone(),
                     Value::String(s) => s.clone(),
                     Value::Array(_) | Value::Object(_) => format!("marker-{name}"),
                     other => other.to_string(),

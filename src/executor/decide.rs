@@ -250,30 +250,22 @@ impl Executor {
             | Answer::Picked { by, .. } => by.clone(),
             _ => String::new(),
         };
+        // An "always" is saved before the call runs: unsaved, nothing runs.
+        let saved = match (&answer, &decision.approval_key) {
+            (Answer::AlwaysTool { .. }, _) => session.allow_tool(&call.name, &by, &now),
+            (Answer::AlwaysCommand { .. }, Some(key)) => session.allow_command(key, &by, &now),
+            _ => Ok(()),
+        };
+        if let Err(e) = saved {
+            return Err(finish(
+                ToolOutput::error(format!(
+                    "the approval could not be saved ({e}); nothing ran"
+                )),
+                CallOutcome::Refused,
+            ));
+        }
         match answer {
-            Answer::Approve { .. } => {}
-            Answer::AlwaysTool { .. } => {
-                if let Err(e) = session.allow_tool(&call.name, &by, &now) {
-                    return Err(finish(
-                        ToolOutput::error(format!(
-                            "the approval could not be saved ({e}); nothing ran"
-                        )),
-                        CallOutcome::Refused,
-                    ));
-                }
-            }
-            Answer::AlwaysCommand { .. } => {
-                if let Some(key) = &decision.approval_key
-                    && let Err(e) = session.allow_command(key, &by, &now)
-                {
-                    return Err(finish(
-                        ToolOutput::error(format!(
-                            "the approval could not be saved ({e}); nothing ran"
-                        )),
-                        CallOutcome::Refused,
-                    ));
-                }
-            }
+            Answer::Approve { .. } | Answer::AlwaysTool { .. } | Answer::AlwaysCommand { .. } => {}
             Answer::Picked { option, bind, .. } => {
                 if let Err(refused) = self.apply_pick(session, &mut proposal, &option, bind, &by) {
                     return Err(finish(ToolOutput::error(refused), CallOutcome::Refused));

@@ -109,12 +109,7 @@ impl SessionPolicy {
     /// reminder's run by its chat's session). A session is bounded once: false, and the first
     /// bound kept, if it already was.
     pub fn bind_to(&self, bound: watch::Receiver<Snapshot>) -> bool {
-        self.bound
-            .set(Bound {
-                session: bound,
-                mode: false,
-            })
-            .is_ok()
+        self.bind(bound, false)
     }
 
     /// Bounds this session as [`SessionPolicy::bind_to`] does, and its mode too: every
@@ -122,12 +117,11 @@ impl SessionPolicy {
     /// to its chat: an admin's stricter `/mode` reaches it while it runs, and a wider one
     /// never widens it past its own.
     pub fn bind_with_mode_to(&self, bound: watch::Receiver<Snapshot>) -> bool {
-        self.bound
-            .set(Bound {
-                session: bound,
-                mode: true,
-            })
-            .is_ok()
+        self.bind(bound, true)
+    }
+
+    fn bind(&self, session: watch::Receiver<Snapshot>, mode: bool) -> bool {
+        self.bound.set(Bound { session, mode }).is_ok()
     }
 
     /// What bounds this session: the live session it was bounded by, or else itself (for a

@@ -12,12 +12,12 @@ use crate::executor::approval::{
     Answer, AnswerFuture, ApprovalRequest, Approver, QuestionFuture, WithdrawFuture,
 };
 use std::sync::{Arc, Mutex};
-use withdrawal::Withdrawal;
-
-mod withdrawal;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tollgate_surface::{BridgeErrorKind, Button, CardOutcome, CardRef, CardView, ChatRef};
+use withdrawal::Withdrawal;
+
+mod withdrawal;
 
 /// Answers a session's prompts through cards.
 /// Withdraws a question when its wait ends unanswered — timed out, or dropped because the run

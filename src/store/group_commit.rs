@@ -16,8 +16,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
 /// How long the flusher waits for more async callers before a flush, when the flush before
 /// answered more than one: under load a commit then covers more turns (serve's CPU a message
 /// fell about 4% in both of the benchmark's bursts, medians of eight alternating runs whose
-/// spreads overlap: docs/benchmarks.md), and a lone caller is never kept waiting. Durability is unchanged: every caller still returns
-/// only after a flush that started after it called.
+/// spreads overlap: docs/benchmarks.md), and a lone caller is never kept waiting. Durability
+/// is unchanged: every caller still returns only after a flush that started after it called.
 const LINGER: std::time::Duration = std::time::Duration::from_micros(1500);
 
 /// Callers that make the flusher stop lingering at once: a commit this big shares enough.

@@ -50,6 +50,23 @@ impl CompanionView {
 }
 
 impl ProposeContext {
+    /// A context for proposals in tests: workspace `root`, writable, no other roots.
+    #[cfg(test)]
+    pub(crate) fn for_tests(root: &Path) -> Self {
+        ProposeContext {
+            workspace: root.to_path_buf(),
+            prefix_binaries: vec![],
+            roots: Roots {
+                workspace: root.to_path_buf(),
+                writable: vec![root.to_path_buf()],
+                readable: vec![],
+                protected: vec![],
+            },
+            sandbox: SandboxPolicy::WorkspaceWrite,
+            companions: CompanionView::default(),
+        }
+    }
+
     /// Whether the sandbox would let this call read `path`.
     #[must_use]
     pub fn may_read(&self, path: &Path) -> bool {

@@ -286,25 +286,14 @@ pub fn all() -> Vec<Builtin> {
 mod tests {
     use super::*;
 
-    fn propose_context() -> ProposeContext {
-        ProposeContext {
-            workspace: std::path::PathBuf::from("/nonexistent/ws"),
-            prefix_binaries: vec![],
-            roots: crate::policy::sandbox::Roots {
-                workspace: std::path::PathBuf::from("/nonexistent/ws"),
-                writable: vec![],
-                readable: vec![],
-                protected: vec![],
-            },
-            sandbox: crate::policy::mode::SandboxPolicy::WorkspaceWrite,
-            companions: Default::default(),
-        }
-    }
-
     fn propose(tool: &str, args: Value) -> Result<Proposal, ToolError> {
         let tools = all();
         let tool = tools.iter().find(|t| t.name == tool).unwrap();
-        Tool::propose(tool, &args, &propose_context())
+        Tool::propose(
+            tool,
+            &args,
+            &ProposeContext::for_tests(std::path::Path::new("/nonexistent/ws")),
+        )
     }
 
     /// A command's timeout is bounded: one past a day, or past what fits the deadline
