@@ -318,6 +318,14 @@ fn describe_agent(
             let _ = writeln!(out, "  {label} {}", list.join(", "));
         }
     }
+    if !agent.private_hosts.is_empty() {
+        let hosts: Vec<String> = agent
+            .private_hosts
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let _ = writeln!(out, "  private_hosts {}", hosts.join(", "));
+    }
     let _ = writeln!(out, "  tools {}", agent.tools.join(", "));
     describe_companions(out, warnings, name, agent);
     if !agent.denied_tools.is_empty() {

@@ -3,6 +3,7 @@
 
 use super::lists::{AccessId, list};
 use crate::policy::mode::{ApprovalMode, SandboxPolicy};
+use crate::policy::private_hosts::HostPattern;
 use crate::policy::shell::approval_key::DEFAULT_PREFIX_BINARIES;
 use crate::policy::tier::{Tier, ToolPolicy};
 use serde::{Deserialize, Serialize};
@@ -127,6 +128,11 @@ pub struct AgentConfig {
     pub sandbox: SandboxPolicy,
     #[serde(default)]
     pub network_access: bool,
+    /// Hosts on loopback, private, link-local or other non-public addresses that the web
+    /// tools may reach: names, addresses or ranges (`10.0.0.0/8`). Anything else non-public is
+    /// refused in every sandbox (cloud metadata answers on a link-local address).
+    #[serde(default, deserialize_with = "list")]
+    pub private_hosts: Vec<HostPattern>,
     /// Each session works in `<workspace>/<session>`; `data/workspaces/<agent>` when absent.
     #[serde(default)]
     pub workspace: Option<PathBuf>,

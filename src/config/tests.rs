@@ -155,6 +155,10 @@ fn bad_config_names_key_and_file() {
         ("tools = [\"read_fil\"]", "agents.helper.tools"),
         ("denied_tools = [\"nope\"]", "agents.helper.denied_tools"),
         ("tolls = []", "agents.helper.tolls"),
+        (
+            "private_hosts = [\"http://10.0.0.1/\"]",
+            "agents.helper.private_hosts[0]",
+        ),
     ];
     for (line, key) in modes {
         let text = BASE.replace("model = \"m\"", &format!("model = \"m\"\n{line}"));

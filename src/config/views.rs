@@ -5,6 +5,7 @@
 use super::{AgentConfig, Config};
 use crate::policy::env::SecretNames;
 use crate::policy::mode::SandboxPolicy;
+use crate::policy::private_hosts::HostPattern;
 use crate::policy::resolve::AgentPolicy;
 use crate::policy::tier::ToolPolicy;
 use std::collections::BTreeSet;
@@ -20,6 +21,10 @@ impl AgentPolicy for AgentConfig {
 
     fn network_access(&self) -> bool {
         self.network_access
+    }
+
+    fn private_hosts(&self) -> &[HostPattern] {
+        &self.private_hosts
     }
 }
 

@@ -49,6 +49,7 @@ impl Executor {
             roots,
             sandbox: snapshot.dials.sandbox,
             network_access: agent.network_access,
+            private_hosts: agent.private_hosts.clone(),
             trust_git_config: agent.trust_git_config,
             runner: self.runner.clone(),
             child_env: child_environment(

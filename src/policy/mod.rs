@@ -7,6 +7,7 @@ pub mod env;
 pub mod glob;
 pub mod mode;
 pub mod paths;
+pub mod private_hosts;
 pub mod reason;
 pub mod redact;
 pub mod resolve;

@@ -9,7 +9,7 @@ use super::declaration::{Declaration, McpOrigin};
 use super::effect::Effect;
 use super::mode::{ApprovalMode, Dials, SandboxPolicy};
 use super::reason::{DecisionSource, ReasonCode};
-use super::sandbox::{Roots, SandboxSupport, check_effects, network_denial};
+use super::sandbox::{Network, Roots, SandboxSupport, check_effects, network_denial};
 use super::shell::ShellAnalysis;
 use super::shell::approval_key::ApprovalKey;
 use super::tier::{Decision, Tier, ToolPolicy};
@@ -26,6 +26,8 @@ pub trait AgentPolicy: fmt::Debug {
     fn sandbox(&self) -> SandboxPolicy;
     /// Whether the agent's commands may reach the network.
     fn network_access(&self) -> bool;
+    /// Non-public hosts the agent's web tools may reach (`private_hosts`).
+    fn private_hosts(&self) -> &[super::private_hosts::HostPattern];
 }
 
 /// What the gate reads besides the call.
@@ -450,7 +452,10 @@ fn sandbox_step(ctx: &GateContext<'_>, call: &GateCall<'_>) -> Option<(ReasonCod
         call.effects,
         sandbox,
         ctx.roots,
-        ctx.agent.network_access(),
+        &Network {
+            access: ctx.agent.network_access(),
+            private_hosts: ctx.agent.private_hosts(),
+        },
         ctx.agent_name,
     )
 }

@@ -7,6 +7,7 @@
 use super::effect::Effect;
 use super::mode::SandboxPolicy;
 use super::paths::is_under;
+use super::private_hosts::{HostPattern, host_refusal};
 use super::reason::ReasonCode;
 use std::path::{Path, PathBuf};
 
@@ -76,6 +77,23 @@ impl Roots {
     }
 }
 
+/// What an agent's calls may reach over the network.
+#[derive(Clone, Copy, Debug)]
+pub struct Network<'a> {
+    /// `network_access`: off, a confining sandbox refuses every network effect.
+    pub access: bool,
+    /// Non-public hosts the web tools may reach (refused in every sandbox otherwise).
+    pub private_hosts: &'a [HostPattern],
+}
+
+impl Network<'_> {
+    /// No network: for judging paths alone.
+    pub const NONE: Network<'static> = Network {
+        access: false,
+        private_hosts: &[],
+    };
+}
+
 /// A sandbox finding: the reason code and what the model and the card are told.
 pub type SandboxDenial = (ReasonCode, String);
 
@@ -85,7 +103,7 @@ pub fn check_effects(
     effects: &[Effect],
     sandbox: SandboxPolicy,
     roots: &Roots,
-    network_access: bool,
+    network: &Network<'_>,
     agent: &str,
 ) -> Option<SandboxDenial> {
     for effect in effects {
@@ -142,8 +160,11 @@ pub fn check_effects(
                 }
             }
             Effect::Network { host, .. } => {
-                if let Some(denial) = network_denial(sandbox, network_access, agent, host) {
+                if let Some(denial) = network_denial(sandbox, network.access, agent, host) {
                     return Some(denial);
+                }
+                if let Some(refusal) = host_refusal(network.private_hosts, host, agent) {
+                    return Some((ReasonCode::NetworkRequest, refusal));
                 }
             }
         }

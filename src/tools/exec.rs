@@ -19,6 +19,8 @@ pub struct ExecContext {
     /// The sandbox when the call starts (a granted call runs under the sandbox current then).
     pub sandbox: SandboxPolicy,
     pub network_access: bool,
+    /// Non-public hosts the web tools may reach (`private_hosts`).
+    pub private_hosts: Vec<crate::policy::private_hosts::HostPattern>,
     /// Git may run what the agent's own configuration files say (agent key).
     pub trust_git_config: bool,
     pub runner: ShellRunner,

@@ -74,7 +74,7 @@ impl ProposeContext {
             &[Effect::Read(path.to_path_buf())],
             self.sandbox,
             &self.roots,
-            false,
+            &crate::policy::sandbox::Network::NONE,
             "",
         )
         .is_none()

@@ -72,6 +72,7 @@ fn dummy_exec() -> ExecContext {
         roots: dummy_propose().roots,
         sandbox: tollgate::policy::mode::SandboxPolicy::WorkspaceWrite,
         network_access: false,
+        private_hosts: Vec::new(),
         trust_git_config: false,
         runner: tollgate::sandbox::ShellRunner::new(helper()),
         child_env: Default::default(),

@@ -8,6 +8,7 @@ mod shell;
 mod state;
 pub use state::forget_session;
 mod web;
+mod web_reach;
 
 use super::approved::{ApprovedCall, ToolOutput};
 use super::args::{self, ArgSpec};

@@ -2,7 +2,7 @@
 //! `http_request` is read-only for a GET or HEAD without a body or a method override,
 //! high-risk for anything else.
 
-use super::{Builtin, Plan};
+use super::{Builtin, Plan, web_reach};
 use crate::policy::effect::Effect;
 use crate::policy::tier::Tier;
 use crate::tools::args::{ArgKind, optional, required, string};
@@ -150,22 +150,21 @@ pub(crate) fn host_of(url: &str) -> Result<String, ToolError> {
     url_host(url).map_err(ToolError::InvalidArguments)
 }
 
+/// The host as reqwest will connect to it: `http://127.1/` and `http://2130706433/` are
+/// `127.0.0.1`, names are lowercased, and an IPv6 address loses its brackets.
 fn url_host(url: &str) -> Result<String, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))
-        .ok_or_else(|| format!("`{url}` is not an http(s) URL"))?;
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit('@').next().unwrap_or(authority);
-    let host = if let Some(v6) = host_port.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
-    } else {
-        host_port.split(':').next().unwrap_or("")
-    };
-    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("`{url}` has no valid host"));
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("`{url}` is not an http(s) URL"));
     }
-    Ok(host.to_ascii_lowercase())
+    match parsed.host_str() {
+        Some(host) if !host.is_empty() => Ok(host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase()),
+        _ => Err(format!("`{url}` has no valid host")),
+    }
 }
 
 #[cfg(test)]
@@ -222,7 +221,26 @@ mod tests {
         assert_eq!(host_of("http://u:p@h:8080/").unwrap(), "h");
         assert_eq!(host_of("http://[::1]:80/").unwrap(), "::1");
         assert!(host_of("ftp://x").is_err());
-        assert!(host_of("https:///x").is_err());
+        assert!(host_of("http://").is_err());
+        assert!(host_of("http://exa mple.com/").is_err());
+        // As reqwest reads them: the gate judges the address the request goes to.
+        for loopback in [
+            "http://127.1/",
+            "http://2130706433/",
+            "http://0x7f.0.0.1/",
+            "http://0177.0.0.1/",
+        ] {
+            assert_eq!(host_of(loopback).unwrap(), "127.0.0.1", "{loopback}");
+        }
+        assert_eq!(
+            host_of("http://[::ffff:a9fe:a9fe]/").unwrap(),
+            "::ffff:a9fe:a9fe"
+        );
+        // A backslash ends the authority, as in a browser: the host is not what follows `@`.
+        assert_eq!(
+            host_of("http://example.com\\@127.0.0.1/").unwrap(),
+            "example.com"
+        );
     }
 }
 
@@ -248,12 +266,10 @@ pub(super) async fn execute(
     {
         return ToolOutput::error(format!("the sandbox now refuses this: {reason}"));
     }
-    let client = match reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::limited(5))
-        .user_agent("tollgate")
-        .build()
-    {
+    if let Some(refusal) = web_reach::refusal(&ctx.private_hosts, &ctx.agent, url) {
+        return ToolOutput::error(refusal);
+    }
+    let client = match web_reach::client(&ctx.private_hosts, &ctx.agent) {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("could not make an HTTP client: {e}")),
     };
@@ -280,7 +296,12 @@ pub(super) async fn execute(
     }
     let mut response = match request.send().await {
         Ok(r) => r,
-        Err(e) => return ToolOutput::error(format!("the request to {url} failed: {e}")),
+        Err(e) => {
+            return ToolOutput::error(format!(
+                "the request to {url} failed: {}",
+                web_reach::with_causes(&e)
+            ));
+        }
     };
     let status = response.status();
     let html = response

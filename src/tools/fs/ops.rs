@@ -117,7 +117,8 @@ fn target(
         &[effect],
         ctx.sandbox,
         &ctx.roots,
-        ctx.network_access,
+        // A path alone: no network effect to judge.
+        &crate::policy::sandbox::Network::NONE,
         &ctx.agent,
     ) {
         return Err(format!("the sandbox now refuses this: {reason}"));

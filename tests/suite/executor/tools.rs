@@ -85,10 +85,13 @@ async fn approved_shell_commands_run_sandboxed_and_big_results_are_stored() {
     );
 }
 
-#[tokio::test]
-async fn web_tools_talk_to_a_loopback_server() {
-    let b = bench_with(false, "network_access = true");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// An HTTP server on `address` (port chosen by the kernel) answering each request with
+/// `reply(request)`, a whole response; it records every request it reads.
+async fn http_server(
+    address: &str,
+    reply: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> (u16, Arc<Mutex<Vec<String>>>, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind((address, 0)).await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let record = seen.clone();
@@ -101,23 +104,44 @@ async fn web_tools_talk_to_a_loopback_server() {
             let mut buffer = vec![0u8; 65536];
             let n = socket.read(&mut buffer).await.unwrap_or(0);
             let request = String::from_utf8_lossy(&buffer[..n]).into_owned();
-            let html = request.starts_with("GET");
+            let response = reply(&request);
             record.lock().unwrap().push(request);
-            let (kind, body) = if html {
-                (
-                    "text/html",
-                    "<html><script>x()</script><body><h1>Docs</h1><p>a &amp; b</p></body></html>",
-                )
-            } else {
-                ("application/json", "{\"ok\":true}")
-            };
-            let reply = format!(
-                "HTTP/1.1 201 Created\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = socket.write_all(reply.as_bytes()).await;
+            let _ = socket.write_all(response.as_bytes()).await;
         }
     });
+    (port, seen, server)
+}
+
+/// A complete response: a status line, headers and `body`.
+fn response(status: &str, headers: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\n{headers}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn web_tools_talk_to_a_loopback_server() {
+    let b = bench_with(
+        false,
+        "network_access = true\nprivate_hosts = [\"127.0.0.1\"]",
+    );
+    let (port, seen, server) = http_server("127.0.0.1", |request| {
+        if request.starts_with("GET") {
+            response(
+                "201 Created",
+                "content-type: text/html\r\n",
+                "<html><script>x()</script><body><h1>Docs</h1><p>a &amp; b</p></body></html>",
+            )
+        } else {
+            response(
+                "201 Created",
+                "content-type: application/json\r\n",
+                "{\"ok\":true}",
+            )
+        }
+    })
+    .await;
     let go = b.approver.expect("post");
     go.send(Answer::Approve {
         by: "console:op".into(),
@@ -148,6 +172,95 @@ async fn web_tools_talk_to_a_loopback_server() {
         "{post}"
     );
     server.abort();
+}
+
+/// The web tools reach loopback, private and link-local addresses only where the agent lists
+/// them: not by a name that resolves there, not by a redirect, not by an address written
+/// another way. Server B (127.0.0.1, not listed) must see nothing; server A (127.0.0.2,
+/// listed) answers and redirects.
+#[tokio::test]
+async fn web_tools_reach_no_private_address_the_agent_did_not_list() {
+    let b = bench_with(
+        false,
+        "network_access = true\nprivate_hosts = [\"127.0.0.2\"]",
+    );
+    let (unlisted, reached, server_b) =
+        http_server("127.0.0.1", |_| response("200 OK", "", "internal secret")).await;
+    let (listed, asked, server_a) = http_server("127.0.0.2", move |request| {
+        let redirect = |to: &str| response("302 Found", &format!("location: {to}\r\n"), "");
+        match request.split(' ').nth(1).unwrap_or("") {
+            "/to-address" => redirect(&format!("http://127.0.0.1:{unlisted}/secret")),
+            "/to-name" => redirect(&format!("http://localhost:{unlisted}/secret")),
+            _ => response("200 OK", "", "listed page"),
+        }
+    })
+    .await;
+    let fetch = |id: &str, url: String| call(id, "web_fetch", json!({ "url": url }));
+    let results = batch(
+        &b,
+        vec![
+            fetch("name", format!("http://localhost:{unlisted}/secret")),
+            fetch(
+                "redirect-address",
+                format!("http://127.0.0.2:{listed}/to-address"),
+            ),
+            fetch(
+                "redirect-name",
+                format!("http://127.0.0.2:{listed}/to-name"),
+            ),
+            fetch(
+                "written-otherwise",
+                format!("http://127.1:{unlisted}/secret"),
+            ),
+            fetch("listed", format!("http://127.0.0.2:{listed}/page")),
+        ],
+    )
+    .await;
+    let text = |i: usize| results[i].output.text.as_str();
+    assert!(
+        text(0).contains("`localhost` resolves to")
+            && text(0).contains("`private_hosts` of [agents.a]"),
+        "{:?}",
+        results[0]
+    );
+    assert!(
+        text(1).contains("a redirect was refused: 127.0.0.1 is a loopback address"),
+        "{:?}",
+        results[1]
+    );
+    assert!(
+        text(2).contains("`localhost` resolves to"),
+        "{:?}",
+        results[2]
+    );
+    for refused in &results[..3] {
+        assert_eq!(refused.outcome, CallOutcome::Executed, "{refused:?}");
+        assert!(refused.output.is_error, "{refused:?}");
+    }
+    assert!(
+        matches!(results[3].outcome, CallOutcome::Denied(_)),
+        "{:?}",
+        results[3]
+    );
+    assert!(
+        text(3).contains("127.0.0.1 is a loopback address"),
+        "{:?}",
+        results[3]
+    );
+    assert_eq!(text(4), "listed page", "{:?}", results[4]);
+    assert!(
+        reached.lock().unwrap().is_empty(),
+        "the unlisted server was reached"
+    );
+    let asked: Vec<String> = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.lines().next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    server_a.abort();
+    server_b.abort();
 }
 
 #[tokio::test]

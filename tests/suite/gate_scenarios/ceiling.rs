@@ -121,6 +121,24 @@ pub(super) fn rows() -> Vec<Row> {
             tweaks: &[NetworkAccess],
             expect: ("prompt", "mode", "mode-ceiling"),
         },
+        // A host the agent lists in `private_hosts` (an address, a range) is reachable; a
+        // name is judged when it resolves, not here.
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "web_fetch",
+            args: json!({"url": "http://127.0.0.1:9000/status"}),
+            tweaks: &[NetworkAccess, PrivateHost("127.0.0.1")],
+            expect: ("allow", "mode", "mode-ceiling"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "http_request",
+            args: json!({"method": "POST", "url": "http://10.2.3.4/api"}),
+            tweaks: &[NetworkAccess, PrivateHost("10.0.0.0/8")],
+            expect: ("prompt", "mode", "mode-ceiling"),
+        },
         Row {
             mode: "low-risk",
             sandbox: "workspace-write",

@@ -194,6 +194,8 @@ enum Tweak {
     /// `[agents.a.tool_approval] key = policy`
     Config(&'static str, &'static str),
     NetworkAccess,
+    /// `private_hosts` names this host, address or range.
+    PrivateHost(&'static str),
     /// "Always approve this tool" in this session.
     ToolAllowed(&'static str),
     /// A saved command key (notation).
@@ -246,6 +248,7 @@ fn run(world: &World, row: &Row) -> Outcome {
                     agent.tool_approval.insert(key.into(), policy);
                 }
                 Tweak::NetworkAccess => agent.network_access = true,
+                Tweak::PrivateHost(h) => agent.private_hosts.push(h.parse().unwrap()),
                 Tweak::ToolAllowed(t) => {
                     tool_allowlist.insert(t.to_string());
                 }

@@ -148,6 +148,43 @@ pub(super) fn rows(w: &World) -> Vec<Row> {
             tweaks: &[Config("http_request", "allow")],
             expect: ("deny", "sandbox", "network-request"),
         },
+        // Non-public addresses, in every sandbox and however the URL writes them: a chat
+        // member must not have the agent read the cloud's metadata or the machine's services.
+        Row {
+            mode: "low-risk",
+            sandbox: "danger-full-access",
+            tool: "web_fetch",
+            args: json!({"url": "http://169.254.169.254/latest/meta-data/iam/security-credentials/"}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "network-request"),
+        },
+        Row {
+            mode: "low-risk",
+            sandbox: "workspace-write",
+            tool: "web_fetch",
+            args: json!({"url": "http://127.1:8080/admin"}),
+            tweaks: &[NetworkAccess],
+            expect: ("deny", "sandbox", "network-request"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "http_request",
+            args: json!({"method": "GET", "url": "http://[::ffff:a9fe:a9fe]/"}),
+            tweaks: &[],
+            expect: ("deny", "sandbox", "network-request"),
+        },
+        Row {
+            mode: "high-risk",
+            sandbox: "danger-full-access",
+            tool: "http_request",
+            args: json!({"method": "POST", "url": "http://0x0a.0.0.1/api"}),
+            tweaks: &[
+                Config("http_request", "allow"),
+                PrivateHost("192.168.0.0/16"),
+            ],
+            expect: ("deny", "sandbox", "network-request"),
+        },
         Row {
             mode: "low-risk",
             sandbox: "workspace-write",
