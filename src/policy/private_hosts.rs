@@ -39,6 +39,18 @@ impl FromStr for HostPattern {
             return Ok(HostPattern::Net(IpNet::from(ip)));
         }
         let name = s.trim_end_matches('.').to_ascii_lowercase();
+        // A URL whose last label is a number is an IPv4 address (`127.1`, `0x7f000001`):
+        // such an entry would name a host no URL can have.
+        let numeric = name.rsplit('.').next().is_some_and(|last| {
+            !last.is_empty()
+                && (last.chars().all(|c| c.is_ascii_digit())
+                    || last.starts_with("0x") && last[2..].chars().all(|c| c.is_ascii_hexdigit()))
+        });
+        if numeric {
+            return Err(format!(
+                "`{s}` reads as a number, not a host name: write an IP address in full (`127.0.0.1`)"
+            ));
+        }
         let valid = !name.is_empty()
             && name.split('.').all(|label| {
                 !label.is_empty()
@@ -106,6 +118,9 @@ fn v4_kind(ip: Ipv4Addr) -> Option<&'static str> {
         "an IETF protocol address"
     } else if a == 198 && (b & 0xfe) == 18 {
         "a benchmarking network address"
+    } else if (a, b, c) == (192, 0, 2) || (a, b, c) == (198, 51, 100) || (a, b, c) == (203, 0, 113)
+    {
+        "a documentation address"
     } else if ip.is_multicast() || a >= 240 {
         "a multicast, broadcast or reserved address"
     } else {
@@ -141,13 +156,17 @@ fn v6_kind(ip: Ipv6Addr) -> Option<&'static str> {
     })
 }
 
-/// The IPv4 address an IPv6 address carries: mapped (`::ffff:a.b.c.d`), compatible
-/// (`::a.b.c.d`), NAT64 (`64:ff9b::/96`) or 6to4 (`2002::/16`).
+/// The IPv4 address an IPv6 address carries: mapped (`::ffff:a.b.c.d`), translated
+/// (`::ffff:0:a.b.c.d`), compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96`) or 6to4
+/// (`2002::/16`). A NAT64 prefix of the operator's own cannot be known here.
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
     let low = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
+    }
+    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return Some(low(s[6], s[7]));
     }
     if s[..6] == [0; 6] && !(ip.is_loopback() || ip.is_unspecified()) {
         return Some(low(s[6], s[7]));
@@ -161,11 +180,16 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
-/// Whether the agent listed `ip` (or a range holding it).
+/// Whether the agent listed `ip` (or a range holding it), in either dress: a listed IPv4
+/// address covers its IPv6-mapped form.
 fn lists_ip(allowed: &[HostPattern], ip: IpAddr) -> bool {
-    allowed
-        .iter()
-        .any(|p| matches!(p, HostPattern::Net(net) if net.contains(&ip)))
+    let v4 = match ip {
+        IpAddr::V6(v6) => embedded_v4(v6).map(IpAddr::V4),
+        IpAddr::V4(_) => None,
+    };
+    allowed.iter().any(|p| {
+        matches!(p, HostPattern::Net(net) if net.contains(&ip) || v4.is_some_and(|v4| net.contains(&v4)))
+    })
 }
 
 /// Whether the agent listed the host name `name`.
@@ -176,10 +200,31 @@ fn lists_name(allowed: &[HostPattern], name: &str) -> bool {
         .any(|p| matches!(p, HostPattern::Name(n) if n.eq_ignore_ascii_case(name)))
 }
 
+/// Whether an address is one of this machine's own (asked of the system when a tool
+/// connects; the gate, which never waits on the system, asks [`not_own`]).
+pub type IsOwn<'a> = &'a dyn Fn(IpAddr) -> bool;
+
+/// For the gate: no address counts as the machine's own.
+#[must_use]
+pub fn not_own(_: IpAddr) -> bool {
+    false
+}
+
+/// What `ip` is, if the web tools may not reach it unlisted: non-public, or public but the
+/// machine's own (a service bound to every interface answers there as on loopback).
+fn refused_kind(ip: IpAddr, own: IsOwn<'_>) -> Option<&'static str> {
+    non_public(ip).or_else(|| own(ip).then_some("an address of this machine"))
+}
+
 /// Why the web tools may not connect to `ip`, if they may not.
 #[must_use]
-pub fn address_refusal(allowed: &[HostPattern], ip: IpAddr, agent: &str) -> Option<String> {
-    let kind = non_public(ip)?;
+pub fn address_refusal(
+    allowed: &[HostPattern],
+    ip: IpAddr,
+    agent: &str,
+    own: IsOwn<'_>,
+) -> Option<String> {
+    let kind = refused_kind(ip, own)?;
     (!lists_ip(allowed, ip)).then(|| {
         format!(
             "{ip} is {kind}; the web tools reach only public addresses unless the host is in `private_hosts` of [agents.{agent}]"
@@ -196,15 +241,18 @@ pub fn name_refusal(
     name: &str,
     addresses: &[IpAddr],
     agent: &str,
+    own: IsOwn<'_>,
 ) -> Option<String> {
     if lists_name(allowed, name) {
         return None;
     }
+    // The address itself is not said: the refusal reaches the chat, where it would map the
+    // internal network's names to addresses.
     addresses.iter().find_map(|&ip| {
-        let kind = non_public(ip)?;
+        let kind = refused_kind(ip, own)?;
         (!lists_ip(allowed, ip)).then(|| {
             format!(
-                "`{name}` resolves to {ip}, {kind}; the web tools reach only public addresses unless the host is in `private_hosts` of [agents.{agent}]"
+                "`{name}` resolves to {kind}; the web tools reach only public addresses unless the host is in `private_hosts` of [agents.{agent}]"
             )
         })
     })
@@ -219,16 +267,29 @@ pub fn host_refusal(allowed: &[HostPattern], host: &str, agent: &str) -> Option<
         .trim_end_matches(']')
         .parse::<IpAddr>()
         .ok()?;
-    address_refusal(allowed, ip, agent)
+    address_refusal(allowed, ip, agent, &not_own)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{HostPattern, address_refusal, host_refusal, name_refusal, non_public};
+    use super::{HostPattern, host_refusal, non_public, not_own};
     use std::net::IpAddr;
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
+    }
+
+    fn address_refusal(allowed: &[HostPattern], ip: IpAddr, agent: &str) -> Option<String> {
+        super::address_refusal(allowed, ip, agent, &not_own)
+    }
+
+    fn name_refusal(
+        allowed: &[HostPattern],
+        name: &str,
+        addresses: &[IpAddr],
+        agent: &str,
+    ) -> Option<String> {
+        super::name_refusal(allowed, name, addresses, agent, &not_own)
     }
 
     /// Every range a request could use to reach the machine, its network or the cloud's
@@ -268,6 +329,10 @@ mod tests {
             "2002:a9fe:a9fe::1",
             "2001:0:4136:e378::1",
             "2001:db8::1",
+            "::ffff:0:a9fe:a9fe",
+            "203.0.113.9",
+            "198.51.100.1",
+            "192.0.2.1",
         ] {
             assert!(non_public(ip(private)).is_some(), "{private}");
         }
@@ -301,6 +366,13 @@ mod tests {
                 "{bad}"
             );
         }
+        for number in ["127.1", "2130706433", "0x7f000001", "10.0x1"] {
+            assert!(
+                parse(number).unwrap_err().contains("reads as a number"),
+                "{number}"
+            );
+        }
+        assert!(parse("host-1.example").is_ok());
     }
 
     #[test]
@@ -318,6 +390,9 @@ mod tests {
             "{refused}"
         );
         assert!(address_refusal(&allowed, ip("::ffff:169.254.169.254"), "a").is_some());
+        // A listed IPv4 address is listed in its IPv6 dress too.
+        assert_eq!(address_refusal(&allowed, ip("::ffff:127.0.0.1"), "a"), None);
+        assert_eq!(address_refusal(&allowed, ip("::ffff:10.1.1.1"), "a"), None);
         // A listed name may resolve anywhere; another name only to public or listed addresses.
         assert_eq!(
             name_refusal(&allowed, "Intranet.", &[ip("192.168.0.5")], "a"),
@@ -331,7 +406,8 @@ mod tests {
         assert!(
             refused
                 .as_deref()
-                .is_some_and(|r| r.contains("`localhost` resolves to ::1")),
+                .is_some_and(|r| r.contains("`localhost` resolves to a loopback address")
+                    && !r.contains("127.0.0.1")),
             "{refused:?}"
         );
         // The gate judges an address in the URL, and leaves a name for the resolver.
@@ -339,5 +415,28 @@ mod tests {
         assert!(host_refusal(&[], "[fd00:ec2::254]", "a").is_some());
         assert_eq!(host_refusal(&[], "metadata.google.internal", "a"), None);
         assert_eq!(host_refusal(&[], "93.184.216.34", "a"), None);
+    }
+
+    /// A public address of this machine is refused like loopback, unless listed.
+    #[test]
+    fn the_machines_own_public_addresses_are_refused() {
+        let own = |ip: IpAddr| ip == "203.0.114.7".parse::<IpAddr>().unwrap();
+        let refused = super::address_refusal(&[], ip("203.0.114.7"), "a", &own);
+        assert!(
+            refused
+                .as_deref()
+                .is_some_and(|r| r.contains("an address of this machine")),
+            "{refused:?}"
+        );
+        assert!(super::name_refusal(&[], "me.example", &[ip("203.0.114.7")], "a", &own).is_some());
+        assert_eq!(
+            super::address_refusal(&[], ip("203.0.114.8"), "a", &own),
+            None
+        );
+        let listed = ["203.0.114.7".parse::<HostPattern>().unwrap()];
+        assert_eq!(
+            super::address_refusal(&listed, ip("203.0.114.7"), "a", &own),
+            None
+        );
     }
 }

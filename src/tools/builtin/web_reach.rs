@@ -8,6 +8,7 @@ use crate::policy::private_hosts::{HostPattern, address_refusal, name_refusal};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url, redirect};
 use std::net::IpAddr;
+use std::net::UdpSocket;
 use std::sync::Arc;
 
 /// Redirects followed at most.
@@ -56,7 +57,7 @@ fn url_refusal(allowed: &[HostPattern], agent: &str, url: &Url) -> Option<String
         .trim_end_matches(']')
         .parse::<IpAddr>()
         .ok()?;
-    address_refusal(allowed, ip, agent)
+    address_refusal(allowed, ip, agent, &is_own)
 }
 
 impl Resolve for Reach {
@@ -68,12 +69,19 @@ impl Resolve for Reach {
             let found: Vec<std::net::SocketAddr> =
                 tokio::net::lookup_host((host, 0)).await?.collect();
             let addresses: Vec<IpAddr> = found.iter().map(std::net::SocketAddr::ip).collect();
-            if let Some(refusal) = name_refusal(&allowed, host, &addresses, &agent) {
+            if let Some(refusal) = name_refusal(&allowed, host, &addresses, &agent, &is_own) {
                 return Err(refusal.into());
             }
             Ok(Box::new(found.into_iter()) as Addrs)
         })
     }
+}
+
+/// Whether `ip` is an address of this machine: only an address on one of its interfaces can
+/// be bound (a host configured for non-local binds makes every address count, which fails
+/// closed).
+fn is_own(ip: IpAddr) -> bool {
+    UdpSocket::bind((ip, 0)).is_ok()
 }
 
 /// Why the web tools may not send to `url`, checked before sending (parsed as reqwest
@@ -99,4 +107,18 @@ pub(super) fn with_causes(error: &dyn std::error::Error) -> String {
         cause = inner.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_own;
+
+    /// The probe answers yes for an address on this machine's interfaces and no for one
+    /// elsewhere (192.0.2.1 is a documentation address, on no machine).
+    #[test]
+    fn the_machines_own_addresses_are_told_apart() {
+        assert!(is_own("127.0.0.1".parse().unwrap()));
+        assert!(!is_own("192.0.2.1".parse().unwrap()));
+        assert!(!is_own("8.8.8.8".parse().unwrap()));
+    }
 }

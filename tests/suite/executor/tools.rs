@@ -218,8 +218,9 @@ async fn web_tools_reach_no_private_address_the_agent_did_not_list() {
     .await;
     let text = |i: usize| results[i].output.text.as_str();
     assert!(
-        text(0).contains("`localhost` resolves to")
-            && text(0).contains("`private_hosts` of [agents.a]"),
+        text(0).contains("`localhost` resolves to a loopback address")
+            && text(0).contains("`private_hosts` of [agents.a]")
+            && !text(0).contains("127.0.0.1"),
         "{:?}",
         results[0]
     );
