@@ -110,15 +110,26 @@ pub fn session_dir_name(session: &str) -> String {
 /// The workspace a call runs in: the agent's workspace, or a session's directory in it.
 #[must_use]
 pub fn workspace_for(agent: &AgentConfig, session: Option<&str>) -> PathBuf {
-    let root = agent
-        .workspace
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("data/workspaces"));
+    let root = agent_workspace(agent);
     let dir = match session {
         Some(key) => root.join(session_dir_name(key)),
         None => root,
     };
     canonical_root(&dir)
+}
+
+/// A session's directory entry in the agent's workspace, itself not resolved: what deleting
+/// the session's workspace removes (a link there goes, never what it points to).
+#[must_use]
+pub fn session_dir_entry(agent: &AgentConfig, session: &str) -> PathBuf {
+    canonical_root(&agent_workspace(agent)).join(session_dir_name(session))
+}
+
+fn agent_workspace(agent: &AgentConfig) -> PathBuf {
+    agent
+        .workspace
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("data/workspaces"))
 }
 
 /// The roots one call may touch in `workspace`; the store, the config file and `/proc` are

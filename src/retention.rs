@@ -159,9 +159,19 @@ pub fn prune_beside_workers(
                 && !live
                 && let Some(agent) = config.agents.get(&idle.agent)
             {
-                let workspace = crate::gate::workspace_for(agent, Some(&idle.session));
-                if workspace.is_dir() && std::fs::remove_dir_all(&workspace).is_ok() {
-                    workspaces += 1;
+                // Not resolved: were the entry a link (planted by something unconfined), only
+                // the link goes, never another session's directory it points to.
+                let workspace = crate::gate::session_dir_entry(agent, &idle.session);
+                match std::fs::symlink_metadata(&workspace) {
+                    Ok(entry) if entry.file_type().is_symlink() => {
+                        let _ = std::fs::remove_file(&workspace);
+                    }
+                    Ok(entry) if entry.is_dir() => {
+                        if std::fs::remove_dir_all(&workspace).is_ok() {
+                            workspaces += 1;
+                        }
+                    }
+                    _ => {}
                 }
             }
             Ok(())

@@ -116,7 +116,9 @@ async fn the_fixture_server_runs_sandboxed_and_misbehaves_safely() {
             "mcp_fx_die",
             "mcp_fx_hang",
             "mcp_fx_env_probe",
-            "mcp_fx_instance"
+            "mcp_fx_instance",
+            "mcp_fx_read",
+            "mcp_fx_link"
         ]
     );
     assert_eq!(listing.problems.len(), 1, "{:?}", listing.problems);
@@ -155,8 +157,9 @@ async fn the_fixture_server_runs_sandboxed_and_misbehaves_safely() {
     )
     .await;
     assert_eq!(secret.text, "<unset>");
+    // HOME is the server's own directory, not the agent's workspace.
     let home = call(tool("mcp_fx_env_probe").as_ref(), json!({"name": "HOME"})).await;
-    assert_eq!(home.text, root.join("ws").display().to_string());
+    assert_eq!(home.text, root.join("ws/.mcp/fx").display().to_string());
     // A call that never answers times out; one that kills the server is an error result.
     let hung = call(tool("mcp_fx_hang").as_ref(), json!({})).await;
     assert!(
@@ -172,6 +175,60 @@ async fn the_fixture_server_runs_sandboxed_and_misbehaves_safely() {
         "a dead server's tools fail cleanly: {}",
         after.text
     );
+    servers.shutdown().await;
+}
+
+/// One server serves every session of the agent, so it works in a directory of its own: it
+/// cannot read a session's files, nor plant a link where another session's directory will be
+/// (a session's file tools would then write where the planter reads).
+#[tokio::test]
+async fn a_server_cannot_reach_the_sessions_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = tollgate::policy::paths::canonical_root(dir.path());
+    let config = config_with(
+        &root,
+        &format!(
+            "[agents.a.mcp.fx]\ncommand = {:?}\ntrusted = true\ntier = \"read-only\"\ntimeout_secs = 5\n",
+            fixture().display().to_string()
+        ),
+    );
+    let agent = config.agents["a"].clone();
+    let session_dir = tollgate::gate::workspace_for(&agent, Some("telegram:1"));
+    std::fs::create_dir_all(&session_dir).unwrap();
+    std::fs::write(session_dir.join("secret.txt"), "chat one's file").unwrap();
+    let own = tollgate::tools::mcp::client::server_workspace(&agent, "fx");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(own.join("notes.txt"), "the server's own file").unwrap();
+    let servers = McpServers::new(Arc::new(config), "a", helper());
+    let listing = servers.tools().await;
+    let tool = |name: &str| {
+        listing
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .clone()
+    };
+    let path = |p: &std::path::Path| json!({"path": p.display().to_string()});
+    let mine = call(tool("mcp_fx_read").as_ref(), path(&own.join("notes.txt"))).await;
+    assert_eq!(mine.text, "the server's own file", "{mine:?}");
+    let theirs = call(
+        tool("mcp_fx_read").as_ref(),
+        path(&session_dir.join("secret.txt")),
+    )
+    .await;
+    assert!(
+        theirs.is_error && !theirs.text.contains("chat one"),
+        "{theirs:?}"
+    );
+    let planted = tollgate::gate::workspace_for(&agent, Some("telegram:2"));
+    let link = call(
+        tool("mcp_fx_link").as_ref(),
+        json!({"target": own.display().to_string(), "path": planted.display().to_string()}),
+    )
+    .await;
+    assert!(link.is_error, "{link:?}");
+    assert!(std::fs::symlink_metadata(&planted).is_err());
     servers.shutdown().await;
 }
 
@@ -283,7 +340,8 @@ async fn the_npm_filesystem_server_works_sandboxed() {
     };
     let dir = tempfile::tempdir().unwrap();
     let root = tollgate::policy::paths::canonical_root(dir.path());
-    let served = root.join("ws");
+    // The server's own directory (it serves every session, so not the agent's workspace).
+    let served = root.join("ws/.mcp/fs");
     std::fs::create_dir_all(&served).unwrap();
     std::fs::write(served.join("hello.txt"), "hi from the workspace").unwrap();
     let modules = server.ancestors().nth(4).unwrap().to_path_buf();

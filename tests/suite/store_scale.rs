@@ -273,6 +273,15 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     // Dated as old as the others: only its open run keeps it.
     runs.note_activity("telegram:8", "a", tollgate::clock::now_secs())
         .unwrap();
+    // The idle session 9's directory is a link to the live session's: only the link goes.
+    let live_workspace = made_workspace(&config, "telegram_8");
+    std::fs::write(live_workspace.join("kept.txt"), "live").unwrap();
+    let planted = config.agents["a"]
+        .workspace
+        .clone()
+        .unwrap()
+        .join("telegram_9");
+    std::os::unix::fs::symlink(&live_workspace, &planted).unwrap();
 
     let now = tollgate::clock::now_secs();
     let day = 86_400;
@@ -321,6 +330,14 @@ fn retention_prunes_what_is_older_than_the_window_and_keeps_what_is_live() {
     assert_eq!(runs.transcript("telegram:8").unwrap().len(), 1);
     assert!(store.get("session_dials", b"telegram:7").unwrap().is_none());
     assert!(!workspace.exists());
+    assert!(
+        std::fs::symlink_metadata(&planted).is_err(),
+        "the link went"
+    );
+    assert_eq!(
+        std::fs::read_to_string(live_workspace.join("kept.txt")).unwrap(),
+        "live"
+    );
     assert!(
         StoreEvents::read(store.as_ref(), None, None)
             .unwrap()

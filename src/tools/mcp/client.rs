@@ -210,7 +210,7 @@ impl ServerSlot {
             .mcp
             .get(server)
             .ok_or_else(|| format!("no MCP server `{server}`"))?;
-        let (command, tmp) = launcher.command(agent, server_config)?;
+        let (command, tmp) = launcher.command(agent, server, server_config)?;
         // The server's stderr is dropped: it is not ours to log (it could echo what it was sent).
         let (transport, _stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::null())
@@ -345,20 +345,33 @@ impl McpServers {
     }
 }
 
+/// Where a server works (its `HOME`, the directory its sandbox lets it write, its `cwd`
+/// unless configured): `<agent workspace>/.mcp/<server>`. Not the agent's workspace itself:
+/// one server serves every session, and that directory holds every session's directory, so
+/// a chat could read or write another chat's files through it, or plant a link where a new
+/// session's directory will be. No session's directory starts with a dot.
+#[must_use]
+pub fn server_workspace(agent: &AgentConfig, server: &str) -> PathBuf {
+    canonical_root(
+        &agent
+            .workspace
+            .as_deref()
+            .unwrap_or(std::path::Path::new("data/workspaces"))
+            .join(".mcp")
+            .join(server),
+    )
+}
+
 impl Launcher {
     /// The server's command line: through the sandbox helper unless `sandbox = false` or the
     /// agent runs `danger-full-access`.
     fn command(
         &self,
         agent: &AgentConfig,
+        name: &str,
         server: &McpServerConfig,
     ) -> Result<(tokio::process::Command, Option<tempfile::TempDir>), String> {
-        let workspace = canonical_root(
-            agent
-                .workspace
-                .as_deref()
-                .unwrap_or(std::path::Path::new("data/workspaces")),
-        );
+        let workspace = server_workspace(agent, name);
         std::fs::create_dir_all(&workspace)
             .map_err(|e| format!("creating {}: {e}", workspace.display()))?;
         let cwd = server
