@@ -166,10 +166,8 @@ pub fn prune_beside_workers(
                     Ok(entry) if entry.file_type().is_symlink() => {
                         let _ = std::fs::remove_file(&workspace);
                     }
-                    Ok(entry) if entry.is_dir() => {
-                        if std::fs::remove_dir_all(&workspace).is_ok() {
-                            workspaces += 1;
-                        }
+                    Ok(entry) if entry.is_dir() && std::fs::remove_dir_all(&workspace).is_ok() => {
+                        workspaces += 1;
                     }
                     _ => {}
                 }
