@@ -299,9 +299,14 @@ pub(super) fn reminders(
                     waiting.len()
                 )));
             }
+            // The clock alone could repeat (two sessions in one tick, a clock stepped back),
+            // and a second record under an id would replace the first, another session's.
             let nanos = crate::clock::now_nanos();
+            let mut salt = [0u8; 4];
+            getrandom::fill(&mut salt)
+                .map_err(|e| ToolError::Failed(format!("no randomness for a reminder id: {e}")))?;
             let reminder = Reminder {
-                id: format!("r{nanos:x}"),
+                id: format!("r{nanos:x}-{:08x}", u32::from_be_bytes(salt)),
                 session: ctx.session.clone(),
                 agent: ctx.agent.clone(),
                 message: message.to_string(),
