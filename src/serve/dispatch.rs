@@ -1,23 +1,20 @@
 //! Where events go, decided in microseconds so no chat waits on another: a message (or a
 //! command) goes to its session's inbox, drained in order by a task that runs only while the
 //! inbox holds something — one session's slow download or rate-limited notice holds back only
-//! that session; a press runs on its own task, at most [`PRESSES_AT_ONCE`] at a time.
+//! that session; a press runs on its own task, in its lane ([`PressLanes`]).
 
 use super::inbound::{Incoming, handle_incoming};
+use super::press_lanes::{Dropped, PressLanes};
 use super::presses::handle_press;
 use super::sessions::Service;
 use super::shared::lock;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use tokio::sync::Semaphore;
 use tollgate_surface::BridgeEvent;
 
 /// Messages one session may have waiting to be let in. Its rate limit refuses far fewer; past
 /// this a flood is dropped (and logged) rather than held in memory.
 const INBOX_CAP: usize = 64;
-
-/// Presses handled at once (each is a store write and a few platform calls).
-pub const PRESSES_AT_ONCE: usize = 32;
 
 /// The sessions with messages waiting, and what waits. A session is here exactly while its
 /// drain task runs: an idle session costs nothing.
@@ -27,15 +24,9 @@ type Inboxes = Arc<Mutex<HashMap<String, VecDeque<Incoming>>>>;
 pub struct Dispatcher {
     service: Arc<Service>,
     inboxes: Inboxes,
-    presses: Arc<Semaphore>,
-    /// Presses handed in and not yet handled (running or waiting for a permit).
-    presses_in_flight: Arc<std::sync::atomic::AtomicUsize>,
+    /// Presses handed in and not yet handled: an admin's never waits behind others'.
+    presses: PressLanes,
 }
-
-/// Presses that may wait for a permit: anyone can press a button, so a flood of presses must
-/// not become an unbounded pile of tasks. Past this, a press is dropped (and logged); a real
-/// admin's press is rare enough never to meet it.
-pub const PRESSES_IN_FLIGHT_CAP: usize = 256;
 
 impl Dispatcher {
     #[must_use]
@@ -43,8 +34,7 @@ impl Dispatcher {
         Dispatcher {
             service,
             inboxes: Arc::default(),
-            presses: Arc::new(Semaphore::new(PRESSES_AT_ONCE)),
-            presses_in_flight: Arc::default(),
+            presses: PressLanes::default(),
         }
     }
 
@@ -52,22 +42,35 @@ impl Dispatcher {
     pub fn route(&self, event: BridgeEvent) {
         let incoming = match event {
             BridgeEvent::Press(press) => {
-                use std::sync::atomic::Ordering;
-                let in_flight = self.presses_in_flight.clone();
-                if in_flight.fetch_add(1, Ordering::SeqCst) >= PRESSES_IN_FLIGHT_CAP {
-                    in_flight.fetch_sub(1, Ordering::SeqCst);
-                    self.service.shared.log(&format!(
-                        "{PRESSES_IN_FLIGHT_CAP} presses are already being handled: one from {} was dropped",
-                        press.presser.id
-                    ));
-                    return;
-                }
-                let (shared, presses) = (self.service.shared.clone(), self.presses.clone());
+                let shared = self.service.shared.clone();
+                // Which lane only: the press's handling checks the admin again, against the
+                // card's platform.
+                let admin = shared.bridge(press.chat.platform).is_some_and(|h| {
+                    h.settings
+                        .is_admin(&press.presser, &press.roles, &press.chat)
+                });
+                let place = match self
+                    .presses
+                    .enter(admin, (press.chat.platform, press.presser.id))
+                {
+                    Ok(place) => place,
+                    Err(dropped) => {
+                        shared.log(&format!(
+                            "a press from {} was dropped: {}",
+                            press.presser.id,
+                            match dropped {
+                                Dropped::LaneFull(cap) =>
+                                    format!("{cap} presses like it are already being handled"),
+                                Dropped::PresserBusy(cap) =>
+                                    format!("{cap} of its presser's are already being handled"),
+                            }
+                        ));
+                        return;
+                    }
+                };
                 tokio::spawn(async move {
-                    // Counted down however the task ends (a panic included).
-                    let _counted = CountedDown(in_flight);
-                    // Closed only if the semaphore is dropped, which it never is while routing.
-                    if let Ok(_permit) = presses.acquire_owned().await {
+                    // The place is given back however the task ends (a panic included).
+                    if let Some(_turn) = place.turn().await {
                         handle_press(&shared, press).await;
                     }
                 });
@@ -106,15 +109,6 @@ impl Dispatcher {
             key,
             incoming,
         ));
-    }
-}
-
-/// Counts a press down when its task ends.
-struct CountedDown(Arc<std::sync::atomic::AtomicUsize>);
-
-impl Drop for CountedDown {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 

@@ -23,6 +23,7 @@ pub mod error;
 pub mod gateway;
 pub mod guard;
 pub mod inbound;
+pub mod press_lanes;
 pub mod presses;
 pub mod progress;
 pub mod rate;

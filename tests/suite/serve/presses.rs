@@ -312,3 +312,31 @@ async fn a_press_read_before_its_question_is_open_is_answered() {
     let told = served.llm.requests()[1].body["messages"].to_string();
     assert!(told.contains("blue") && !told.contains("\"red\""), "{told}");
 }
+
+/// A flood of presses from chat members, whose answers the platform is slow to take, does not
+/// hold back an admin's press: admins have a lane of their own, and the flood fills only the
+/// others' (one presser only its share).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_presses_does_not_hold_back_an_admins() {
+    let served = Served::start(vec![write_call("w1", "x.txt", "x"), text("Ok.")], "", "").await;
+    served.say(USER, "write x.txt");
+    let (card_id, card) = served.card(USER, 0).await;
+    let approve = button(&card, "Approve");
+    const FLOOD: usize = 300;
+    for _ in 0..FLOOD {
+        served
+            .telegram
+            .delay_next("AnswerCallbackQuery", std::time::Duration::from_secs(60));
+    }
+    for i in 0..FLOOD {
+        served.telegram.push_callback(json!({
+            "id": format!("flood-{i}"), "chat_instance": "ci", "data": approve,
+            "from": {"id": 20 + (i % 50), "is_bot": false, "first_name": "Bob"},
+            "message": card_message(USER, card_id),
+        }));
+    }
+    served.llm.push(text("Ok."));
+    served.telegram.push_press(USER, ADMIN, card_id, &approve);
+    served.wait_text(USER, "Ok.").await;
+    assert!(std::fs::read_to_string(served.path("ws/telegram_10/x.txt")).is_ok());
+}
