@@ -327,11 +327,15 @@ pub(super) async fn execute(
             }
         }
     }
-    let raw = String::from_utf8_lossy(&body);
+    let raw = String::from_utf8_lossy(&body).into_owned();
     let mut text = if tool == "web_fetch" && html {
-        html_to_text(&raw)
+        // Up to 5 MB of someone else's page: read off the async threads.
+        match tokio::task::spawn_blocking(move || html_to_text(&raw)).await {
+            Ok(text) => text,
+            Err(e) => return ToolOutput::error(format!("reading the page from {url} failed: {e}")),
+        }
     } else {
-        raw.into_owned()
+        raw
     };
     if text.len() > TEXT_CAP {
         let mut at = TEXT_CAP;
@@ -433,7 +437,10 @@ fn decode_entities(text: &str) -> String {
     while let Some(at) = rest.find('&') {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
-        let Some(end) = tail.find(';').filter(|e| *e <= 10) else {
+        // Only the next few bytes can close an entity: searching the whole rest for `;` made
+        // a page of `&`s cost the square of its size (22 s for 1 MiB, on an async thread).
+        let window = &tail.as_bytes()[..tail.len().min(11)];
+        let Some(end) = window.iter().position(|&b| b == b';') else {
             out.push('&');
             rest = &tail[1..];
             continue;
@@ -475,5 +482,19 @@ mod html_tests {
     fn text_out_of_html() {
         let html = "<html><head><style>p{}</style><script>alert(1)</script></head><body><h1>Title</h1><p>One &amp; two &lt;3</p><p>x&#33;</p></body></html>";
         assert_eq!(html_to_text(html), "Title\nOne & two <3\nx!");
+    }
+
+    /// An entity closes within ten bytes of its `&`, or is no entity: a `;` further on is
+    /// left alone, and a run of `&`s comes out as it went in.
+    #[test]
+    fn entities_close_nearby_or_not_at_all() {
+        assert_eq!(html_to_text("a &amp; b &#x41; &nbsp;c"), "a & b A c");
+        assert_eq!(
+            html_to_text("&amp-and-then-much-later; &ampx"),
+            "&amp-and-then-much-later; &ampx"
+        );
+        assert_eq!(html_to_text("&#1234567890;"), "&#1234567890;");
+        assert_eq!(html_to_text(&"&".repeat(1000)), "&".repeat(1000));
+        assert_eq!(html_to_text("&é;&"), "&é;&");
     }
 }
