@@ -11,8 +11,8 @@ use std::pin::Pin;
 #[derive(Clone, Debug)]
 pub struct ApprovalRequest {
     pub call_id: String,
-    /// The call's [fingerprint](crate::executor::ToolCallRequest::fingerprint): a stored
-    /// answer is reused only for the very call it answered.
+    /// What was asked ([`asked_of`]): a stored answer is reused only for the very question it
+    /// answered.
     pub asked: String,
     pub session: String,
     pub agent: String,
@@ -113,4 +113,39 @@ impl Approver for NobodyApproves {
     fn withdraw(&self, _call_id: &str, _asked: &str, _outcome: &str) -> WithdrawFuture<'_> {
         Box::pin(std::future::ready(None))
     }
+}
+
+/// What a card asks, as a digest: the call as the model sent it
+/// ([fingerprint](crate::executor::ToolCallRequest::fingerprint)), and what the proposal and
+/// the decision make of it — the message, preview, effects and arguments that run, the tier,
+/// the reason and the "Always" on offer. A call proposed again after a restart whose file or
+/// link changed meanwhile asks something else: its old card's answer must not run it.
+#[must_use]
+pub fn asked_of(
+    call: &crate::executor::ToolCallRequest,
+    proposal: &Proposal,
+    decision: &GateDecision,
+) -> String {
+    use sha2::Digest;
+    let shown = serde_json::json!({
+        "message": proposal.message,
+        "preview": proposal.preview,
+        "effects": format!("{:?}", proposal.effects),
+        "execute_tool": proposal.execute_tool,
+        "execute_args": proposal.execute_args,
+        "options": proposal.options,
+        "tier": decision.tier,
+        "reason": decision.reason,
+        "approval_key": decision.approval_key.as_ref().map(ToString::to_string),
+        "always": decision.always,
+    });
+    let mut digest = sha2::Sha256::new();
+    digest.update(call.fingerprint().as_bytes());
+    digest.update([0]);
+    digest.update(shown.to_string().as_bytes());
+    digest
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }

@@ -174,9 +174,10 @@ impl Executor {
                 CallOutcome::Refused,
             ));
         }
+        let asked = asked_of(call, &proposal, &decision);
         let request = ApprovalRequest {
             call_id: call.id.clone(),
-            asked: call.fingerprint(),
+            asked: asked.clone(),
             session: session.key.clone(),
             agent: session.agent.clone(),
             proposal: proposal.clone(),
@@ -190,7 +191,7 @@ impl Executor {
                 // an answer already given wins over a change seen at the same time.
                 biased;
                 () = cancel.cancelled() => {
-                    let _ = self.approver.withdraw(&call.id, &call.fingerprint(), "cancelled").await;
+                    let _ = self.approver.withdraw(&call.id, &asked, "cancelled").await;
                     return Err(finish(ToolOutput::error("the run was stopped before this call was answered; nothing ran"), CallOutcome::Cancelled));
                 }
                 answer = &mut answer => {
@@ -212,7 +213,7 @@ impl Executor {
                         Decision::Allow => "allowed",
                         Decision::Deny => "denied",
                     };
-                    let first = self.approver.withdraw(&call.id, &call.fingerprint(), outcome).await;
+                    let first = self.approver.withdraw(&call.id, &asked, outcome).await;
                     if let Some(first) = first {
                         return self.take_answer(session, call, &decision, proposal, first);
                     }

@@ -26,7 +26,7 @@ use crate::tools::{
     ApprovedCall, DefinitionsCache, ExecContext, Proposal, ProposeContext, Provenance,
     RuntimeReason, ToolDefinitions, ToolOutput, ToolRegistry, Toolset,
 };
-use approval::{Answer, ApprovalRequest, Approver};
+use approval::{Answer, ApprovalRequest, Approver, asked_of};
 pub use call::{CallOutcome, MAX_ARGUMENTS, ToolCallRequest, ToolCallResult};
 pub use execute::STORE_RESULT_OVER;
 pub use hosts::{

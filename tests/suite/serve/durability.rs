@@ -84,6 +84,56 @@ async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
     assert_eq!(served.llm.requests().len(), 2, "{}", served.log());
 }
 
+/// A call proposed again after a restart is judged again: when what its card would show
+/// changed while the service was down (here the file it writes came to exist, so the card
+/// would show a different diff), the old card is withdrawn and a new one asks. A press on the
+/// old card writes nothing; the new card's does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_whose_call_changed_while_down_is_asked_again() {
+    let mut served = Served::start(
+        vec![
+            write_call("w1", "after.txt", "from the model"),
+            text("Done after restart."),
+        ],
+        "",
+        "",
+    )
+    .await;
+    served.say(USER, "write after.txt");
+    let (old_id, old_card) = served.card(USER, 0).await;
+    served.card_recorded(USER, old_id, &old_card).await;
+    served.kill();
+    let written = served.path("ws/telegram_10/after.txt");
+    std::fs::create_dir_all(written.parent().unwrap()).unwrap();
+    std::fs::write(&written, "written meanwhile").unwrap();
+    served.spawn();
+    served.ready(2).await;
+    let edit = served.card_edit(old_id).await;
+    assert!(
+        edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("asked again on a new card"),
+        "{edit}"
+    );
+    let (new_id, new_card) = served.card(USER, 1).await;
+    assert_ne!(new_id, old_id);
+    assert_ne!(button(&new_card, "Approve"), button(&old_card, "Approve"));
+    served
+        .telegram
+        .push_press(USER, ADMIN, old_id, &button(&old_card, "Approve"));
+    served.press_answer("has expired").await;
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap(),
+        "written meanwhile"
+    );
+    served
+        .telegram
+        .push_press(USER, ADMIN, new_id, &button(&new_card, "Approve"));
+    served.wait_text(USER, "Done after restart.").await;
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "from the model");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_keeps_a_card_pending_and_a_deadline_passed_while_down_is_a_timeout() {
     let mut served = Served::start(
