@@ -125,10 +125,21 @@ fn request_preview(
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
-/// Whether a header (`Authorization`, `Cookie`, `X-Api-Key`, …) carries a credential: a name
-/// a shell child's environment would hide, or a cookie.
+/// Headers whose value is a credential by the HTTP standards and common APIs. A fixed list:
+/// the model names the headers, and a rule by pattern (any name with `auth` or `key` in it)
+/// let it hide any payload from the admin under a name like `X-Auth-Payload`.
+const CREDENTIAL_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-api-key",
+    "api-key",
+    "x-auth-token",
+];
+
+/// Whether a header carries a credential (its value is hidden on the card).
 fn carries_credential(name: &str) -> bool {
-    crate::policy::env::is_secret_name(name) || name.to_ascii_lowercase().contains("cookie")
+    CREDENTIAL_HEADERS.contains(&name.trim().to_ascii_lowercase().as_str())
 }
 
 /// A credential's value as a card shows it: its scheme (`Bearer`), if it has one, and its
@@ -196,19 +207,21 @@ mod tests {
     }
 
     /// A request's card shows its headers and body; a credential header's value is hidden
-    /// (the card may go to the whole chat), its scheme and length kept.
+    /// (the card may go to the whole chat), its scheme and length kept. Only the standard
+    /// credential headers: a name the model made up shows its value.
     #[test]
     fn a_requests_preview_shows_its_headers_and_body_but_not_its_credentials() {
         let h = json!({
             "Authorization": "Bearer sk-live-1234",
             "Cookie": "session=abc",
             "X-Api-Key": "k-99",
+            "X-Auth-Payload": "shown",
             "X-Trace": "1"
         });
         assert_eq!(
             request_preview(h.as_object(), Some("payload")).as_deref(),
             Some(
-                "Authorization: Bearer ‹hidden, 12 characters›\nCookie: ‹hidden, 11 characters›\nX-Api-Key: ‹hidden, 4 characters›\nX-Trace: 1\n\npayload"
+                "Authorization: Bearer ‹hidden, 12 characters›\nCookie: ‹hidden, 11 characters›\nX-Api-Key: ‹hidden, 4 characters›\nX-Auth-Payload: shown\nX-Trace: 1\n\npayload"
             )
         );
         assert_eq!(request_preview(None, None), None);

@@ -98,7 +98,11 @@ fn target(
     let args = call.execute_args();
     let raw = args.get(key).and_then(Value::as_str).unwrap_or(".");
     let path = resolve(&ctx.workspace, raw).map_err(|e| format!("`{key}`: {e}"))?;
-    let judged = call.proposal().effects.iter().any(|e| match e {
+    // The effect judged for this very argument (`to` is the second of `mv` and `cp`; every
+    // other path is the first): matching any judged path let two swapped links run a move
+    // the other way round.
+    let index = usize::from(key == "to");
+    let judged = call.proposal().effects.get(index).is_some_and(|e| match e {
         Effect::Read(p) | Effect::Write(p) => *p == path,
         Effect::Network { .. } => false,
     });

@@ -352,3 +352,49 @@ async fn file_moves_copies_and_removals_happen_where_approved() {
         info[0].output.text
     );
 }
+
+/// Each path of a move is checked against the path judged for that same argument: two links
+/// swapped while the card waited would otherwise run the move the other way round (both
+/// paths were judged, each for the other argument).
+#[tokio::test]
+async fn a_move_whose_links_were_swapped_while_it_waited_runs_nothing() {
+    let b = bench(false);
+    for (dir, content) in [("d1", "one"), ("d2", "two")] {
+        std::fs::create_dir_all(ws(&b, dir)).unwrap();
+        std::fs::write(ws(&b, &format!("{dir}/f")), content).unwrap();
+    }
+    std::os::unix::fs::symlink("d1", ws(&b, "x")).unwrap();
+    std::os::unix::fs::symlink("d2", ws(&b, "y")).unwrap();
+    let go = b.approver.expect("mv");
+    let swap_then_approve = async {
+        while !b.approver.asked_ids().contains(&"mv".to_string()) {
+            tokio::task::yield_now().await;
+        }
+        for (link, to) in [("x", "d2"), ("y", "d1")] {
+            std::fs::remove_file(ws(&b, link)).unwrap();
+            std::os::unix::fs::symlink(to, ws(&b, link)).unwrap();
+        }
+        go.send(Answer::Approve {
+            by: "console:op".into(),
+        })
+        .unwrap();
+    };
+    let (moved, ()) = tokio::join!(
+        batch(
+            &b,
+            vec![call("mv", "mv", json!({"from": "x/f", "to": "y/f"}))]
+        ),
+        swap_then_approve
+    );
+    assert!(moved[0].output.is_error, "{:?}", moved[0]);
+    assert!(
+        moved[0]
+            .output
+            .text
+            .contains("not where it pointed when approved"),
+        "{:?}",
+        moved[0]
+    );
+    assert_eq!(std::fs::read_to_string(ws(&b, "d1/f")).unwrap(), "one");
+    assert_eq!(std::fs::read_to_string(ws(&b, "d2/f")).unwrap(), "two");
+}
