@@ -21,7 +21,7 @@ use teloxide::prelude::Requester;
 use teloxide::requests::JsonRequest;
 use teloxide::types::{
     BotCommand, ChatAction, ChatId, FileId, InlineKeyboardMarkup, InputFile, MessageId, ParseMode,
-    ReplyMarkup, ThreadId, UpdateKind,
+    ReplyMarkup, ReplyParameters, ThreadId, UpdateKind,
 };
 use teloxide::{Bot, RequestError};
 use tollgate_surface::limits::TELEGRAM_MESSAGE;
@@ -160,7 +160,7 @@ impl TelegramBot {
     pub async fn send_answer(&self, chat: &ChatRef, markdown: &str) -> Result<(), BridgeError> {
         for html in answer_messages(markdown) {
             if let Err(e) = self
-                .send_text(chat, &html, Some(ParseMode::Html), None)
+                .send_text(chat, &html, Some(ParseMode::Html), None, None)
                 .await
             {
                 if e.kind != BridgeErrorKind::Rejected {
@@ -168,7 +168,7 @@ impl TelegramBot {
                 }
                 // Telegram refused the HTML: send the original text plainly instead.
                 for plain in plain_messages(markdown, TELEGRAM_MESSAGE) {
-                    self.send_text(chat, &plain, None, None).await?;
+                    self.send_text(chat, &plain, None, None, None).await?;
                 }
                 return Ok(());
             }
@@ -178,18 +178,20 @@ impl TelegramBot {
 
     /// Sends a short notice as plain text (never split: notices are short).
     pub async fn send_notice(&self, chat: &ChatRef, text: &str) -> Result<i64, BridgeError> {
-        self.send_text(chat, text, None, None).await
+        self.send_text(chat, text, None, None, None).await
     }
 
     /// Sends a card (HTML) with its buttons; returns its message id, to edit it later.
+    /// Sends a card, as a reply to `reply_to` (its details file) when given.
     pub async fn send_card(
         &self,
         chat: &ChatRef,
         html: &str,
         rows: &[Vec<Button>],
+        reply_to: Option<i64>,
     ) -> Result<i64, BridgeError> {
         let markup = keyboard(rows)?;
-        self.send_text(chat, html, Some(ParseMode::Html), Some(markup))
+        self.send_text(chat, html, Some(ParseMode::Html), Some(markup), reply_to)
             .await
     }
 
@@ -199,12 +201,14 @@ impl TelegramBot {
         text: &str,
         mode: Option<ParseMode>,
         markup: Option<InlineKeyboardMarkup>,
+        reply_to: Option<i64>,
     ) -> Result<i64, BridgeError> {
         let sent = with_waits(|| {
             let mut payload = SendMessage::new(ChatId(chat.id), text);
             payload.parse_mode = mode;
             payload.message_thread_id = thread(chat);
             payload.reply_markup = markup.clone().map(ReplyMarkup::from);
+            payload.reply_parameters = reply_to.map(|id| ReplyParameters::new(message_id(id)));
             JsonRequest::new(self.bot.clone(), SendMessageForId(payload)).into_future()
         })
         .await?;
@@ -231,13 +235,14 @@ impl TelegramBot {
         edited.map(|_| ())
     }
 
-    /// The whole text of something cut on a card, as a file beside it.
+    /// The whole text of something cut on a card, as a file the card then replies to; the
+    /// file's message id.
     pub async fn send_document(
         &self,
         chat: &ChatRef,
         name: &str,
         text: &str,
-    ) -> Result<(), BridgeError> {
+    ) -> Result<i64, BridgeError> {
         with_waits(|| {
             let file = InputFile::memory(text.as_bytes().to_vec()).file_name(name.to_string());
             let mut request = self.bot.send_document(ChatId(chat.id), file);
@@ -247,7 +252,7 @@ impl TelegramBot {
             request.into_future()
         })
         .await
-        .map(|_| ())
+        .map(|sent| i64::from(sent.id.0))
     }
 
     /// Answers a press: the presser sees `text` (as an alert when `alert`).

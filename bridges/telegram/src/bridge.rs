@@ -128,21 +128,25 @@ impl Bridge for TelegramBridge {
             // The whole text goes first: a card whose details were cut is pressable only once
             // they can be read (nobody approves what they cannot read). If they cannot be
             // sent, neither is the card, and the caller is told why.
+            // The card replies to its file: a file someone else posts beside it is not it.
+            let mut details = None;
             if let Some(full) = &rendered.full_details {
-                self.bot
-                    .send_document(chat, "approval-details.txt", full)
-                    .await
+                details = Some(
+                    self.bot
+                        .send_document(chat, "approval-details.txt", full)
+                        .await
                     .map_err(|e| BridgeError {
                         message: format!(
                             "the card's full details could not be attached, so the card was not sent: {}",
                             self.bot.redact(&e.message)
                         ),
                         ..e
-                    })?;
+                    })?,
+                );
             }
             let message_id = self
                 .bot
-                .send_card(chat, &rendered.html, card.rows())
+                .send_card(chat, &rendered.html, card.rows(), details)
                 .await?;
             Ok(CardRef {
                 chat: chat.clone(),

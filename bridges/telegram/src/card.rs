@@ -31,7 +31,7 @@ pub fn render_card(card: &ApprovalCard) -> RenderedCard {
     );
     if was_cut {
         html.push_str(&format!(
-            "\n(details cut at {TELEGRAM_CARD_DETAILS} characters: the whole text is in the file below)"
+            "\n(details cut at {TELEGRAM_CARD_DETAILS} characters: the whole text is in the file this card replies to)"
         ));
     }
     RenderedCard {

@@ -403,7 +403,12 @@ async fn answer(state: &Arc<Mutex<State>>, arrived: &Notify, method: &str, body:
             // buttons by its id, even while its answer is delayed.
             s.next_message += 1;
             let id = s.next_message;
-            if let Value::Object(fields) = &mut s.calls[index].1 {
+            let body = &mut s.calls[index].1;
+            if !body.is_object() {
+                // A multipart body (a document) is recorded as text: kept beside its id.
+                *body = json!({ "_raw": body.take() });
+            }
+            if let Value::Object(fields) = body {
                 fields.insert("_id".into(), json!(id));
             }
         }

@@ -20,14 +20,22 @@ async fn only_an_admin_press_runs_the_call_and_only_once() {
         "{html}"
     );
     // Details over 2,000 characters: cut on the card, the whole text beside it as a file.
-    assert!(html.contains("the whole text is in the file"), "{html}");
+    assert!(
+        html.contains("the whole text is in the file this card replies to"),
+        "{html}"
+    );
     let document = served
         .telegram
         .wait_for(WAIT, "the details file", |t| {
             t.calls("SendDocument").first().cloned()
         })
         .await;
-    let document = document.as_str().unwrap_or_default().to_string();
+    // The card replies to its file: a file someone else posts beside it is not it.
+    assert_eq!(
+        card["reply_parameters"]["message_id"], document["_id"],
+        "{card}"
+    );
+    let document = document["_raw"].as_str().unwrap_or_default().to_string();
     assert!(
         document.contains("approval-details.txt") && document.matches(" and padded").count() == 300,
         "{}",
