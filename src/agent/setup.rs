@@ -103,6 +103,10 @@ pub struct AgentParts {
     pub provider: Arc<dyn LlmProvider>,
     pub registry: Arc<ToolRegistry>,
     pub toolset: Toolset,
+    /// What a reminder's run is offered: the toolset without `add_reminder`. A reminder that
+    /// could add reminders would feed itself: each run adding more due at once, model calls
+    /// without end, and the per-session cap counts only reminders not yet fired.
+    pub reminder_toolset: Toolset,
     pub support: SandboxSupport,
     pub redactor: crate::policy::redact::Redactor,
     pub mcp: Option<Arc<crate::tools::mcp::client::McpServers>>,
@@ -124,6 +128,11 @@ impl AgentParts {
             provider: provider_for(config, agent)?,
             registry: Arc::new(ToolRegistry::builtin()),
             toolset: Toolset::for_agent(agent_config, std::iter::empty()),
+            reminder_toolset: Toolset::from_names(
+                Toolset::for_agent(agent_config, std::iter::empty())
+                    .iter()
+                    .filter(|t| *t != "add_reminder"),
+            ),
             support: crate::sandbox::probe(),
             redactor: crate::policy::redact::Redactor::from_env_names(
                 crate::policy::env::configured_secret_names(config),

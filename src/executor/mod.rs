@@ -229,16 +229,21 @@ impl Executor {
                 Err(e) => problems.push(e.to_string()),
             }
         }
-        let toolset = match self.config.agents.get(agent) {
-            Some(agent_config) => Toolset::for_agent(
-                agent_config,
-                self.toolset
+        // This executor's own toolset (a reminder's run lacks `add_reminder`, which the
+        // agent's configured list would bring back) plus the listed tools not denied.
+        let denied: &[String] = self
+            .config
+            .agents
+            .get(agent)
+            .map_or(&[], |a| a.denied_tools.as_slice());
+        let toolset = Toolset::from_names(
+            self.toolset.iter().chain(
+                names
                     .iter()
-                    .chain(names.iter().map(String::as_str))
-                    .collect::<Vec<_>>(),
+                    .map(String::as_str)
+                    .filter(|n| !denied.iter().any(|d| d == n)),
             ),
-            None => self.toolset.clone(),
-        };
+        );
         *self.with_mcp.write().unwrap_or_else(|p| p.into_inner()) =
             Some((Arc::new(registry), toolset));
         problems

@@ -187,6 +187,69 @@ async fn a_stricter_mode_reaches_a_reminders_run_under_way() {
     assert!(told.contains("nobody can approve"), "{told}");
 }
 
+/// A reminder's run cannot add reminders: it is not offered `add_reminder`, and a call to it
+/// is refused by the toolset (a reminder that added reminders due at once would feed itself
+/// without end). The chat's own turns still have it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reminders_run_cannot_add_reminders() {
+    // Readable inside the server's sandbox.
+    let fixture = std::path::PathBuf::from(env!("CARGO_BIN_EXE_mcp-fixture"));
+    let add = |id: &str| {
+        tool_calls(&[(
+            id,
+            "add_reminder",
+            &json!({"message": "again", "in_secs": 1}).to_string(),
+        )])
+    };
+    let served = Served::start(
+        vec![
+            add("r1"),
+            text("I will remind you."),
+            add("r2"),
+            text("Could not add another."),
+        ],
+        &format!(
+            "tools = [\"add_reminder\", \"list_reminders\"]\nreadable_roots = [{:?}]\n[agents.a.mcp.fx]\ncommand = {fixture:?}\ntrusted = true\ntier = \"read-only\"\n",
+            fixture.parent().unwrap()
+        ),
+        "",
+    )
+    .await;
+    served.say(ADMIN, "remind me in a second");
+    served.wait_text(ADMIN, "I will remind you.").await;
+    served.wait_text(ADMIN, "Could not add another.").await;
+    let requests = served.llm.requests();
+    let offered = |i: usize| -> Vec<String> {
+        requests[i].body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        offered(0).contains(&"add_reminder".to_string()),
+        "{:?}",
+        offered(0)
+    );
+    // The MCP servers' tools join without bringing `add_reminder` back.
+    let in_reminder = offered(2);
+    assert!(
+        !in_reminder.contains(&"add_reminder".to_string())
+            && in_reminder.contains(&"list_reminders".to_string())
+            && in_reminder.contains(&"mcp_fx_echo".to_string()),
+        "the reminder's run: {in_reminder:?}"
+    );
+    let told = requests[3].body["messages"].to_string();
+    assert!(
+        told.contains("`add_reminder` is not a tool of agent a; nothing ran"),
+        "{told}"
+    );
+}
+
 /// A kill after a reminder was claimed and before its run was recorded: the restarted process
 /// delivers it again, once (a second restart does not deliver it a third time).
 #[tokio::test(flavor = "multi_thread")]
