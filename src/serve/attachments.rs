@@ -8,7 +8,7 @@
 //! file land under another name, or be refused, never written where the link points.
 
 use super::gateway::BridgeHandle;
-use crate::tools::fs::beneath::Beneath;
+use crate::tools::fs::beneath::{Beneath, EntryKind};
 use std::path::{Path, PathBuf};
 use tollgate_surface::RemoteFile;
 
@@ -20,6 +20,11 @@ const NAME_TRIES: usize = 100;
 
 /// Our own limit on one attachment.
 pub const MAX_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
+
+/// What one session's `attachments/` may hold: a chat member sending files as fast as the rate
+/// limit lets them would otherwise fill the disk the store writes to (every chat's answers
+/// then fail). Past it a file is refused with the fix (delete some).
+pub const MAX_ATTACHMENTS_BYTES_PER_SESSION: u64 = 200 * 1024 * 1024;
 
 const MAX_NAME_CHARS: usize = 100;
 
@@ -99,6 +104,14 @@ pub async fn receive(handle: &BridgeHandle, workspace: &Path, files: &[RemoteFil
         return received;
     }
     let cap = MAX_ATTACHMENT_BYTES.min(handle.bridge.limits().download_bytes);
+    // What is there already (files only; a listing that fails counts as full: fail closed).
+    let mut held = beneath.list(Path::new(DIR)).map_or(u64::MAX, |entries| {
+        entries
+            .iter()
+            .filter(|(_, kind, _)| *kind == EntryKind::File)
+            .map(|(_, _, bytes)| *bytes)
+            .sum()
+    });
     for file in files {
         let name = sanitize_name(&file.name);
         if file.bytes > cap {
@@ -106,6 +119,16 @@ pub async fn receive(handle: &BridgeHandle, workspace: &Path, files: &[RemoteFil
                 "`{name}` is {:.1} MB; files up to {:.1} MB are accepted",
                 file.bytes as f64 / 1_048_576.0,
                 cap as f64 / 1_048_576.0
+            ));
+            continue;
+        }
+        // A file whose size the platform did not say may be as large as the cap.
+        let at_most = if file.bytes == 0 { cap } else { file.bytes };
+        if held.saturating_add(at_most) > MAX_ATTACHMENTS_BYTES_PER_SESSION {
+            refused.push(format!(
+                "`{name}` was not saved: this chat's attachments already hold {:.1} MB of the {:.0} MB allowed; ask me to delete some from `attachments/`, then send it again",
+                held.min(MAX_ATTACHMENTS_BYTES_PER_SESSION) as f64 / 1_048_576.0,
+                MAX_ATTACHMENTS_BYTES_PER_SESSION as f64 / 1_048_576.0
             ));
             continue;
         }
@@ -127,6 +150,7 @@ pub async fn receive(handle: &BridgeHandle, workspace: &Path, files: &[RemoteFil
         drop(sink);
         match outcome {
             Ok(bytes) => {
+                held = held.saturating_add(bytes);
                 for_agent.push(format!(
                     "[attached file: {} ({bytes} bytes)]",
                     relative.display()

@@ -210,6 +210,12 @@ async fn handle_message(
             .say(service, &format!("`{text}` is not one of my commands."))
             .await;
     }
+    if !inbound.files.is_empty()
+        && let Some(Queued::Full { announce }) = worker.full_now()
+    {
+        counted("dropped_queue_full");
+        return dropped_for_full_queue(service, &reply, settings.queue_cap, announce).await;
+    }
     // The workspace path is resolved (and created) only for a message that brings files.
     let (mut lines, refused) = if inbound.files.is_empty() {
         (Vec::new(), Vec::new())
@@ -263,15 +269,25 @@ async fn handle_message(
             )
             .await;
     }
-    counted(if matches!(queued, Queued::Full { .. }) {
-        "dropped_queue_full"
-    } else {
-        "queued"
-    });
-    if let Queued::Full { announce: true } = queued {
+    match queued {
+        Queued::Full { announce } => {
+            counted("dropped_queue_full");
+            dropped_for_full_queue(service, &reply, settings.queue_cap, announce).await;
+        }
+        _ => counted("queued"),
+    }
+}
+
+/// Says a message was dropped for a full queue, the first time in a row.
+async fn dropped_for_full_queue(
+    service: &Service,
+    reply: &ReplyTo<'_>,
+    queue_cap: usize,
+    announce: bool,
+) {
+    if announce {
         let text = format!(
-            "I am busy and {} messages are already waiting; this one was dropped. Try again when I answer.",
-            settings.queue_cap
+            "I am busy and {queue_cap} messages are already waiting; this one was dropped. Try again when I answer."
         );
         reply.say(service, &text).await;
     }

@@ -162,6 +162,15 @@ impl SessionWorker {
         self.push(work)
     }
 
+    /// [`Queued::Full`] if a message queued now would be dropped for a full queue: checked
+    /// before a message's files are fetched and transcribed, so a dropped message costs no
+    /// download, disk or transcription. (The queue may fill meanwhile; `enqueue` checks again.)
+    pub fn full_now(&self) -> Option<Queued> {
+        (lock(&self.queue).len() >= self.queue_cap).then(|| Queued::Full {
+            announce: !self.full_announced.swap(true, Ordering::SeqCst),
+        })
+    }
+
     fn push(&self, work: Work) -> Queued {
         let open = lock(&self.open);
         if !*open {

@@ -231,3 +231,73 @@ async fn the_token_never_reaches_a_card_and_cards_show_what_runs() {
     }
     assert!(!served.log().contains(piece), "{}", served.log());
 }
+
+/// A chat's attachments are capped in total (a member sending files as fast as the rate limit
+/// allows would otherwise fill the disk every chat's store writes to): past the cap a file is
+/// refused with the fix, and nothing is downloaded.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chats_attachments_are_capped_in_total() {
+    let served = Served::start(vec![text("Nothing saved.")], "", "").await;
+    let attachments = served.path("ws/telegram_10/attachments");
+    std::fs::create_dir_all(&attachments).unwrap();
+    // Sparse: its length counts, no disk is used.
+    std::fs::File::create(attachments.join("earlier.bin"))
+        .unwrap()
+        .set_len(tollgate::serve::attachments::MAX_ATTACHMENTS_BYTES_PER_SESSION - 10)
+        .unwrap();
+    served
+        .telegram
+        .add_file("F1", b"more than ten bytes".to_vec());
+    served
+        .telegram
+        .push_message(document("F1", "notes.txt", 19));
+    let refusal = served.wait_text(USER, "was not saved").await;
+    assert!(
+        refusal.contains("notes.txt") && refusal.contains("delete some"),
+        "{refusal}"
+    );
+    served.wait_text(USER, "Nothing saved.").await;
+    assert!(!attachments.join("notes.txt").exists());
+    assert!(
+        served.telegram.calls("GetFile").is_empty(),
+        "nothing was downloaded"
+    );
+}
+
+/// A message with files that the full queue would drop is dropped before its files are
+/// fetched: a flood of files into a busy chat costs no download, disk or transcription.
+#[tokio::test(flavor = "multi_thread")]
+async fn files_of_a_message_the_full_queue_drops_are_not_fetched() {
+    use crate::suite::fakes::llm::{Condition, Reply};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let release = Arc::new(AtomicBool::new(false));
+    let released = release.clone();
+    let served = Served::start(
+        vec![Reply::Until(
+            Condition(Arc::new(move || released.load(Ordering::SeqCst))),
+            Box::new(text("First answered.")),
+        )],
+        "",
+        "queue_cap = 2",
+    )
+    .await;
+    served.say(USER, "first");
+    served
+        .telegram
+        .wait_for(WAIT, "the first turn's model request", |_| {
+            (!served.llm.requests().is_empty()).then_some(())
+        })
+        .await;
+    served.say(USER, "second");
+    served.say(USER, "third");
+    served.telegram.add_file("F1", b"file body".to_vec());
+    served.telegram.push_message(document("F1", "notes.txt", 9));
+    served.wait_text(USER, "messages are already waiting").await;
+    assert!(
+        served.telegram.calls("GetFile").is_empty(),
+        "nothing was downloaded"
+    );
+    assert!(!served.path("ws/telegram_10/attachments/notes.txt").exists());
+    release.store(true, Ordering::SeqCst);
+}
