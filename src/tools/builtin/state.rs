@@ -67,6 +67,26 @@ fn render_todos(todos: &[Todo]) -> String {
         .join("\n")
 }
 
+/// Todos a session keeps at most, and the longest a todo's text may be: the tools run
+/// unasked, so without a bound a chat could have the model write the store full.
+const MAX_TODOS: usize = 200;
+const MAX_TODO_CHARS: usize = 2_000;
+
+/// Memories one owner keeps at most, and the longest a key and a value may be (same reason).
+const MAX_MEMORIES: usize = 500;
+const MAX_MEMORY_KEY_BYTES: usize = 200;
+const MAX_MEMORY_VALUE_BYTES: usize = 16 * 1024;
+
+/// A todo's text, if it is not too long.
+fn todo_text(text: &str) -> Result<&str, ToolError> {
+    if text.chars().count() > MAX_TODO_CHARS {
+        return Err(ToolError::Failed(format!(
+            "a todo's text is at most {MAX_TODO_CHARS} characters; shorten it"
+        )));
+    }
+    Ok(text)
+}
+
 /// `manage_todos` and `list_todos`.
 pub(super) fn todos(
     tool: &str,
@@ -88,7 +108,13 @@ pub(super) fn todos(
     };
     match text_arg(call, "action").unwrap_or_default() {
         "add" => {
-            let text = text_arg(call, "text").ok_or("`text` is required to add a todo")?;
+            let text =
+                todo_text(text_arg(call, "text").ok_or("`text` is required to add a todo")?)?;
+            if todos.len() >= MAX_TODOS {
+                return Err(ToolError::Failed(format!(
+                    "this session already has {MAX_TODOS} todos, the most it may have: remove or clear some first"
+                )));
+            }
             let next = todos.iter().map(|t| t.id).max().unwrap_or(0) + 1;
             todos.push(Todo {
                 id: next,
@@ -98,9 +124,9 @@ pub(super) fn todos(
         }
         "update" => {
             let at = find(&mut todos)?;
-            todos[at].text = text_arg(call, "text")
-                .ok_or("`text` is required to update a todo")?
-                .into();
+            todos[at].text =
+                todo_text(text_arg(call, "text").ok_or("`text` is required to update a todo")?)?
+                    .into();
         }
         "complete" => {
             let at = find(&mut todos)?;
@@ -171,6 +197,26 @@ pub(super) fn memory(
     match text_arg(call, "action").unwrap_or_default() {
         "set" => {
             let value = text_arg(call, "value").ok_or("`value` is required to set a memory")?;
+            if key.len() > MAX_MEMORY_KEY_BYTES || value.len() > MAX_MEMORY_VALUE_BYTES {
+                return Err(ToolError::Failed(format!(
+                    "a memory's key is at most {MAX_MEMORY_KEY_BYTES} bytes and its value {MAX_MEMORY_VALUE_BYTES}; shorten it"
+                )));
+            }
+            let new_key = store
+                .get(MEMORY_TREE, &key_of(key))
+                .map_err(|e| e.to_string())?
+                .is_none();
+            if new_key
+                && store
+                    .scan_prefix(MEMORY_TREE, format!("{owner}\0").as_bytes())
+                    .map_err(|e| e.to_string())?
+                    .len()
+                    >= MAX_MEMORIES
+            {
+                return Err(ToolError::Failed(format!(
+                    "memory already holds {MAX_MEMORIES} entries, the most it may: delete some first"
+                )));
+            }
             store
                 .insert(MEMORY_TREE, &key_of(key), value.as_bytes())
                 .map_err(|e| e.to_string())?;

@@ -173,3 +173,87 @@ async fn a_session_may_have_at_most_a_hundred_pending_reminders() {
         again[0].output
     );
 }
+
+/// Todos and memory run unasked, so they are bounded: a chat cannot have the model write the
+/// store full. At the caps a new entry is refused with the fix; an existing one can change.
+#[tokio::test]
+async fn todos_and_memory_are_bounded() {
+    let b = bench(false);
+    let todos: Vec<_> = (1..=200)
+        .map(|id| json!({"id": id, "text": "t", "done": false}))
+        .collect();
+    b.store
+        .insert(
+            "todos",
+            b"console:tester",
+            json!(todos).to_string().as_bytes(),
+        )
+        .unwrap();
+    for i in 0..500 {
+        b.store
+            .insert(
+                "memory",
+                format!("session\0console:tester\0k{i}").as_bytes(),
+                b"v",
+            )
+            .unwrap();
+    }
+    let results = batch(
+        &b,
+        vec![
+            call(
+                "t1",
+                "manage_todos",
+                json!({"action": "add", "text": "one more"}),
+            ),
+            call(
+                "t2",
+                "manage_todos",
+                json!({"action": "update", "id": 1, "text": "x".repeat(2_001)}),
+            ),
+            call(
+                "m1",
+                "manage_memory",
+                json!({"action": "set", "key": "new", "value": "v"}),
+            ),
+            call(
+                "m2",
+                "manage_memory",
+                json!({"action": "set", "key": "k1", "value": "changed"}),
+            ),
+            call(
+                "m3",
+                "manage_memory",
+                json!({"action": "set", "key": "k2", "value": "z".repeat(16 * 1024 + 1)}),
+            ),
+        ],
+    )
+    .await;
+    let text = |i: usize| results[i].output.text.as_str();
+    assert!(text(0).contains("200 todos, the most"), "{:?}", results[0]);
+    assert!(
+        text(1).contains("at most 2000 characters"),
+        "{:?}",
+        results[1]
+    );
+    assert!(
+        text(2).contains("500 entries, the most"),
+        "{:?}",
+        results[2]
+    );
+    assert!(!results[3].output.is_error, "{:?}", results[3]);
+    assert!(text(4).contains("shorten it"), "{:?}", results[4]);
+    assert_eq!(
+        b.store
+            .get("memory", b"session\0console:tester\0k1")
+            .unwrap()
+            .as_deref(),
+        Some(&b"changed"[..])
+    );
+    assert!(
+        b.store
+            .get("memory", b"session\0console:tester\0new")
+            .unwrap()
+            .is_none()
+    );
+}
