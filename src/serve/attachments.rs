@@ -104,14 +104,22 @@ pub async fn receive(handle: &BridgeHandle, workspace: &Path, files: &[RemoteFil
         return received;
     }
     let cap = MAX_ATTACHMENT_BYTES.min(handle.bridge.limits().download_bytes);
-    // What is there already (files only; a listing that fails counts as full: fail closed).
-    let mut held = beneath.list(Path::new(DIR)).map_or(u64::MAX, |entries| {
-        entries
+    // What is there already (files only). A directory that cannot be listed takes nothing:
+    // each file is refused with the reason (a link planted there, say).
+    let mut held: u64 = match beneath.list(Path::new(DIR)) {
+        Ok(entries) => entries
             .iter()
             .filter(|(_, kind, _)| *kind == EntryKind::File)
             .map(|(_, _, bytes)| *bytes)
-            .sum()
-    });
+            .sum(),
+        Err(e) => {
+            for file in files {
+                let name = sanitize_name(&file.name);
+                refused.push(format!("`{name}`: {}", creation_failure(&e)));
+            }
+            return received;
+        }
+    };
     for file in files {
         let name = sanitize_name(&file.name);
         if file.bytes > cap {
