@@ -125,17 +125,19 @@ pub fn build_card(
     )
 }
 
-/// What the call would do: its message, then `note` (what an "Always" covers), then its
-/// preview (the command, the diff). A call without a preview shows the arguments it would run
+/// What the call would do: `note` (what an "Always" covers), its message, then its preview
+/// (the command, the diff). A call without a preview shows the arguments it would run
 /// with: nobody approves what they cannot read, and a tool that forgot its preview must not
 /// hide them.
 fn details_of(request: &ApprovalRequest, note: Option<String>) -> String {
-    let mut details = request.proposal.message.clone();
+    // The note on what "Always" would allow comes first: a message can be long (a whole
+    // command, a subagent's tool list), and a card cut after it must not lose the note.
+    let mut details = String::new();
     if let Some(note) = note {
-        details.push_str("\n\n");
         details.push_str(&note);
-        details.push('\n');
+        details.push_str("\n\n");
     }
+    details.push_str(&request.proposal.message);
     let arguments = || {
         let args = &request.proposal.execute_args;
         let empty = args.is_null() || args.as_object().is_some_and(|a| a.is_empty());
@@ -331,6 +333,22 @@ mod tests {
                 .iter()
                 .flatten()
                 .any(|b| b.label.starts_with("Always: this tool"))
+        );
+        // First, before a message as long as a subagent's padded tool list (each tool is
+        // named once): a card cut after 2,000 characters keeps the note and every tool.
+        let tools = [vec!["read_file"; 300], vec!["execute_command"]].concat();
+        let padded = offered("spawn_subagent", json!({"task": "t", "tools": tools}));
+        let at = |needle: &str| padded.details.find(needle).unwrap();
+        assert!(
+            at("any subagent, with any task") < at("spawn a subagent"),
+            "{}",
+            padded.details
+        );
+        assert!(
+            padded.details.contains("with: execute_command, read_file;")
+                && padded.details.len() < 2_000,
+            "{}",
+            padded.details
         );
         let todo = offered("manage_todos", json!({"action": "clear"}));
         assert!(

@@ -130,10 +130,16 @@ pub(super) fn tools() -> Vec<Builtin> {
                 let task = crate::tools::args::string(args, "task").unwrap_or_default();
                 // Read as the execute half reads it: a list of names (others dropped); none
                 // given means the parent's own toolset, less what a subagent never gets.
-                let tools: Option<Vec<&str>> = args
-                    .get("tools")
-                    .and_then(|t| t.as_array())
-                    .map(|list| list.iter().filter_map(|t| t.as_str()).collect());
+                // Each named once (as the execute half's set has them): a list padded with
+                // repeats must not push a tool past where the card is cut.
+                let tools: Option<Vec<&str>> =
+                    args.get("tools").and_then(|t| t.as_array()).map(|list| {
+                        list.iter()
+                            .filter_map(|t| t.as_str())
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .into_iter()
+                            .collect()
+                    });
                 let with = match tools {
                     None => "all of this agent's tools but spawn_subagent and the reminder tools"
                         .to_string(),
