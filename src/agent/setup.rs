@@ -119,6 +119,15 @@ pub struct AgentParts {
 }
 
 impl AgentParts {
+    /// These parts as a reminder's run gets them: without `add_reminder`.
+    #[must_use]
+    pub fn for_reminders(&self) -> AgentParts {
+        AgentParts {
+            toolset: self.reminder_toolset.clone(),
+            ..self.clone()
+        }
+    }
+
     pub fn new(config: &Arc<Config>, agent: &str) -> Result<Self, SetupError> {
         let agent_config = config
             .agents

@@ -185,6 +185,7 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
         if let Err(e) = runs.close_orphaned() {
             eprintln!("tollgate: ending open runs nobody resumes: {e}");
         }
+        let for_reminders = reminders_assembly(&config, &agent, &session, store.clone())?;
         for open in runs
             .open_runs()
             .map_err(|e| Failure::runtime(e.to_string()))?
@@ -196,18 +197,24 @@ pub fn run(config_path: Option<&Path>, args: &ChatArgs) -> Result<ExitCode, Fail
                 "(resuming run {} that was interrupted)\n",
                 open.id
             ));
+            // A reminder's run stays one: unattended, without `add_reminder`.
+            let resumed = if crate::reminders::is_reminder_run(&open.id, &session) {
+                &for_reminders
+            } else {
+                &assembled
+            };
             report_redacted(
                 &redactor,
-                assembled
+                resumed
                     .runner
-                    .resume(assembled.session.clone(), open, CancellationToken::new())
+                    .resume(resumed.session.clone(), open, CancellationToken::new())
                     .await,
             );
             let _ = store.flush();
         }
         // One run at a time in this session: the operator's turns and reminders take turns.
         let turn_lock = Arc::new(tokio::sync::Mutex::new(()));
-        fire_reminders(&config, &agent, &session, store.clone(), turn_lock.clone())?;
+        fire_reminders(for_reminders, &session, store.clone(), turn_lock.clone())?;
         let mut turn = 0u64;
         loop {
             say("> ");
@@ -295,10 +302,34 @@ impl crate::agent::scheduler::ReminderSink for ConsoleReminders {
     }
 }
 
-/// Starts the scheduler for this session's reminders.
-fn fire_reminders(
+/// The session as this session's reminders run it: unattended (nobody answers its prompts)
+/// and without `add_reminder` (a reminder that added reminders would feed itself).
+fn reminders_assembly(
     config: &Arc<crate::config::Config>,
     agent: &str,
+    session: &str,
+    store: Arc<dyn crate::store::Store>,
+) -> Result<crate::agent::setup::Assembled, Failure> {
+    let parts = crate::agent::setup::AgentParts::new(config, agent)
+        .map_err(Failure::usage)?
+        .for_reminders();
+    crate::agent::setup::assemble_with(
+        &parts,
+        config,
+        agent,
+        session,
+        Surface::Unattended,
+        store.clone(),
+        RunStore::new(store),
+        Arc::new(crate::executor::approval::NobodyApproves),
+        None,
+    )
+    .map_err(Failure::usage)
+}
+
+/// Starts the scheduler for this session's reminders.
+fn fire_reminders(
+    unattended: crate::agent::setup::Assembled,
     session: &str,
     store: Arc<dyn crate::store::Store>,
     turn_lock: Arc<tokio::sync::Mutex<()>>,
@@ -306,15 +337,6 @@ fn fire_reminders(
     use crate::agent::scheduler::{self, ReminderSink};
     use crate::clock::now_secs;
     use crate::reminders::Reminders;
-    let unattended = assemble(
-        config,
-        agent,
-        session,
-        Surface::Unattended,
-        store.clone(),
-        Arc::new(crate::executor::approval::NobodyApproves),
-    )
-    .map_err(Failure::usage)?;
     let sink = Arc::new(ConsoleReminders {
         session: session.to_string(),
         unattended,

@@ -116,10 +116,13 @@ impl Approver for NobodyApproves {
 }
 
 /// What a card asks, as a digest: the call as the model sent it
-/// ([fingerprint](crate::executor::ToolCallRequest::fingerprint)), and what the proposal and
-/// the decision make of it — the message, preview, effects and arguments that run, the tier,
-/// the reason and the "Always" on offer. A call proposed again after a restart whose file or
-/// link changed meanwhile asks something else: its old card's answer must not run it.
+/// ([fingerprint](crate::executor::ToolCallRequest::fingerprint)), and what would run if it
+/// were approved — the effects (paths as resolved), the arguments that run (for a file tool,
+/// with the fingerprint of the file its diff was made from), the options, and the key an
+/// "Always" would save. A call proposed again after a restart whose file or link changed
+/// meanwhile asks something else: its old card's answer must not run it. Text made for people
+/// (the message, a diff cut short by its time limit, a classifier's reason) stays out: it can
+/// differ from one start to the next for the same call, and would re-ask every card.
 #[must_use]
 pub fn asked_of(
     call: &crate::executor::ToolCallRequest,
@@ -128,14 +131,10 @@ pub fn asked_of(
 ) -> String {
     use sha2::Digest;
     let shown = serde_json::json!({
-        "message": proposal.message,
-        "preview": proposal.preview,
         "effects": format!("{:?}", proposal.effects),
         "execute_tool": proposal.execute_tool,
         "execute_args": proposal.execute_args,
         "options": proposal.options,
-        "tier": decision.tier,
-        "reason": decision.reason,
         "approval_key": decision.approval_key.as_ref().map(ToString::to_string),
         "always": decision.always,
     });

@@ -486,12 +486,11 @@ fn failure_for_chat(error: &RunError) -> String {
 /// stricter `/mode` reaches it while it runs), and it is never wider than the chat's live
 /// session: an admin's `/sandbox read-only` or revoke reaches it too.
 fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled, SetupError> {
-    let mut parts = shared
+    // A reminder's run cannot add reminders (it would feed itself).
+    let parts = shared
         .parts(&worker.agent)
         .ok_or_else(|| SetupError::UnknownAgent(worker.agent.clone()))?
-        .clone();
-    // A reminder's run cannot add reminders (it would feed itself).
-    parts.toolset = parts.reminder_toolset.clone();
+        .for_reminders();
     let assembled = assemble_with(
         &parts,
         &shared.config,

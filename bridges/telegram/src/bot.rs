@@ -181,8 +181,8 @@ impl TelegramBot {
         self.send_text(chat, text, None, None, None).await
     }
 
-    /// Sends a card (HTML) with its buttons; returns its message id, to edit it later.
-    /// Sends a card, as a reply to `reply_to` (its details file) when given.
+    /// Sends a card (HTML) with its buttons, as a reply to `reply_to` (its details file) when
+    /// given; returns its message id, to edit it later.
     pub async fn send_card(
         &self,
         chat: &ChatRef,

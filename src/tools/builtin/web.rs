@@ -135,6 +135,11 @@ const CREDENTIAL_HEADERS: &[&str] = &[
     "x-api-key",
     "api-key",
     "x-auth-token",
+    "x-access-token",
+    "x-goog-api-key",
+    "private-token",
+    "x-vault-token",
+    "x-amz-security-token",
 ];
 
 /// Whether a header carries a credential (its value is hidden on the card).

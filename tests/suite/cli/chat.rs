@@ -250,6 +250,15 @@ async fn reminders_fire_into_their_session() {
         bread.contains("take the bread out") && bread.contains("[reminder r"),
         "{bread}"
     );
+    // The operator's turn is offered `add_reminder`; a reminder's run is not (it would feed
+    // itself).
+    let offers_adding = |i: usize| {
+        requests[i].body["tools"]
+            .to_string()
+            .contains("add_reminder")
+    };
+    assert!(offers_adding(0));
+    assert!(!offers_adding(2) && !offers_adding(3));
 }
 
 /// `ask_user_question` on the console is answered by the operator; unattended it fails at once.
