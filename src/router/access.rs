@@ -115,6 +115,15 @@ pub fn discord_admin(
     is_admin(&config.admins, user.id) || role_admin
 }
 
+/// Whether `user` may grant what holds for the whole agent (an "Always" for a command, a
+/// companion binding): a Discord admin by role is an admin in that role's guild only, and such
+/// a grant would hold in every guild and chat the agent serves, so it takes an admin listed
+/// by id. A bot never counts.
+#[must_use]
+pub fn discord_agent_admin(config: &DiscordConfig, user: &UserRef) -> bool {
+    !user.is_bot && is_admin(&config.admins, user.id)
+}
+
 /// The session of a chat for `user`: `telegram:<chat>[:<topic>]`, `discord:<channel-or-thread>`,
 /// with `:<user>` in shared chats when sessions are per user.
 #[must_use]

@@ -5,6 +5,6 @@
 mod access;
 
 pub use access::{
-    Access, chat_session_key, discord_access, discord_admin, should_answer, telegram_access,
-    telegram_admin,
+    Access, chat_session_key, discord_access, discord_admin, discord_agent_admin, should_answer,
+    telegram_access, telegram_admin,
 };

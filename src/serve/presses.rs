@@ -98,6 +98,14 @@ impl Pressed<'_> {
             })
     }
 
+    /// Whether the presser may grant what holds for the whole agent (see
+    /// [`super::settings::BridgeSettings::is_agent_admin`]).
+    fn is_agent_admin(&self) -> bool {
+        self.shared
+            .bridge(self.press.chat.platform)
+            .is_some_and(|h| h.settings.is_agent_admin(&self.press.presser))
+    }
+
     /// The session of the chat the press came from (for a press that locates no record).
     fn chat_session(&self) -> String {
         self.shared
@@ -260,6 +268,22 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
             refresh_rows(shared, &record.posted_to);
         }
         return;
+    }
+    if let Some(ButtonData::Card { choice, .. }) = ButtonData::parse(&pressed.press.token)
+        && matches!(
+            choice,
+            ApprovalChoice::AlwaysCommand | ApprovalChoice::Bind(_)
+        )
+        && !pressed.is_agent_admin()
+    {
+        return pressed
+            .refuse(
+                &session,
+                "a grant for the whole agent by an admin by role",
+                about,
+                "Only admins listed by id can save this for the whole agent (it would hold in every server and chat it serves); approve once instead.",
+            )
+            .await;
     }
     let now = crate::clock::now_secs();
     match shared

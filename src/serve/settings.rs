@@ -4,7 +4,8 @@
 
 use crate::config::{AccessId, ApprovalsTo, Config, DiscordConfig, TelegramConfig};
 use crate::router::{
-    Access, chat_session_key, discord_access, discord_admin, telegram_access, telegram_admin,
+    Access, chat_session_key, discord_access, discord_admin, discord_agent_admin, telegram_access,
+    telegram_admin,
 };
 use tollgate_surface::{ChatRef, Inbound, Platform, UserRef};
 
@@ -103,6 +104,16 @@ impl BridgeSettings {
         match &self.rules {
             Rules::Telegram(t) => telegram_admin(t, user),
             Rules::Discord(d) => discord_admin(d, user, roles, chat),
+        }
+    }
+
+    /// Whether `user` may grant what holds for the whole agent: on Discord only an admin
+    /// listed by id (a role makes an admin of one guild).
+    #[must_use]
+    pub fn is_agent_admin(&self, user: &UserRef) -> bool {
+        match &self.rules {
+            Rules::Telegram(t) => telegram_admin(t, user),
+            Rules::Discord(d) => discord_agent_admin(d, user),
         }
     }
 

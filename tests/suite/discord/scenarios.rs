@@ -634,3 +634,64 @@ async fn a_bridge_that_cannot_connect_leaves_the_other_serving() {
     assert!(log.contains("not starting the telegram bridge"), "{log}");
     assert!(!log.contains("revoked-token"), "{log}");
 }
+
+/// An admin by role is an admin of that role's guild only: they answer its cards, but cannot
+/// save what would hold for the whole agent — an "Always" for a command runs it unasked in
+/// every guild and chat the agent serves. An admin listed by id can.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_admin_by_role_cannot_grant_for_the_whole_agent() {
+    let served = Served::start(
+        vec![
+            tool_calls(&[(
+                "c1",
+                "execute_command",
+                &json!({"command": "touch made.txt"}).to_string(),
+            )]),
+            text("Made."),
+        ],
+        "tools = [\"execute_command\"]\n",
+        "",
+    )
+    .await;
+    served.llm.classify_as("high-risk");
+    let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "make it", true);
+    let (card_id, card) = served.card(thread, 0).await;
+    let here = Place::guild(GUILD, thread);
+    let always = button(&card, "Always");
+    assert!(always.ends_with(":always-command"), "{always}");
+    let refused = served.press(here, ROLE_ADMIN, &[ADMIN_ROLE], card_id, &always);
+    let answer = served.follow_up(refused).await;
+    assert!(
+        answer.body["content"]
+            .as_str()
+            .unwrap()
+            .contains("Only admins listed by id"),
+        "{:?}",
+        answer.body
+    );
+    let made = served
+        .dir
+        .path()
+        .join(format!("ws/discord_{thread}/made.txt"));
+    assert!(!made.exists());
+    // Approving once is theirs to do.
+    served.press(
+        here,
+        ROLE_ADMIN,
+        &[ADMIN_ROLE],
+        card_id,
+        &button(&card, "Approve"),
+    );
+    served.wait_posted(thread, "Made.").await;
+    assert!(made.exists());
+    let listed = served.tollgate(&["allowlist", "list"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(!listed.contains("touch"), "no key was saved: {listed}");
+    assert!(
+        served
+            .audit()
+            .contains("a grant for the whole agent by an admin by role"),
+        "the refusal is audited"
+    );
+}
