@@ -18,6 +18,30 @@ fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-fixture"))
 }
 
+/// The tool `name` of `listing` (the test fails if it is not there).
+fn tool_in(
+    listing: &tollgate::tools::mcp::client::McpListing,
+    name: &str,
+) -> Arc<tollgate::tools::mcp::McpTool> {
+    listing
+        .tools
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+        .clone()
+}
+
+/// A config whose agent `a` has the fixture server `fx`, trusted as read-only.
+fn fixture_config(root: &Path) -> Config {
+    config_with(
+        root,
+        &format!(
+            "[agents.a.mcp.fx]\ncommand = {:?}\ntrusted = true\ntier = \"read-only\"\ntimeout_secs = 5\n",
+            fixture().display().to_string()
+        ),
+    )
+}
+
 fn config_with(root: &Path, mcp: &str) -> Config {
     let text = format!(
         r#"
@@ -127,14 +151,7 @@ async fn the_fixture_server_runs_sandboxed_and_misbehaves_safely() {
         "{:?}",
         listing.problems
     );
-    let tool = |name: &str| {
-        listing
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .unwrap()
-            .clone()
-    };
+    let tool = |name: &str| tool_in(&listing, name);
     assert_eq!(
         tool("mcp_fx_die").declaration.tier,
         tollgate::policy::tier::Tier::HighRisk
@@ -185,13 +202,7 @@ async fn the_fixture_server_runs_sandboxed_and_misbehaves_safely() {
 async fn a_server_cannot_reach_the_sessions_directories() {
     let dir = tempfile::tempdir().unwrap();
     let root = tollgate::policy::paths::canonical_root(dir.path());
-    let config = config_with(
-        &root,
-        &format!(
-            "[agents.a.mcp.fx]\ncommand = {:?}\ntrusted = true\ntier = \"read-only\"\ntimeout_secs = 5\n",
-            fixture().display().to_string()
-        ),
-    );
+    let config = fixture_config(&root);
     let agent = config.agents["a"].clone();
     let session_dir = tollgate::gate::workspace_for(&agent, Some("telegram:1"));
     std::fs::create_dir_all(&session_dir).unwrap();
@@ -201,14 +212,7 @@ async fn a_server_cannot_reach_the_sessions_directories() {
     std::fs::write(own.join("notes.txt"), "the server's own file").unwrap();
     let servers = McpServers::new(Arc::new(config), "a", helper());
     let listing = servers.tools().await;
-    let tool = |name: &str| {
-        listing
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .unwrap()
-            .clone()
-    };
+    let tool = |name: &str| tool_in(&listing, name);
     let path = |p: &std::path::Path| json!({"path": p.display().to_string()});
     let mine = call(tool("mcp_fx_read").as_ref(), path(&own.join("notes.txt"))).await;
     assert_eq!(mine.text, "the server's own file", "{mine:?}");
@@ -238,24 +242,11 @@ async fn a_server_cannot_reach_the_sessions_directories() {
 async fn a_server_that_exits_is_started_again_for_every_session() {
     let dir = tempfile::tempdir().unwrap();
     let root = tollgate::policy::paths::canonical_root(dir.path());
-    let config = config_with(
-        &root,
-        &format!(
-            "[agents.a.mcp.fx]\ncommand = {:?}\ntrusted = true\ntier = \"read-only\"\ntimeout_secs = 5\n",
-            fixture().display().to_string()
-        ),
-    );
+    let config = fixture_config(&root);
     let servers = McpServers::new(Arc::new(config), "a", helper());
     let first = servers.tools().await;
     let second = servers.tools().await;
-    let tool = |listing: &tollgate::tools::mcp::client::McpListing, name: &str| {
-        listing
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .unwrap()
-            .clone()
-    };
+    let tool = tool_in;
     // Two listings (two sessions) reach one process.
     let a = call(tool(&first, "mcp_fx_instance").as_ref(), json!({})).await;
     let b = call(tool(&second, "mcp_fx_instance").as_ref(), json!({})).await;
@@ -359,14 +350,7 @@ async fn the_npm_filesystem_server_works_sandboxed() {
     assert!(listing.problems.is_empty(), "{:?}", listing.problems);
     let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"mcp_fs_list_directory"), "{names:?}");
-    let tool = |name: &str| {
-        listing
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .unwrap()
-            .clone()
-    };
+    let tool = |name: &str| tool_in(&listing, name);
     let listed = call(
         tool("mcp_fs_list_directory").as_ref(),
         json!({"path": served.display().to_string()}),

@@ -44,11 +44,16 @@ async fn stop_cancels_a_run_waiting_for_approval() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
+/// A card for writing `content` to after.txt, shown and recorded; then the service is killed,
+/// `while_down` runs, and the service starts again. The model answers "Done after restart."
+/// once the call has run.
+async fn a_write_card_across_a_restart(
+    content: &str,
+    while_down: impl FnOnce(&Served),
+) -> (Served, i64, Value) {
     let mut served = Served::start(
         vec![
-            write_call("w1", "after.txt", "restart-proof"),
+            write_call("w1", "after.txt", content),
             text("Done after restart."),
         ],
         "",
@@ -59,9 +64,19 @@ async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
     let (card_id, card) = served.card(USER, 0).await;
     served.card_recorded(USER, card_id, &card).await;
     served.kill();
-    let cards_before = served.telegram.calls("SendMessage").len();
+    while_down(&served);
     served.spawn();
     served.ready(2).await;
+    (served, card_id, card)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
+    let mut cards_before = 0;
+    let (served, card_id, card) = a_write_card_across_a_restart("restart-proof", |served| {
+        cards_before = served.telegram.calls("SendMessage").len();
+    })
+    .await;
     served
         .telegram
         .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
@@ -90,24 +105,13 @@ async fn a_pending_card_survives_a_restart_and_its_press_runs_the_call_once() {
 /// old card writes nothing; the new card's does.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_card_whose_call_changed_while_down_is_asked_again() {
-    let mut served = Served::start(
-        vec![
-            write_call("w1", "after.txt", "from the model"),
-            text("Done after restart."),
-        ],
-        "",
-        "",
-    )
+    let (served, old_id, old_card) = a_write_card_across_a_restart("from the model", |served| {
+        let written = served.path("ws/telegram_10/after.txt");
+        std::fs::create_dir_all(written.parent().unwrap()).unwrap();
+        std::fs::write(&written, "written meanwhile").unwrap();
+    })
     .await;
-    served.say(USER, "write after.txt");
-    let (old_id, old_card) = served.card(USER, 0).await;
-    served.card_recorded(USER, old_id, &old_card).await;
-    served.kill();
     let written = served.path("ws/telegram_10/after.txt");
-    std::fs::create_dir_all(written.parent().unwrap()).unwrap();
-    std::fs::write(&written, "written meanwhile").unwrap();
-    served.spawn();
-    served.ready(2).await;
     let edit = served.card_edit(old_id).await;
     assert!(
         edit["text"]
