@@ -403,7 +403,7 @@ fn access_warnings(
     }
     if allowed_users.contains(&AccessId::Anyone) {
         warnings.push(format!(
-            "{bridge}: allowed_users is [\"*\"]: anyone who can message the bot can use it"
+            "{bridge}: allowed_users is [\"*\"]: anyone who can message the bot can use it, in a direct message too (the chat and channel lists do not apply there)"
         ));
     }
 }

@@ -92,6 +92,12 @@ fn check_explains_discord_intents_shards_and_where_role_admins_answer() {
         "{text}"
     );
     assert!(text.contains("holders of admin_roles"), "{text}");
+    // Anyone, in a direct message too: the guild and channel lists do not apply there.
+    let anyone = stdout(&write("allowed_users = [\"*\"]\n"));
+    assert!(
+        anyone.contains("anyone who can message the bot can use it, in a direct message too"),
+        "{anyone}"
+    );
     let bad = write("shards = { first = 3, last = 2, total = 4 }\n");
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("discord.shards"), "{}", stderr(&bad));
