@@ -269,11 +269,15 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
         }
         return;
     }
+    // Only where the choice would count (a card still waiting that offered it): an answered,
+    // expired or unoffered choice gets the answer any admin gets.
     if let Some(ButtonData::Card { choice, .. }) = ButtonData::parse(&pressed.press.token)
         && matches!(
             choice,
             ApprovalChoice::AlwaysCommand | ApprovalChoice::Bind(_)
         )
+        && record.state == PendingState::Waiting
+        && record.choices.contains(&choice)
         && !pressed.is_agent_admin()
     {
         return pressed

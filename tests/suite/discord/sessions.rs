@@ -492,6 +492,31 @@ async fn a_picker_of_five_models_is_a_select_beside_cancel() {
         .as_str()
         .unwrap()
         .to_string();
+    // Binding holds for the whole agent, in every guild: not for an admin by role.
+    let bind = options
+        .iter()
+        .find_map(|o| o["value"].as_str().filter(|v| v.contains(":bind-")))
+        .unwrap()
+        .to_string();
+    let id = next_id();
+    let press = payloads::select_press(
+        id,
+        here,
+        (ROLE_ADMIN, "User8", &[ADMIN_ROLE]),
+        card_id,
+        &bind,
+    );
+    served.discord.dispatch("INTERACTION_CREATE", press);
+    let told = served.follow_up(id).await;
+    assert!(
+        told.body["content"]
+            .as_str()
+            .unwrap()
+            .contains("Only admins listed by id"),
+        "{:?}",
+        told.body
+    );
+    // Picking once is theirs to do.
     let id = next_id();
     let press = payloads::select_press(
         id,
