@@ -293,8 +293,11 @@ async fn dropped_for_full_queue(
     }
 }
 
-/// With `transcribe_voice` on the agent and `analyze:audio` bound, each saved audio file's
-/// transcript, so a spoken request works like a typed one. A transcription that fails says so
+/// Audio files of one message transcribed at most.
+const TRANSCRIPTIONS_PER_MESSAGE: usize = 1;
+
+/// With `transcribe_voice` on the agent and `analyze:audio` bound, the transcript of the
+/// message's first saved audio file, so a spoken request works like a typed one. A transcription that fails says so
 /// (the file stays attached).
 async fn transcripts(
     service: &Service,
@@ -319,6 +322,7 @@ async fn transcripts(
     }
     let cap = companions.max_bytes();
     let mut lines = Vec::new();
+    let mut transcribed = 0;
     for relative in saved {
         // Read as saved, through no link and never blocking: the workspace is the agent's, and
         // a command of a run in progress could plant something under the name meanwhile.
@@ -341,6 +345,15 @@ async fn transcripts(
             ));
             continue;
         }
+        // Each transcription is paid for: a message carrying ten audio files (Discord allows
+        // ten) must not cost ten. The rest stay attached for the agent.
+        if transcribed >= TRANSCRIPTIONS_PER_MESSAGE {
+            lines.push(format!(
+                "[voice note {name} not transcribed: one voice note a message is]"
+            ));
+            continue;
+        }
+        transcribed += 1;
         let file = crate::tools::hosts::MediaFile {
             name: name.clone(),
             bytes,

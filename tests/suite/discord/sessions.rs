@@ -529,3 +529,46 @@ async fn a_picker_of_five_models_is_a_select_beside_cancel() {
     served.wait_posted(thread, "A dog.").await;
     assert_eq!(served.llm.requests()[2].body["model"], "vision-4");
 }
+
+/// A message with several audio files (Discord allows ten) has its first transcribed, not
+/// each: every transcription is paid for. The others stay attached, and the agent is told.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_voice_note_a_message_is_transcribed() {
+    use crate::suite::fakes::llm::Reply;
+    let served = Served::start(
+        vec![
+            Reply::Json(json!({"text": "water the plants"})),
+            text("Heard you."),
+        ],
+        "transcribe_voice = true\n[agents.a.companions]\n\"analyze:audio\" = \"p/whisper-1\"",
+        "",
+    )
+    .await;
+    let voice = |name: &str| {
+        served
+            .discord
+            .add_file(name, b"OggS\0\x02pretend-opus-frames".to_vec())
+    };
+    let (first, second) = (voice("one.ogg"), voice("two.ogg"));
+    let id = next_id();
+    let mut message =
+        payloads::message(id, Place::dm(dm_channel(USER)), (USER, "Ann", &[]), "", &[]);
+    message["attachments"] = json!([
+        payloads::attachment(1, "one.ogg", 25, &first),
+        payloads::attachment(2, "two.ogg", 25, &second),
+    ]);
+    served.discord.dispatch("MESSAGE_CREATE", message);
+    served.wait_posted(dm_channel(USER), "Heard you.").await;
+    let requests = served.llm.requests();
+    let transcriptions = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/audio/transcriptions"))
+        .count();
+    assert_eq!(transcriptions, 1, "one transcription for two voice notes");
+    let told = requests.last().unwrap().body["messages"].to_string();
+    assert!(
+        told.contains("water the plants")
+            && told.contains("two.ogg not transcribed: one voice note a message is"),
+        "{told}"
+    );
+}
