@@ -30,6 +30,12 @@ use tollgate_surface::{BridgeError, BridgeErrorKind, BridgeEvent, Button, ChatRe
 /// Sends given up on after this many rate-limit waits in a row.
 const MAX_RATE_LIMIT_WAITS: u32 = 5;
 
+/// The longest `retry_after` waited out (as the Discord bridge does): a longer one (a flood
+/// ban, or a server that answers nonsense) gives the send up at once, so the caller's fallback
+/// — an answer kept to be sent at the next start, a card left waiting — takes over rather
+/// than the session sleeping for hours.
+const LONGEST_WAIT: Duration = Duration::from_secs(60);
+
 /// Tries after a network failure or a Telegram 5xx before giving up.
 const MAX_TRANSIENT_RETRIES: u32 = 3;
 
@@ -52,8 +58,9 @@ fn message_id(id: i64) -> MessageId {
     MessageId(i32::try_from(id).unwrap_or(i32::MAX))
 }
 
-/// Runs a request, waiting out up to [`MAX_RATE_LIMIT_WAITS`] 429s and retrying transient
-/// failures [`MAX_TRANSIENT_RETRIES`] times (after 1 s, then 2 s, …).
+/// Runs a request, waiting out up to [`MAX_RATE_LIMIT_WAITS`] 429s (each at most
+/// [`LONGEST_WAIT`]) and retrying transient failures [`MAX_TRANSIENT_RETRIES`] times (after
+/// 1 s, then 2 s, …).
 async fn with_waits<T, F, Fut>(mut request: F) -> Result<T, BridgeError>
 where
     F: FnMut() -> Fut,
@@ -63,7 +70,10 @@ where
     loop {
         match request().await {
             Ok(value) => return Ok(value),
-            Err(RequestError::RetryAfter(seconds)) if waits < MAX_RATE_LIMIT_WAITS => {
+            Err(RequestError::RetryAfter(seconds))
+                if waits < MAX_RATE_LIMIT_WAITS
+                    && Duration::from_secs(u64::from(seconds.seconds())) <= LONGEST_WAIT =>
+            {
                 waits += 1;
                 let wait = Duration::from_secs(u64::from(seconds.seconds()));
                 tollgate_surface::metered::rate_limit_wait(Platform::Telegram, wait);

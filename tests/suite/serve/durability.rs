@@ -576,6 +576,28 @@ async fn an_answer_the_platform_failed_to_take_is_sent_after_a_restart() {
     );
 }
 
+/// A rate limit longer than a minute (a flood ban) is not slept through: the send gives up at
+/// once and the answer is kept, to go out at the next start.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_under_an_hour_long_rate_limit_is_kept_not_waited_for() {
+    let mut served = Served::start(vec![text("Hello.")], "", "").await;
+    served.telegram.fail_next(
+        "SendMessage",
+        serde_json::json!({"ok": false, "error_code": 429, "description": "Too Many Requests: retry after 3600", "parameters": {"retry_after": 3600}}),
+    );
+    served.say(USER, "hi");
+    let failed = std::time::Instant::now();
+    while !served.log().contains("sending an answer to chat") {
+        assert!(failed.elapsed() < WAIT, "{}", served.log());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(served.telegram.texts_to(USER).is_empty());
+    served.terminate();
+    served.spawn();
+    served.ready(2).await;
+    served.wait_text(USER, "Hello.").await;
+}
+
 /// A subagent's run a kill left open is ended at the next start (nobody resumes it: its
 /// parent's call was interrupted with it), so retention can prune it.
 #[tokio::test(flavor = "multi_thread")]
