@@ -249,13 +249,14 @@ impl Bot {
             .await
     }
 
-    /// Opens a thread from message `message` in channel `parent`, named after `text`.
+    /// Opens a thread from message `message` in channel `parent`, named after `text`; whether
+    /// this call opened it (`false`: it was open already, perhaps someone else's).
     pub async fn open_thread(
         &self,
         parent: i64,
         message: i64,
         text: &str,
-    ) -> Result<(), BridgeError> {
+    ) -> Result<bool, BridgeError> {
         let (parent, message) = (positive(parent)?, positive(message)?);
         let mut name: String = text
             .lines()
@@ -281,16 +282,23 @@ impl Bot {
             )
             .await;
         match opened {
-            Ok(()) => {}
-            // Opened before (a retry, or a restart between opening and answering): use it.
+            // The thread's id is the message's.
+            Ok(()) => {
+                self.channels.opened(message, parent);
+                Ok(true)
+            }
+            // Opened before: by this bot (a retry, or a restart between opening and answering)
+            // or by someone else (the author, another bot). Used all the same, but not taken
+            // as the bot's own: who owns it is looked up when it matters (in a thread someone
+            // else opened, `require_mention` still applies).
             Err(e)
                 if e.message
-                    .contains(&format!("(code {THREAD_ALREADY_CREATED})")) => {}
-            Err(e) => return Err(e),
+                    .contains(&format!("(code {THREAD_ALREADY_CREATED})")) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
         }
-        // The thread's id is the message's.
-        self.channels.opened(message, parent);
-        Ok(())
     }
 
     /// Registers the slash commands (replacing what was registered before).

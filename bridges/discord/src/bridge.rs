@@ -116,8 +116,8 @@ impl DiscordBridge {
         intents
     }
 
-    fn thread_intro(&self) -> String {
-        if self.options.message_content {
+    fn thread_intro(&self, opened_it: bool) -> String {
+        if self.options.message_content && opened_it {
             "I answer here: everything written in this thread goes to me.".into()
         } else {
             format!(
@@ -332,11 +332,13 @@ impl Bridge for DiscordBridge {
             let (Some(parent), Some(_)) = (message.chat.parent, message.chat.thread) else {
                 return Ok(());
             };
-            self.bot
+            let ours = self
+                .bot
                 .open_thread(parent, message.message_id, &message.text)
                 .await?;
-            // The thread is open: a lost introduction loses nothing the user asked for.
-            let intro = json!({ "content": self.thread_intro() });
+            // The thread is open: a lost introduction loses nothing the user asked for. One
+            // open already may be someone else's, where only a mention or reply reaches us.
+            let intro = json!({ "content": self.thread_intro(ours) });
             if let Err(e) = self
                 .bot
                 .post(&message.chat, intro, Delivery::MustArrive)

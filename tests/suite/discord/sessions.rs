@@ -572,3 +572,50 @@ async fn one_voice_note_a_message_is_transcribed() {
         "{told}"
     );
 }
+
+/// A thread someone else opened from the message first ("already created") is answered in, but
+/// not taken as the bot's own: a later message there without a mention is not answered
+/// (`require_mention`), as in any thread the bot did not open.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thread_someone_else_opened_is_not_taken_as_the_bots() {
+    use crate::suite::fakes::discord::Fault;
+    // With the Message Content intent: in the bot's own thread, unmentioned messages count.
+    let served = Served::start(
+        vec![text("Opened."), text("Mentioned.")],
+        "",
+        "message_content = true",
+    )
+    .await;
+    served.discord.fail_next(
+        "POST /channels/*/messages/*/threads",
+        Fault {
+            status: 400,
+            body: json!({"message": "A thread has already been created for this message", "code": 160004}),
+            headers: String::new(),
+        },
+    );
+    let thread = served.say_in(Place::guild(GUILD, CHANNEL), USER, &[], "hello", true);
+    // The author's thread, as Discord would describe it.
+    served.discord.add_channel(payloads::channel(
+        thread,
+        11,
+        GUILD,
+        Some(CHANNEL),
+        Some(USER),
+    ));
+    served.wait_posted(thread, "Opened.").await;
+    // Told how to continue: by mention or reply.
+    let intro = &served.discord.posted_to(thread)[0];
+    assert!(intro.contains("mention me"), "{intro}");
+    let here = Place::guild(GUILD, thread);
+    served.say_in(here, USER, &[], "no mention here", false);
+    served.say_in(here, USER, &[], "with a mention", true);
+    served.wait_posted(thread, "Mentioned.").await;
+    let requests = served.llm.requests();
+    assert_eq!(requests.len(), 2, "the unmentioned message reached nobody");
+    assert!(
+        !requests[1].body["messages"]
+            .to_string()
+            .contains("no mention here")
+    );
+}
