@@ -349,7 +349,7 @@ async fn transcripts(
         // ten) must not cost ten. The rest stay attached for the agent.
         if transcribed >= TRANSCRIPTIONS_PER_MESSAGE {
             lines.push(format!(
-                "[voice note {name} not transcribed: one voice note a message is]"
+                "[voice note {name} not transcribed: one voice note a message is transcribed]"
             ));
             continue;
         }

@@ -30,11 +30,12 @@ use tollgate_surface::{BridgeError, BridgeErrorKind, BridgeEvent, Button, ChatRe
 /// Sends given up on after this many rate-limit waits in a row.
 const MAX_RATE_LIMIT_WAITS: u32 = 5;
 
-/// The longest `retry_after` waited out (as the Discord bridge does): a longer one (a flood
-/// ban, or a server that answers nonsense) gives the send up at once, so the caller's fallback
-/// — an answer kept to be sent at the next start, a card left waiting — takes over rather
-/// than the session sleeping for hours.
-const LONGEST_WAIT: Duration = Duration::from_secs(60);
+/// The longest `retry_after` waited out (the Discord bridge has a ceiling too): a longer one
+/// (a flood ban, or a server that answers nonsense) gives the send up at once, so the caller's
+/// fallback — an answer kept to be sent at the next start, a card left to its deadline —
+/// takes over rather than the session sleeping for hours. Five minutes, not Discord's one:
+/// Telegram's flood control in groups asks for minutes, and a card given up on is not shown.
+const LONGEST_WAIT: Duration = Duration::from_secs(300);
 
 /// Tries after a network failure or a Telegram 5xx before giving up.
 const MAX_TRANSIENT_RETRIES: u32 = 3;

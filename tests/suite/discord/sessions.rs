@@ -568,7 +568,7 @@ async fn one_voice_note_a_message_is_transcribed() {
     let told = requests.last().unwrap().body["messages"].to_string();
     assert!(
         told.contains("water the plants")
-            && told.contains("two.ogg not transcribed: one voice note a message is"),
+            && told.contains("two.ogg not transcribed: one voice note a message is transcribed"),
         "{told}"
     );
 }

@@ -576,7 +576,7 @@ async fn an_answer_the_platform_failed_to_take_is_sent_after_a_restart() {
     );
 }
 
-/// A rate limit longer than a minute (a flood ban) is not slept through: the send gives up at
+/// A rate limit longer than five minutes (a flood ban) is not slept through: the send gives up at
 /// once and the answer is kept, to go out at the next start.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_under_an_hour_long_rate_limit_is_kept_not_waited_for() {
