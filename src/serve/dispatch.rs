@@ -62,7 +62,7 @@ impl Dispatcher {
                                 Dropped::LaneFull(cap) =>
                                     format!("{cap} presses like it are already being handled"),
                                 Dropped::PresserBusy(cap) =>
-                                    format!("{cap} of its presser's are already being handled"),
+                                    format!("its presser already has {cap} being handled"),
                             }
                         ));
                         return;
