@@ -258,16 +258,22 @@ pub fn name_refusal(
     })
 }
 
-/// The gate's check of a URL's host (step 3): an address written in the URL is judged now; a
-/// name is judged when it is resolved.
+/// Why the web tools may not go to a URL's host, if it is an address (`[::1]` with or without
+/// its brackets); a name is judged when it is resolved. The gate (step 3) asks with
+/// [`not_own`], the tool as it connects with the system's answer.
 #[must_use]
-pub fn host_refusal(allowed: &[HostPattern], host: &str, agent: &str) -> Option<String> {
+pub fn host_refusal(
+    allowed: &[HostPattern],
+    host: &str,
+    agent: &str,
+    own: IsOwn<'_>,
+) -> Option<String> {
     let ip = host
         .trim_start_matches('[')
         .trim_end_matches(']')
         .parse::<IpAddr>()
         .ok()?;
-    address_refusal(allowed, ip, agent, &not_own)
+    address_refusal(allowed, ip, agent, own)
 }
 
 #[cfg(test)]
@@ -411,10 +417,13 @@ mod tests {
             "{refused:?}"
         );
         // The gate judges an address in the URL, and leaves a name for the resolver.
-        assert!(host_refusal(&[], "169.254.169.254", "a").is_some());
-        assert!(host_refusal(&[], "[fd00:ec2::254]", "a").is_some());
-        assert_eq!(host_refusal(&[], "metadata.google.internal", "a"), None);
-        assert_eq!(host_refusal(&[], "93.184.216.34", "a"), None);
+        assert!(host_refusal(&[], "169.254.169.254", "a", &not_own).is_some());
+        assert!(host_refusal(&[], "[fd00:ec2::254]", "a", &not_own).is_some());
+        assert_eq!(
+            host_refusal(&[], "metadata.google.internal", "a", &not_own),
+            None
+        );
+        assert_eq!(host_refusal(&[], "93.184.216.34", "a", &not_own), None);
     }
 
     /// A public address of this machine is refused like loopback, unless listed.

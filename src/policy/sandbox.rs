@@ -7,7 +7,7 @@
 use super::effect::Effect;
 use super::mode::SandboxPolicy;
 use super::paths::is_under;
-use super::private_hosts::{HostPattern, host_refusal};
+use super::private_hosts::{HostPattern, host_refusal, not_own};
 use super::reason::ReasonCode;
 use std::path::{Path, PathBuf};
 
@@ -163,7 +163,7 @@ pub fn check_effects(
                 if let Some(denial) = network_denial(sandbox, network.access, agent, host) {
                     return Some(denial);
                 }
-                if let Some(refusal) = host_refusal(network.private_hosts, host, agent) {
+                if let Some(refusal) = host_refusal(network.private_hosts, host, agent, &not_own) {
                     return Some((ReasonCode::NetworkRequest, refusal));
                 }
             }

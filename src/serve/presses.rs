@@ -164,7 +164,7 @@ pub async fn handle_press(shared: &Arc<Shared>, press: Press) {
     match ButtonData::parse(&press.token) {
         Some(ButtonData::Question { key, index }) => answer_question(&pressed, &key, index).await,
         Some(ButtonData::Bulk { token, choice }) => answer_all(&pressed, &token, choice).await,
-        Some(ButtonData::Card { token, .. }) => answer_card(&pressed, &token).await,
+        Some(ButtonData::Card { token, choice }) => answer_card(&pressed, &token, choice).await,
         None => {
             let session = pressed.chat_session();
             pressed
@@ -209,7 +209,7 @@ async fn once_posted<T>(
 }
 
 /// One approval card's button.
-async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
+async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken, choice: ApprovalChoice) {
     let shared = pressed.shared;
     let record = shared.approvals.get(token).ok().flatten();
     let session = record
@@ -271,12 +271,10 @@ async fn answer_card(pressed: &Pressed<'_>, token: &ApprovalToken) {
     }
     // Only where the choice would count (a card still waiting that offered it): an answered,
     // expired or unoffered choice gets the answer any admin gets.
-    if let Some(ButtonData::Card { choice, .. }) = ButtonData::parse(&pressed.press.token)
-        && matches!(
-            choice,
-            ApprovalChoice::AlwaysCommand | ApprovalChoice::Bind(_)
-        )
-        && record.state == PendingState::Waiting
+    if matches!(
+        choice,
+        ApprovalChoice::AlwaysCommand | ApprovalChoice::Bind(_)
+    ) && record.state == PendingState::Waiting
         && record.choices.contains(&choice)
         && !pressed.is_agent_admin()
     {

@@ -4,7 +4,7 @@
 //! or a name that resolves differently at connection time is caught; addresses written in a
 //! URL never reach a resolver, so the first URL and every redirect are judged here too.
 
-use crate::policy::private_hosts::{HostPattern, address_refusal, name_refusal};
+use crate::policy::private_hosts::{HostPattern, host_refusal, name_refusal};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url, redirect};
 use std::net::IpAddr;
@@ -51,13 +51,7 @@ fn url_refusal(allowed: &[HostPattern], agent: &str, url: &Url) -> Option<String
     if !matches!(url.scheme(), "http" | "https") {
         return Some(format!("`{url}` is not an http(s) URL"));
     }
-    let ip = url
-        .host_str()?
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse::<IpAddr>()
-        .ok()?;
-    address_refusal(allowed, ip, agent, &is_own)
+    host_refusal(allowed, url.host_str()?, agent, &is_own)
 }
 
 impl Resolve for Reach {
