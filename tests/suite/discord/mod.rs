@@ -151,15 +151,22 @@ impl Served {
 
     /// A DM from `user` (its DM channel is [`dm_channel`]); the message's id.
     pub fn dm(&self, user: u64, content: &str) -> u64 {
+        self.dm_with_files(user, content, json!([]))
+    }
+
+    /// A DM from `user` carrying `attachments` (made with `payloads::attachment`); the
+    /// message's id.
+    pub fn dm_with_files(&self, user: u64, content: &str, attachments: Value) -> u64 {
         let id = next_id();
         let name = format!("User{user}");
-        let message = payloads::message(
+        let mut message = payloads::message(
             id,
             Place::dm(dm_channel(user)),
             (user, &name, &[]),
             content,
             &[],
         );
+        message["attachments"] = attachments;
         self.discord.dispatch("MESSAGE_CREATE", message);
         id
     }

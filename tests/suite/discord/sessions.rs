@@ -215,20 +215,15 @@ async fn attachments_are_fetched_into_the_workspace_under_the_cap() {
     let big = served
         .discord
         .add_file("big.bin", vec![b'x'; 1024 * 1024 + 1]);
-    let id = next_id();
-    let mut message = payloads::message(
-        id,
-        Place::dm(dm_channel(USER)),
-        (USER, "Ann", &[]),
+    served.dm_with_files(
+        USER,
         "read these",
-        &[],
+        json!([
+            payloads::attachment(1, "../../notes.txt", 9, &small),
+            // Its size as Discord reports it is under the cap; the bytes are not.
+            payloads::attachment(2, "big.bin", 10, &big),
+        ]),
     );
-    message["attachments"] = json!([
-        payloads::attachment(1, "../../notes.txt", 9, &small),
-        // Its size as Discord reports it is under the cap; the bytes are not.
-        payloads::attachment(2, "big.bin", 10, &big),
-    ]);
-    served.discord.dispatch("MESSAGE_CREATE", message);
     served.wait_posted(dm_channel(USER), "Got it.").await;
     let saved = served
         .dir
@@ -550,14 +545,14 @@ async fn one_voice_note_a_message_is_transcribed() {
             .add_file(name, b"OggS\0\x02pretend-opus-frames".to_vec())
     };
     let (first, second) = (voice("one.ogg"), voice("two.ogg"));
-    let id = next_id();
-    let mut message =
-        payloads::message(id, Place::dm(dm_channel(USER)), (USER, "Ann", &[]), "", &[]);
-    message["attachments"] = json!([
-        payloads::attachment(1, "one.ogg", 25, &first),
-        payloads::attachment(2, "two.ogg", 25, &second),
-    ]);
-    served.discord.dispatch("MESSAGE_CREATE", message);
+    served.dm_with_files(
+        USER,
+        "",
+        json!([
+            payloads::attachment(1, "one.ogg", 25, &first),
+            payloads::attachment(2, "two.ogg", 25, &second),
+        ]),
+    );
     served.wait_posted(dm_channel(USER), "Heard you.").await;
     let requests = served.llm.requests();
     let transcriptions = requests
