@@ -235,10 +235,12 @@ async fn start_metrics(
 /// Malloc arenas `serve` lets glibc create, unless `MALLOC_ARENA_MAX` says otherwise.
 const MALLOC_ARENAS: libc::c_int = 2;
 
-/// Caps glibc's malloc arenas before the runtime's threads start. glibc gives threads arenas
-/// of their own (up to eight per core), and each keeps freed memory it cannot hand back: with
-/// 10,000 idle sessions, two arenas measured 98.5 MiB RSS against 116.1 MiB with glibc's
-/// default (`TOLLGATE_BENCH_PHASE=memory cargo bench --bench telegram`).
+/// Caps glibc's malloc arenas before the runtime's threads start. The binary's Rust code
+/// allocates through jemalloc (`src/main.rs`), but C code, SQLite's page cache among it, still
+/// allocates through glibc, which gives threads arenas of their own (up to eight per core), each
+/// keeping freed memory it cannot hand back: with 10,000 idle sessions, when glibc served
+/// everything, two arenas measured 98.5 MiB RSS against 116.1 MiB with glibc's default
+/// (`TOLLGATE_BENCH_PHASE=memory cargo bench --bench telegram`).
 fn few_malloc_arenas() {
     #[cfg(target_env = "gnu")]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {

@@ -303,6 +303,7 @@ fn write_both() -> Reply {
     ])
 }
 
+mod allocator;
 mod approvals;
 mod chat;
 mod concurrency;
