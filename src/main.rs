@@ -9,16 +9,16 @@ use std::process::ExitCode;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's options, read at the process's first allocation (`_RJEM_MALLOC_CONF` in the
-/// environment overrides them): two arenas, not four a core, each keeping pages of its own;
-/// freed pages given back after a second (`dirty_decay_ms`), not ten, and at once from the
-/// lazily purged state (`muzzy_decay_ms`). With jemalloc's defaults and no purging thread,
-/// `serve` held 76.4 MiB with 10,000 idle sessions, against 47–49 with these and the thread.
-/// No background thread here: the sandbox helper, this same binary, must be single-threaded to
-/// enter its namespaces, so [`start_page_purger`] starts it afterwards.
+/// environment overrides them one by one): two arenas, not four a core, each keeping pages of
+/// its own, and freed pages given back after a second (`dirty_decay_ms`), not ten. With
+/// jemalloc's defaults and no purging thread, `serve` held 76.4 MiB with 10,000 idle sessions,
+/// against 47–49 with these and the thread. No background thread here: the sandbox helper,
+/// this same binary, must be single-threaded to enter its namespaces, so
+/// [`start_page_purger`] starts it afterwards (and the variable never reaches a child).
 #[unsafe(export_name = "_rjem_malloc_conf")]
 static ALLOCATOR_OPTIONS: Option<&std::ffi::c_char> =
     // SAFETY: the pointer is a C string literal's, valid for the program's whole run.
-    Some(unsafe { &*c"narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0".as_ptr() });
+    Some(unsafe { &*c"narenas:2,dirty_decay_ms:1000".as_ptr() });
 
 fn main() -> ExitCode {
     // The sandbox helper runs first, before any thread or runtime exists (it forks).
@@ -35,9 +35,11 @@ fn main() -> ExitCode {
 /// Starts jemalloc's background thread, which gives freed pages back while the process is
 /// idle: without it they are given back only as later allocations pass by, and a service
 /// gone quiet after a burst would keep what the burst freed. Left to the environment when
-/// `_RJEM_MALLOC_CONF` is set.
+/// `_RJEM_MALLOC_CONF` says `background_thread` itself.
 fn start_page_purger() {
-    if std::env::var_os("_RJEM_MALLOC_CONF").is_some() {
+    if std::env::var(tollgate::sandbox::ALLOCATOR_OPTIONS_ENV)
+        .is_ok_and(|options| options.contains("background_thread"))
+    {
         return;
     }
     let mut on = true;

@@ -244,8 +244,8 @@ const MALLOC_ARENAS: libc::c_int = 2;
 fn few_malloc_arenas() {
     #[cfg(target_env = "gnu")]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt only sets an allocator parameter (glibc takes its own lock for it);
-        // it is called before serve starts any thread.
+        // SAFETY: mallopt only sets an allocator parameter, under glibc's own lock, so other
+        // threads (jemalloc's purging thread) may run meanwhile; it takes no pointers.
         unsafe {
             libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS);
         }

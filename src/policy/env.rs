@@ -100,7 +100,7 @@ pub fn child_environment(
 ) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     for (name, value) in parent {
-        if is_shell_control(&name) {
+        if is_shell_control(&name) || name == crate::sandbox::ALLOCATOR_OPTIONS_ENV {
             continue;
         }
         let ssh = name.starts_with("SSH_");

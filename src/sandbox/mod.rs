@@ -29,3 +29,9 @@ pub use trial::confined_true;
 
 /// The argument that turns the binary into the helper.
 pub const HELPER_ARG: &str = "sandbox-exec";
+
+/// The variable that gives the binary's allocator (jemalloc) options at its start. It never
+/// reaches a child: the helper is this binary, and `background_thread:true` there would start
+/// a thread before its `main`, which `unshare` then refuses, so every confined command would
+/// fail.
+pub const ALLOCATOR_OPTIONS_ENV: &str = "_RJEM_MALLOC_CONF";

@@ -54,9 +54,11 @@ const EVENT_QUEUE: usize = 1024;
 /// How often (at most) idle workers are let go and freed memory handed back.
 const HOUSEKEEPING: Duration = Duration::from_secs(10);
 
-/// Hands freed memory back to the system. glibc keeps freed blocks in its arenas, so without
-/// this a burst of messages (each model request is built as JSON) or of sessions would hold
-/// its peak RSS forever. It walks the free lists only: milliseconds, every few seconds.
+/// Hands memory glibc's malloc freed back to the system: it keeps freed blocks in its arenas,
+/// so without this a burst would hold its peak RSS forever. The binary's Rust allocations go
+/// through jemalloc, whose own thread gives pages back (`src/main.rs`); glibc still serves C
+/// code, SQLite's page cache and statements among it. It walks the free lists only:
+/// milliseconds, every few seconds.
 fn release_freed_memory() {
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim only walks the allocator's own free lists; it takes no pointers.
