@@ -12,7 +12,7 @@ fn the_binary_reads_its_allocator_options() {
     // `stats_print` makes jemalloc print its options at exit; the rest come from the binary.
     let out = Command::new(env!("CARGO_BIN_EXE_tollgate"))
         .arg("--version")
-        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .env(tollgate::sandbox::ALLOCATOR_OPTIONS_ENV, "stats_print:true")
         .output()
         .unwrap();
     let printed = format!(
