@@ -357,7 +357,30 @@ fn describe_agent(
         );
         if !mcp.sandbox {
             warnings.push(format!(
-                "agent {name}: MCP server {server} runs outside the sandbox (`sandbox = false`)"
+                "agent {name}: MCP server {server} runs outside the sandbox (`sandbox = false`): it can read and write every chat session's files"
+            ));
+        } else if agent.sandbox == SandboxPolicy::DangerFullAccess {
+            warnings.push(format!(
+                "agent {name}: MCP server {server} runs unconfined under danger-full-access: it can read and write every chat session's files"
+            ));
+        }
+        if let Some(cwd) = &mcp.cwd
+            && holds_the_sessions(agent, cwd)
+        {
+            warnings.push(format!(
+                "agent {name}: MCP server {server}'s cwd {} holds the agent's workspace, so the server can read every chat session's files; leave cwd unset (the server then works in <workspace>/.mcp/{server})",
+                cwd.display()
+            ));
+        }
+    }
+    for (label, roots) in [
+        ("writable_roots", &agent.writable_roots),
+        ("readable_roots", &agent.readable_roots),
+    ] {
+        for root in roots.iter().filter(|root| holds_the_sessions(agent, root)) {
+            warnings.push(format!(
+                "agent {name}: {label} {} holds the agent's workspace, so each chat session's commands and MCP servers can reach every other session's files",
+                root.display()
             ));
         }
     }
@@ -382,6 +405,12 @@ fn describe_agent(
             "agent {name}: sandbox danger-full-access runs shell commands unconfined (approval is the only guard)"
         ));
     }
+}
+
+/// Whether `path` is the agent's workspace or a directory above it: whatever may read it may
+/// read every session's directory.
+fn holds_the_sessions(agent: &AgentConfig, path: &std::path::Path) -> bool {
+    crate::gate::workspace_for(agent, None).starts_with(crate::policy::paths::canonical_root(path))
 }
 
 fn access_warnings(

@@ -103,6 +103,57 @@ fn check_explains_discord_intents_shards_and_where_role_admins_answer() {
     assert!(stderr(&bad).contains("discord.shards"), "{}", stderr(&bad));
 }
 
+/// What reaches every chat session's files is named: one MCP server serves all of an agent's
+/// sessions, and a root above the workspace is open to every session's commands.
+#[test]
+fn check_warns_of_what_reaches_every_sessions_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |agent: &str| {
+        std::fs::write(
+            dir.path().join("tollgate.toml"),
+            format!(
+                "[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"data/ws\"\n{agent}"
+            ),
+        )
+        .unwrap();
+        let out = tollgate(&["check", "--config", "tollgate.toml"], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let every = "every chat session's files";
+    let confined = check("[agents.a.mcp.fs]\ncommand = \"fs-server\"\n");
+    assert!(!confined.contains(every), "{confined}");
+    let unconfined = check("[agents.a.mcp.fs]\ncommand = \"fs-server\"\nsandbox = false\n");
+    assert!(
+        unconfined.contains("MCP server fs runs outside the sandbox") && unconfined.contains(every),
+        "{unconfined}"
+    );
+    let full =
+        check("sandbox = \"danger-full-access\"\n[agents.a.mcp.fs]\ncommand = \"fs-server\"\n");
+    assert!(
+        full.contains("MCP server fs runs unconfined under danger-full-access"),
+        "{full}"
+    );
+    // The workspace itself and a directory above it; a directory beside it is fine.
+    for cwd in ["data/ws", "data"] {
+        let text = check(&format!(
+            "[agents.a.mcp.fs]\ncommand = \"fs-server\"\ncwd = \"{cwd}\"\n"
+        ));
+        assert!(
+            text.contains("MCP server fs's cwd /")
+                && text.contains(&format!("/{cwd} holds the agent's workspace")),
+            "{text}"
+        );
+    }
+    let beside = check("[agents.a.mcp.fs]\ncommand = \"fs-server\"\ncwd = \"data/other\"\n");
+    assert!(!beside.contains(every), "{beside}");
+    let root = check("readable_roots = [\"data\"]\n");
+    assert!(
+        root.contains("readable_roots /") && root.contains("/data holds the agent's workspace"),
+        "{root}"
+    );
+}
+
 #[test]
 fn serve_with_discord_and_no_token_exits_2_naming_both_variables() {
     let dir = tempfile::tempdir().unwrap();
