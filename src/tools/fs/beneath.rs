@@ -94,13 +94,28 @@ impl Beneath {
             rel
         };
         let c = cstring(rel)?;
-        Ok(rustix::fs::openat2(
+        // Never blocking in `open`: a FIFO opened for reading waits for a writer, and for
+        // writing for a reader, forever, on a thread neither a tool's timeout nor `/stop` can
+        // take back. A chat that made one (`mkfifo`) and had it read eight times would hold
+        // every blocking thread. `O_NONBLOCK` changes nothing for files and directories.
+        let fd = rustix::fs::openat2(
             &self.root,
             c.as_c_str(),
-            flags | OFlags::CLOEXEC,
+            flags | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::from_bits_retain(mode),
             ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS | extra_resolve,
-        )?)
+        )?;
+        let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
+        if !matches!(
+            kind,
+            rustix::fs::FileType::RegularFile | rustix::fs::FileType::Directory
+        ) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{}` is not a regular file or a directory", rel.display()),
+            ));
+        }
+        Ok(fd)
     }
 
     pub fn read_file(&self, rel: &Path) -> io::Result<File> {
@@ -231,6 +246,46 @@ mod tests {
     use super::*;
     use std::io::Read;
     use std::os::unix::fs::symlink;
+
+    /// A FIFO is refused at once, for reading and for writing: `open` on one would wait for
+    /// the other end forever. Waited for on a channel, so a hang fails the test.
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_its_other_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = std::ffi::CString::new(
+            dir.path()
+                .join("pipe")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .unwrap();
+        // SAFETY: a valid C string; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        // And through a link to it, which `openat2` follows beneath the root.
+        symlink("pipe", dir.path().join("notes.txt")).unwrap();
+        let root = dir.path().to_path_buf();
+        let (done, results) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let b = Beneath::open(&root).unwrap();
+            let read = b.read_file(Path::new("pipe")).map(drop);
+            let written = b.create_file(Path::new("notes.txt")).map(drop);
+            let listed = b.list(Path::new("pipe")).map(drop);
+            let linked = b.read_file(Path::new("notes.txt")).map(drop);
+            let _ = done.send((read, written, listed, linked));
+        });
+        let (read, written, listed, linked) = results
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("opening a FIFO waited for its other end");
+        assert!(
+            read.unwrap_err()
+                .to_string()
+                .contains("is not a regular file"),
+            "read"
+        );
+        assert!(written.is_err(), "written");
+        assert!(listed.is_err(), "listed");
+        assert!(linked.is_err(), "read through a link");
+    }
 
     #[test]
     fn symlinks_cannot_lead_out() {
