@@ -97,11 +97,17 @@ impl Beneath {
         // Never blocking in `open`: a FIFO opened for reading waits for a writer, and for
         // writing for a reader, forever, on a thread neither a tool's timeout nor `/stop` can
         // take back. A chat that made one (`mkfifo`) and had it read eight times would hold
-        // every blocking thread. `O_NONBLOCK` changes nothing for files and directories.
+        // every blocking thread. `O_NONBLOCK` changes nothing for files and directories; an
+        // `O_PATH` open never blocks, and `openat2` refuses other flags beside it.
+        let never_wait = if flags.contains(OFlags::PATH) {
+            OFlags::empty()
+        } else {
+            OFlags::NONBLOCK
+        };
         let fd = rustix::fs::openat2(
             &self.root,
             c.as_c_str(),
-            flags | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            flags | OFlags::CLOEXEC | never_wait,
             Mode::from_bits_retain(mode),
             ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS | extra_resolve,
         )?;
