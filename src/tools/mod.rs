@@ -3,6 +3,7 @@
 
 pub mod approved;
 pub mod args;
+pub mod blocking;
 pub mod builtin;
 pub mod definitions;
 pub mod exec;

@@ -57,6 +57,51 @@ mod tests {
         }
     }
 
+    /// Tools blocked on their threads (a long `grep`, which neither a timeout nor `/stop`
+    /// takes back) leave threads for the store's work: more calls than serve has blocking
+    /// threads, all stuck, and blocking work of the store's kind still runs.
+    #[test]
+    fn blocked_tools_leave_threads_for_the_store() {
+        use crate::tools::blocking::{TOOL_THREADS, run_blocking};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let runtime = super::serve_runtime().unwrap();
+        let released = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let started = Arc::new(AtomicUsize::new(0));
+        let stuck: Vec<_> = (0..super::BLOCKING_THREADS + 2)
+            .map(|_| {
+                let (released, started) = (released.clone(), started.clone());
+                runtime.spawn(run_blocking(move || {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    let (lock, wake) = &*released;
+                    let mut go = lock.lock().unwrap();
+                    while !*go {
+                        go = wake.wait(go).unwrap();
+                    }
+                }))
+            })
+            .collect();
+        let store_ran = runtime.block_on(async {
+            // Every permit taken (other tests' tools may hold some a moment).
+            while started.load(Ordering::SeqCst) < TOOL_THREADS.min(super::BLOCKING_THREADS) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let store_work = tokio::task::spawn_blocking(|| "read");
+            tokio::time::timeout(Duration::from_secs(20), store_work).await
+        });
+        *released.0.lock().unwrap() = true;
+        released.1.notify_all();
+        runtime.block_on(async {
+            for task in stuck {
+                task.await.unwrap().unwrap();
+            }
+        });
+        assert!(
+            matches!(store_ran, Ok(Ok("read"))),
+            "the store's work waited behind blocked tools"
+        );
+        assert!(started.load(Ordering::SeqCst) == super::BLOCKING_THREADS + 2);
+    }
+
     /// The threads a burst of blocking work started are let go soon after it ends: an idle
     /// serve keeps its async workers, not the blocking pool. (With tokio's 10 s keep-alive the
     /// second wait times out.)

@@ -96,14 +96,13 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
     };
     let cap = companions.max_bytes();
     let (read_call, read_ctx) = (call.clone(), ctx.clone());
-    let read = tokio::task::spawn_blocking(move || {
+    let read = crate::tools::blocking::run_blocking(move || {
         crate::tools::fs::read_media(&read_call, &read_ctx, cap)
     })
     .await;
-    let (name, bytes) = match read {
-        Ok(Ok(file)) => file,
-        Ok(Err(e)) => return ToolOutput::error(e),
-        Err(e) => return ToolOutput::error(format!("the tool failed: {e}")),
+    let (name, bytes) = match read.and_then(|file| file) {
+        Ok(file) => file,
+        Err(e) => return ToolOutput::error(e),
     };
     let question = call
         .execute_args()

@@ -138,11 +138,11 @@ impl Tool for Builtin {
                 "read_file" | "write_file" | "edit_file" | "ls" | "find" | "grep" | "mkdir"
                 | "rm" | "mv" | "cp" => {
                     let (name, call, ctx) = (self.name, call.clone(), ctx.clone());
-                    tokio::task::spawn_blocking(move || {
+                    crate::tools::blocking::run_blocking(move || {
                         super::fs::execute_file_tool(name, &call, &ctx)
                     })
                     .await
-                    .unwrap_or_else(|e| ToolOutput::error(format!("the tool failed: {e}")))
+                    .unwrap_or_else(ToolOutput::error)
                 }
                 "execute_command" => shell::execute(call, ctx).await,
                 "analyze_media" => media::execute(call, ctx).await,
@@ -224,7 +224,7 @@ impl Tool for Builtin {
                 | "get_time"
                 | "context_info" => {
                     let (name, call, ctx) = (self.name, call.clone(), ctx.clone());
-                    tokio::task::spawn_blocking(move || {
+                    crate::tools::blocking::run_blocking(move || {
                         let outcome = match name {
                             "manage_todos" | "list_todos" => state::todos(name, &call, &ctx),
                             "view_memory" | "manage_memory" => {
@@ -240,7 +240,7 @@ impl Tool for Builtin {
                         outcome.unwrap_or_else(|e| ToolOutput::error(e.to_string()))
                     })
                     .await
-                    .unwrap_or_else(|e| ToolOutput::error(format!("the tool failed: {e}")))
+                    .unwrap_or_else(ToolOutput::error)
                 }
                 other => ToolOutput::error(format!(
                     "`{other}` cannot run in this build yet: its execute half is not implemented"

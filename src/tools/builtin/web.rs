@@ -348,7 +348,7 @@ pub(super) async fn execute(
     let raw = String::from_utf8_lossy(&body).into_owned();
     let mut text = if tool == "web_fetch" && html {
         // Up to 5 MB of someone else's page: read off the async threads.
-        match tokio::task::spawn_blocking(move || html_to_text(&raw)).await {
+        match crate::tools::blocking::run_blocking(move || html_to_text(&raw)).await {
             Ok(text) => text,
             Err(e) => return ToolOutput::error(format!("reading the page from {url} failed: {e}")),
         }
