@@ -15,6 +15,13 @@ use std::path::{Path, PathBuf};
 /// Bytes of a file `read_file` returns.
 const READ_CAP: usize = 256 * 1024;
 
+/// Bytes a file may have for `write_file` and `edit_file` to change it: their preview reads
+/// this much to fingerprint it, so a larger file could never match its preview anyway.
+const CHANGE_CAP: u64 = 8 * 1024 * 1024;
+
+/// Bytes a file may have for `cp` to copy it (it is copied in memory).
+const COPY_CAP: u64 = 64 * 1024 * 1024;
+
 /// What a file looked like when its preview was made: `absent`, or its length and FNV-1a hash.
 #[must_use]
 pub fn fingerprint_of(bytes: Option<&[u8]>) -> String {
@@ -63,7 +70,7 @@ pub fn read_for_preview(path: &Path, roots: &Roots, sandbox: SandboxPolicy) -> O
     beneath
         .read_file(rel)
         .ok()?
-        .take(8 * 1024 * 1024)
+        .take(CHANGE_CAP)
         .read_to_end(&mut bytes)
         .ok()?;
     Some(bytes)
@@ -145,16 +152,33 @@ fn target(
     })
 }
 
-fn read_all(t: &Target) -> Result<Option<Vec<u8>>, String> {
+/// The file's first `cap` bytes and its size, or `None` if it does not exist. Never more than
+/// `cap` in memory: a file of many gigabytes (a sparse one costs nothing to make) read whole
+/// by a turn's ten calls at once would bring the OOM killer down on serve.
+fn read_capped(t: &Target, cap: u64) -> Result<Option<(Vec<u8>, u64)>, String> {
     match t.beneath.read_file(&t.rel) {
-        Ok(mut file) => {
+        Ok(file) => {
+            let reading = |e: std::io::Error| format!("reading {}: {e}", t.shown.display());
+            let size = file.metadata().map_err(reading)?.len();
             let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes)
-                .map_err(|e| format!("reading {}: {e}", t.shown.display()))?;
-            Ok(Some(bytes))
+            file.take(cap).read_to_end(&mut bytes).map_err(reading)?;
+            Ok(Some((bytes, size)))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("opening {}: {e}", t.shown.display())),
+    }
+}
+
+/// The whole file, or `None` if it does not exist; refused, naming `tool`, past `cap` bytes.
+fn read_whole(t: &Target, cap: u64, tool: &str) -> Result<Option<Vec<u8>>, String> {
+    match read_capped(t, cap.saturating_add(1))? {
+        Some((bytes, size)) if size > cap || bytes.len() as u64 > cap => Err(format!(
+            "{} has {} bytes; {tool} handles files of up to {} MiB",
+            t.shown.display(),
+            size.max(bytes.len() as u64),
+            cap >> 20
+        )),
+        whole => Ok(whole.map(|(bytes, _)| bytes)),
     }
 }
 
@@ -228,21 +252,21 @@ fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput,
     match tool {
         "read_file" => {
             let t = target(call, ctx, "path", false)?;
-            let bytes =
-                read_all(&t)?.ok_or_else(|| format!("{} does not exist", t.shown.display()))?;
+            let (bytes, size) = read_capped(&t, READ_CAP as u64)?
+                .ok_or_else(|| format!("{} does not exist", t.shown.display()))?;
+            let size = size.max(bytes.len() as u64);
             if bytes.iter().take(8192).any(|b| *b == 0) {
                 return Err(format!(
-                    "{} is a binary file ({} bytes); read_file shows text only",
+                    "{} is a binary file ({size} bytes); read_file shows text only",
                     t.shown.display(),
-                    bytes.len()
                 ));
             }
-            let truncated = bytes.len() > READ_CAP;
-            let mut out = String::from_utf8_lossy(&bytes[..bytes.len().min(READ_CAP)]).into_owned();
+            let truncated = size > bytes.len() as u64;
+            let mut out = String::from_utf8_lossy(&bytes).into_owned();
             if truncated {
                 out.push_str(&format!(
                     "\n[… {} more bytes not shown]",
-                    bytes.len() - READ_CAP
+                    size - bytes.len() as u64
                 ));
             }
             Ok(ToolOutput {
@@ -253,7 +277,7 @@ fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput,
         }
         "write_file" => {
             let t = target(call, ctx, "path", true)?;
-            let current = read_all(&t)?;
+            let current = read_whole(&t, CHANGE_CAP, "write_file")?;
             check_unchanged(call, current.as_deref())?;
             let content = text("content");
             write_bytes(&t, content.as_bytes())?;
@@ -265,8 +289,8 @@ fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput,
         }
         "edit_file" => {
             let t = target(call, ctx, "path", true)?;
-            let current =
-                read_all(&t)?.ok_or_else(|| format!("{} does not exist", t.shown.display()))?;
+            let current = read_whole(&t, CHANGE_CAP, "edit_file")?
+                .ok_or_else(|| format!("{} does not exist", t.shown.display()))?;
             check_unchanged(call, Some(&current))?;
             let old_text =
                 String::from_utf8(current).map_err(|_| "the file is not UTF-8 text".to_string())?;
@@ -359,7 +383,7 @@ fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput,
         "cp" => {
             let from = target(call, ctx, "from", false)?;
             let to = target(call, ctx, "to", true)?;
-            let bytes = read_all(&from)?
+            let bytes = read_whole(&from, COPY_CAP, "cp")?
                 .ok_or_else(|| format!("{} does not exist", from.shown.display()))?;
             write_bytes(&to, &bytes)?;
             Ok(ToolOutput::ok(format!(

@@ -301,6 +301,61 @@ fn only_the_toolset_is_offered() {
     assert_eq!(read.parameters["required"], json!(["path"]));
 }
 
+/// A file of many gigabytes costs nothing to make (sparse), and a turn reads up to ten at once:
+/// `read_file` reads only what it shows, and `cp` refuses past its cap, saying so.
+#[tokio::test]
+async fn huge_files_are_read_only_as_far_as_shown_and_not_copied() {
+    let b = bench(false);
+    let huge = std::fs::File::create(ws(&b, "huge.txt")).unwrap();
+    std::io::Write::write_all(&mut &huge, "x".repeat(300 * 1024).as_bytes()).unwrap();
+    let size: u64 = 3 << 30;
+    huge.set_len(size).unwrap();
+    b.approver
+        .expect("cp")
+        .send(Answer::Approve {
+            by: "console:op".into(),
+        })
+        .unwrap();
+    let read = batch(
+        &b,
+        vec![call("r", "read_file", json!({"path": "huge.txt"}))],
+    )
+    .await;
+    assert_eq!(read[0].outcome, CallOutcome::Executed, "{:?}", read[0]);
+    // The whole result is stored (the model sees its head): the note is at its end.
+    let stored = b
+        .store
+        .get(
+            "tool_results",
+            &tollgate::tools::builtin::result_key("console:tester", "r"),
+        )
+        .unwrap()
+        .unwrap();
+    let stored = String::from_utf8_lossy(&stored);
+    assert!(
+        stored.ends_with(&format!("[… {} more bytes not shown]", size - 256 * 1024)),
+        "{}",
+        &stored[stored.len().saturating_sub(200)..]
+    );
+    let copied = batch(
+        &b,
+        vec![call(
+            "cp",
+            "cp",
+            json!({"from": "huge.txt", "to": "copy.txt"}),
+        )],
+    )
+    .await;
+    assert!(
+        copied[0].output.text.contains(&format!(
+            "huge.txt has {size} bytes; cp handles files of up to 64 MiB"
+        )),
+        "{:?}",
+        copied[0]
+    );
+    assert!(!ws(&b, "copy.txt").exists());
+}
+
 #[tokio::test]
 async fn file_moves_copies_and_removals_happen_where_approved() {
     let b = bench(false);
