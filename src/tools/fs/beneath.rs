@@ -128,14 +128,14 @@ impl Beneath {
         Ok(File::from(self.open_at(rel, libc::O_RDONLY, 0)?))
     }
 
-    /// At most `limit` bytes of a regular file, following no link on the way and never
-    /// blocking on what is not a file (a FIFO planted under a media name would otherwise hang
-    /// the reader): what `analyze_media` and voice transcription send to a companion model.
+    /// At most `limit` bytes of a regular file, following no link on the way (every open here
+    /// already refuses a FIFO without waiting; a directory is refused too): what
+    /// `analyze_media` and voice transcription send to a companion model.
     pub fn read_regular(&self, rel: &Path, limit: u64) -> io::Result<Vec<u8>> {
         use std::io::Read;
         let fd = self.open_resolving(
             rel,
-            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW,
+            OFlags::RDONLY | OFlags::NOFOLLOW,
             0,
             ResolveFlags::NO_SYMLINKS,
         )?;
