@@ -1,7 +1,7 @@
 //! The file tools' execute halves.
 
 use super::beneath::{Beneath, EntryKind};
-use super::walk::{find, grep};
+use super::walk::{Capped, Deadline, Pattern, find, grep};
 use crate::policy::effect::Effect;
 use crate::policy::mode::SandboxPolicy;
 use crate::policy::paths::{is_under, resolve};
@@ -11,6 +11,7 @@ use crate::tools::exec::ExecContext;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Bytes of a file `read_file` returns.
 const READ_CAP: usize = 256 * 1024;
@@ -324,28 +325,19 @@ fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput,
         "find" | "grep" => {
             let t = target(call, ctx, "path", false)?;
             let pattern = text("pattern");
+            // Stops a little before the executor's timeout, to hand back what it found; the
+            // thread is let go either way.
+            let limit = ctx.default_timeout.saturating_sub(ctx.default_timeout / 10);
+            let deadline = Deadline::at(Instant::now() + limit);
             let found = if tool == "find" {
-                find(&t.beneath, &t.rel, &pattern, &t.shown)
+                find(&t.beneath, &t.rel, &pattern, &t.shown, deadline)
             } else {
-                let regex = regex::Regex::new(&pattern)
-                    .map_err(|e| format!("`pattern` is not a valid regular expression: {e}"))?;
+                let pattern = Pattern::new(&pattern)?;
                 let is_file = t.beneath.list(&t.rel).is_err();
-                grep(&t.beneath, &t.rel, &regex, &t.shown, is_file)
+                grep(&t.beneath, &t.rel, &pattern, &t.shown, is_file, deadline)
             }
             .map_err(|e| format!("searching {}: {e}", t.shown.display()))?;
-            let mut out = if found.text.is_empty() {
-                "(no matches)".to_string()
-            } else {
-                found.text
-            };
-            if found.truncated {
-                out.push_str("[… output truncated]");
-            }
-            Ok(ToolOutput {
-                text: out,
-                is_error: false,
-                truncated: found.truncated,
-            })
+            Ok(search_output(found, limit))
         }
         "mkdir" => {
             let t = target(call, ctx, "path", true)?;
@@ -393,5 +385,36 @@ fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput,
             )))
         }
         other => Err(format!("`{other}` is not a file tool")),
+    }
+}
+
+/// What `find` or `grep` found, with why it stopped early, if it did.
+fn search_output(found: Capped, limit: Duration) -> ToolOutput {
+    let mut out = if found.text.is_empty() {
+        "(no matches)".to_string()
+    } else {
+        found.text
+    };
+    if found.out_of_time {
+        out.push_str(&format!(
+            "[… stopped at the time limit ({} s) before the search was done: search a narrower \
+             `path`, or a simpler `pattern`]",
+            limit.as_secs_f32()
+        ));
+    } else if found.truncated {
+        out.push_str("[… output truncated]");
+    }
+    if found.cut_lines > 0 {
+        out.push_str(&format!(
+            "\n[{} line(s) longer than {} KiB searched only in their first {} KiB]",
+            found.cut_lines,
+            found.line_cap / 1024,
+            found.line_cap / 1024
+        ));
+    }
+    ToolOutput {
+        text: out,
+        is_error: false,
+        truncated: found.truncated || found.out_of_time,
     }
 }

@@ -1,10 +1,17 @@
 //! Recursive walks for `find` and `grep`, each directory opened beneath the root; symlinks are
 //! listed, never followed. Output is capped and marked `truncated`.
+//!
+//! Both stop at a [`Deadline`]: a tool's work on a blocking thread cannot be taken back (its
+//! timeout only stops the executor waiting), so the walk itself must end. `grep` checks it
+//! between lines, and bounds what one line costs: a regular expression's search is linear in
+//! the text, but its factor (the automaton's states) can reach thousands, and a 1 MB line then
+//! takes tens of seconds inside one call that cannot look at the clock.
 
 use super::beneath::{Beneath, EntryKind};
 use crate::policy::glob::{LeadingDot, glob_match};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Bytes of `find`/`grep` output kept.
 pub const WALK_OUTPUT_CAP: usize = 256 * 1024;
@@ -12,11 +19,45 @@ pub const WALK_OUTPUT_CAP: usize = 256 * 1024;
 const MAX_ENTRIES: usize = 200_000;
 /// Files larger than this are not searched by `grep`.
 const MAX_GREP_FILE: u64 = 8 * 1024 * 1024;
+/// The compiled size a `grep` pattern may reach (the `regex` crate's default is 10 MiB).
+/// `[a-z]{8000}` is about this size and searches 64 KiB in about 3 s on this project's test
+/// machine when its lazy DFA gives up (docs/benchmarks.md, session 24).
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+/// A pattern that compiles within this size is small: its automaton has a few hundred states
+/// at most, and a line is searched up to [`SMALL_PATTERN_LINE`].
+const SMALL_PATTERN_SIZE: usize = 64 * 1024;
+/// How much of one line a small pattern searches.
+const SMALL_PATTERN_LINE: usize = 1024 * 1024;
+/// How much of one line a larger pattern searches.
+const LARGE_PATTERN_LINE: usize = 64 * 1024;
+/// How much of a matching line is shown.
+const SHOWN_LINE: usize = 4 * 1024;
+
+/// When a walk or search stops.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadline(Instant);
+
+impl Deadline {
+    #[must_use]
+    pub fn at(when: Instant) -> Self {
+        Deadline(when)
+    }
+
+    fn passed(self) -> bool {
+        Instant::now() >= self.0
+    }
+}
 
 /// Appends lines to a capped buffer.
 pub struct Capped {
     pub text: String,
     pub truncated: bool,
+    /// The deadline passed before the walk or search was done.
+    pub out_of_time: bool,
+    /// Lines searched only in their first `line_cap` bytes.
+    pub cut_lines: usize,
+    /// How much of a line was searched.
+    pub line_cap: usize,
 }
 
 impl Capped {
@@ -24,6 +65,9 @@ impl Capped {
         Capped {
             text: String::new(),
             truncated: false,
+            out_of_time: false,
+            cut_lines: 0,
+            line_cap: 0,
         }
     }
 
@@ -39,10 +83,46 @@ impl Capped {
     }
 }
 
+/// A `grep` pattern, compiled, and how much of a line it searches.
+pub struct Pattern {
+    regex: regex::Regex,
+    line_cap: usize,
+}
+
+impl Pattern {
+    /// Compiles `pattern`; the error says what would make it acceptable.
+    pub fn new(pattern: &str) -> Result<Self, String> {
+        let compile = |limit| regex::RegexBuilder::new(pattern).size_limit(limit).build();
+        if let Ok(regex) = compile(SMALL_PATTERN_SIZE) {
+            return Ok(Pattern {
+                regex,
+                line_cap: SMALL_PATTERN_LINE,
+            });
+        }
+        match compile(PATTERN_SIZE_LIMIT) {
+            Ok(regex) => Ok(Pattern {
+                regex,
+                line_cap: LARGE_PATTERN_LINE,
+            }),
+            Err(regex::Error::CompiledTooBig(_)) => Err(format!(
+                "`pattern` is too large once compiled (over {} KiB): use fewer or smaller \
+                 counted repetitions (`{{n}}`), or `(?-u)` to make classes like `\\w` and `.` \
+                 ASCII-only",
+                PATTERN_SIZE_LIMIT / 1024
+            )),
+            Err(e) => Err(format!("`pattern` is not a valid regular expression: {e}")),
+        }
+    }
+}
+
 /// Visits every entry under `start` (relative to the root), depth first, in name order.
+/// False if it stopped early: `visit` said so, too many entries, or the deadline passed
+/// (`out_of_time` tells).
 fn walk(
     root: &Beneath,
     start: &Path,
+    deadline: Deadline,
+    out_of_time: &mut bool,
     visit: &mut dyn FnMut(&Path, EntryKind, u64) -> bool,
 ) -> std::io::Result<bool> {
     let mut stack: Vec<PathBuf> = vec![start.to_path_buf()];
@@ -53,6 +133,10 @@ fn walk(
         for (name, kind, size) in entries {
             seen += 1;
             if seen > MAX_ENTRIES {
+                return Ok(false);
+            }
+            if deadline.passed() {
+                *out_of_time = true;
                 return Ok(false);
             }
             let path = dir.join(&name);
@@ -82,40 +166,51 @@ pub fn find(
     start: &Path,
     pattern: &str,
     shown_start: &Path,
+    deadline: Deadline,
 ) -> std::io::Result<Capped> {
     let mut out = Capped::new();
+    let mut out_of_time = false;
     let pattern: Vec<char> = pattern.chars().collect();
-    let complete = walk(root, start, &mut |path, kind, _| {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if glob_match(
-            &pattern,
-            &name.chars().collect::<Vec<_>>(),
-            LeadingDot::Matched,
-        ) {
-            let mut line = shown(path, start, shown_start);
-            if kind == EntryKind::Dir {
-                line.push('/');
+    let complete = walk(
+        root,
+        start,
+        deadline,
+        &mut out_of_time,
+        &mut |path, kind, _| {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if glob_match(
+                &pattern,
+                &name.chars().collect::<Vec<_>>(),
+                LeadingDot::Matched,
+            ) {
+                let mut line = shown(path, start, shown_start);
+                if kind == EntryKind::Dir {
+                    line.push('/');
+                }
+                return out.line(&line);
             }
-            return out.line(&line);
-        }
-        true
-    })?;
+            true
+        },
+    )?;
     out.truncated |= !complete;
+    out.out_of_time = out_of_time;
     Ok(out)
 }
 
-/// Lines matching a regular expression in files under `start` (or in `start` itself).
+/// Lines matching a pattern in files under `start` (or in `start` itself).
 pub fn grep(
     root: &Beneath,
     start: &Path,
-    regex: &regex::Regex,
+    pattern: &Pattern,
     shown_start: &Path,
     start_is_file: bool,
+    deadline: Deadline,
 ) -> std::io::Result<Capped> {
     let mut out = Capped::new();
+    out.line_cap = pattern.line_cap;
     let search = |path: &Path, out: &mut Capped| -> bool {
         let Ok(mut file) = root.read_file(path) else {
             return true;
@@ -134,12 +229,20 @@ pub fn grep(
         }
         let text = String::from_utf8_lossy(&bytes);
         for (number, line) in text.lines().enumerate() {
-            if regex.is_match(line) {
+            if deadline.passed() {
+                out.out_of_time = true;
+                return false;
+            }
+            let searched = &line[..line.floor_char_boundary(pattern.line_cap)];
+            if searched.len() < line.len() {
+                out.cut_lines += 1;
+            }
+            if pattern.regex.is_match(searched) {
                 let at = format!(
                     "{}:{}:{}",
                     shown(path, start, shown_start),
                     number + 1,
-                    line
+                    shown_line(line)
                 );
                 if !out.line(&at) {
                     return false;
@@ -152,12 +255,32 @@ pub fn grep(
         search(start, &mut out);
         return Ok(out);
     }
-    let complete = walk(root, start, &mut |path, kind, size| {
-        if kind != EntryKind::File || size > MAX_GREP_FILE {
-            return true;
-        }
-        search(path, &mut out)
-    })?;
+    let mut out_of_time = false;
+    let complete = walk(
+        root,
+        start,
+        deadline,
+        &mut out_of_time,
+        &mut |path, kind, size| {
+            if kind != EntryKind::File || size > MAX_GREP_FILE {
+                return true;
+            }
+            search(path, &mut out)
+        },
+    )?;
     out.truncated |= !complete;
+    out.out_of_time |= out_of_time;
     Ok(out)
 }
+
+/// A matching line as shown: its first [`SHOWN_LINE`] bytes, and how many more it has.
+fn shown_line(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.len() <= SHOWN_LINE {
+        return line.into();
+    }
+    let head = &line[..line.floor_char_boundary(SHOWN_LINE)];
+    format!("{head} [… {} more bytes]", line.len() - head.len()).into()
+}
+
+#[cfg(test)]
+mod tests;

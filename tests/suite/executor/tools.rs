@@ -275,9 +275,20 @@ async fn huge_inputs_and_outputs_stay_bounded() {
         vec![
             call("g", "grep", json!({"pattern": "match", "path": "many.txt"})),
             call("h", "read_file", huge),
+            // Its search could not be bounded in time: refused, saying what would fix it.
+            call("r", "grep", json!({"pattern": "[a-z]{20000}"})),
         ],
     )
     .await;
+    assert!(results[2].output.is_error, "{:?}", results[2]);
+    assert!(
+        results[2]
+            .output
+            .text
+            .contains("`pattern` is too large once compiled"),
+        "{}",
+        results[2].output.text
+    );
     assert!(
         results[0].output.truncated,
         "grep output over 256 KB is cut and marked"

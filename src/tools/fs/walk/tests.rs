@@ -1,0 +1,124 @@
+//! `grep` and `find` end: at their deadline between lines and entries, after a bounded part of
+//! a long line, and refusing patterns too large to search in bounded time. Each slow search
+//! runs on a thread and is waited for on a channel, so a search that does not end fails the
+//! test instead of hanging it.
+
+use super::*;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Repeated lowercase text without a digit: `(?:[a-z]{100}){40}[0-9]` is searched at about
+/// 40 s a megabyte in it once its lazy DFA gives up (measured; docs/benchmarks.md).
+fn letters(bytes: usize) -> String {
+    "abcdefghij".repeat(bytes / 10)
+}
+
+const COSTLY: &str = "(?:[a-z]{100}){40}[0-9]";
+
+/// How long a search that should end soon may take before the test calls it stuck: far more
+/// than the bounded searches take, far less than the unbounded ones would.
+const STUCK: Duration = Duration::from_secs(60);
+
+fn grep_on_a_thread(
+    dir: &Path,
+    rel: &str,
+    pattern: &'static str,
+    deadline: Deadline,
+) -> mpsc::Receiver<Capped> {
+    let (root, rel) = (dir.to_path_buf(), PathBuf::from(rel));
+    let (done, found) = mpsc::channel();
+    std::thread::spawn(move || {
+        let beneath = Beneath::open(&root).unwrap();
+        let pattern = Pattern::new(pattern).unwrap();
+        let is_file = beneath.list(&rel).is_err();
+        let out = grep(&beneath, &rel, &pattern, Path::new("x"), is_file, deadline).unwrap();
+        let _ = done.send(out);
+    });
+    found
+}
+
+#[test]
+fn a_costly_search_stops_at_its_deadline_between_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("logs")).unwrap();
+    // 64 lines of 8 KiB: 20 s and more for the costly pattern without a deadline, 160 s in
+    // a test build (whose dependencies are not optimized).
+    let line = letters(8 * 1024);
+    let text: String = (0..64).map(|_| format!("{line}\n")).collect();
+    std::fs::write(dir.path().join("logs/a.log"), &text).unwrap();
+    let deadline = Deadline::at(Instant::now() + Duration::from_secs(1));
+    let found = grep_on_a_thread(dir.path(), "logs", COSTLY, deadline)
+        .recv_timeout(STUCK)
+        .expect("the search ran on past its deadline");
+    assert!(found.out_of_time && found.text.is_empty());
+}
+
+#[test]
+fn a_long_line_is_searched_only_in_its_head() {
+    let dir = tempfile::tempdir().unwrap();
+    // One line of 4 MiB: searched whole, about 160 s for the costly pattern.
+    let mut line = letters(4 << 20);
+    line.replace_range(900_000..900_006, "NEEDLE");
+    line.replace_range(2_000_000..2_000_005, "LATER");
+    std::fs::write(dir.path().join("bundle.js"), &line).unwrap();
+    let far = Deadline::at(Instant::now() + Duration::from_secs(3600));
+    // Large once compiled, but quick to search: its head only.
+    let large = "[a-j]{1000}NEEDLE";
+    assert_eq!(Pattern::new(large).unwrap().line_cap, LARGE_PATTERN_LINE);
+    let cut = grep_on_a_thread(dir.path(), "bundle.js", large, far)
+        .recv_timeout(STUCK)
+        .unwrap();
+    assert_eq!((cut.cut_lines, cut.line_cap), (1, LARGE_PATTERN_LINE));
+    assert!(cut.text.is_empty(), "NEEDLE is past the first 64 KiB");
+    // A small pattern searches the first megabyte of a line, and shows a match's line cut.
+    let small = grep_on_a_thread(dir.path(), "bundle.js", "NEEDLE", far)
+        .recv_timeout(STUCK)
+        .unwrap();
+    assert_eq!((small.cut_lines, small.line_cap), (1, SMALL_PATTERN_LINE));
+    let more = line.len() - SHOWN_LINE;
+    assert_eq!(
+        small.text,
+        format!("x:1:{} [… {more} more bytes]\n", &line[..SHOWN_LINE])
+    );
+    let later = grep_on_a_thread(dir.path(), "bundle.js", "LATER", far)
+        .recv_timeout(STUCK)
+        .unwrap();
+    assert!(later.text.is_empty(), "LATER is past the first megabyte");
+}
+
+#[test]
+fn find_stops_at_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "").unwrap();
+    let beneath = Beneath::open(dir.path()).unwrap();
+    let passed = Deadline::at(Instant::now());
+    let found = find(&beneath, Path::new(""), "*", Path::new("."), passed).unwrap();
+    assert!(found.out_of_time && found.text.is_empty());
+    let far = Deadline::at(Instant::now() + Duration::from_secs(3600));
+    let found = find(&beneath, Path::new(""), "*", Path::new("."), far).unwrap();
+    assert!(!found.out_of_time);
+    assert_eq!(found.text, "./a.txt\n");
+}
+
+#[test]
+fn patterns_too_large_to_search_in_bounded_time_are_refused_saying_how_to_shrink_them() {
+    for too_large in ["[a-z]{20000}", r"\w{50}x"] {
+        let refused = Pattern::new(too_large).err().unwrap();
+        assert!(
+            refused.contains("too large once compiled (over 1024 KiB)")
+                && refused.contains("(?-u)"),
+            "{refused}"
+        );
+    }
+    // ASCII-only, the same class is small.
+    assert_eq!(
+        Pattern::new(r"(?-u)\w{50}x").unwrap().line_cap,
+        SMALL_PATTERN_LINE
+    );
+    assert_eq!(Pattern::new(COSTLY).unwrap().line_cap, LARGE_PATTERN_LINE);
+    let invalid = Pattern::new("(").err().unwrap();
+    assert!(
+        invalid.contains("not a valid regular expression"),
+        "{invalid}"
+    );
+}
