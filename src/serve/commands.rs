@@ -103,16 +103,25 @@ pub fn parse_command(text: &str) -> Option<(&str, &str)> {
         .map(|c| (c.name, args.trim()))
 }
 
+/// Who is asking: an admin of this chat only (a Discord admin by role, whose role makes an
+/// admin of one guild) or of everything the agent serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admin {
+    No,
+    OfThisChat,
+    OfTheAgent,
+}
+
 /// Runs a command; returns the reply.
 pub fn run_command(
     service: &Service,
     worker: &SessionWorker,
     name: &str,
     args: &str,
-    is_admin: bool,
+    admin: Admin,
 ) -> String {
     let admin_only = COMMANDS.iter().any(|c| c.name == name && c.admin_only);
-    if admin_only && !is_admin {
+    if admin_only && admin == Admin::No {
         return format!("Only this bot's admins can use /{name}.");
     }
     let shared = &service.shared;
@@ -169,7 +178,7 @@ pub fn run_command(
             },
             Err(e) => format!("{e}. Usage: /sandbox POLICY"),
         },
-        "allowlist" => allowlist(service, worker, args),
+        "allowlist" => allowlist(service, worker, args, admin == Admin::OfTheAgent),
         _ => help(&worker.agent),
     }
 }
@@ -203,7 +212,10 @@ fn status(shared: &Shared, worker: &SessionWorker) -> String {
     )
 }
 
-fn allowlist(service: &Service, worker: &SessionWorker, args: &str) -> String {
+/// `/allowlist`. What holds for the whole agent (command keys, companion bindings) is listed
+/// and revoked by admins of the agent only: it reaches every guild and chat the agent serves,
+/// and an admin by role is an admin of one guild.
+fn allowlist(service: &Service, worker: &SessionWorker, args: &str, agent_admin: bool) -> String {
     let shared = &service.shared;
     let policy = &worker.assembled.session;
     let mut words = args.split_whitespace();
@@ -211,15 +223,26 @@ fn allowlist(service: &Service, worker: &SessionWorker, args: &str) -> String {
         None | Some("list") => {
             let lists = Allowlists::new(shared.store.clone());
             let tools = lists.tool_entries(Some(&worker.key)).unwrap_or_default();
-            let commands = lists
-                .command_entries(Some(&worker.agent))
-                .unwrap_or_default();
-            let bound = crate::companions::bindings::entries(shared.store.as_ref(), &worker.agent)
-                .unwrap_or_default();
-            if tools.is_empty() && commands.is_empty() && bound.is_empty() {
-                return "Nothing is allowed always here.".into();
-            }
+            let (commands, bound) = if agent_admin {
+                (
+                    lists
+                        .command_entries(Some(&worker.agent))
+                        .unwrap_or_default(),
+                    crate::companions::bindings::entries(shared.store.as_ref(), &worker.agent)
+                        .unwrap_or_default(),
+                )
+            } else {
+                Default::default()
+            };
             let mut text = String::new();
+            if !agent_admin {
+                text.push_str(AGENT_WIDE_FOR_ID_ADMINS);
+                text.push('\n');
+            }
+            if tools.is_empty() && commands.is_empty() && bound.is_empty() {
+                text.push_str("Nothing is allowed always here.");
+                return text;
+            }
             for (role, b) in &bound {
                 text.push_str(&format!(
                     "companion {role} → `{}` (agent {}) — bound by {} at {}\n",
@@ -247,6 +270,9 @@ fn allowlist(service: &Service, worker: &SessionWorker, args: &str) -> String {
             let kind = words.next();
             let rest: Vec<&str> = words.collect();
             let target = rest.join(" ");
+            if !agent_admin && matches!(kind, Some("companion" | "command")) {
+                return AGENT_WIDE_FOR_ID_ADMINS.into();
+            }
             let revoked = match kind {
                 Some("companion") if !target.is_empty() => crate::companions::bindings::revoke(
                     shared.store.as_ref(),
@@ -276,6 +302,11 @@ fn allowlist(service: &Service, worker: &SessionWorker, args: &str) -> String {
         Some(other) => format!("Unknown /allowlist action `{other}`: use list or revoke."),
     }
 }
+
+/// Why an admin by role is not shown, and cannot revoke, what holds for the whole agent.
+const AGENT_WIDE_FOR_ID_ADMINS: &str = "Commands and companions allowed for the whole agent \
+     are listed and revoked by admins listed by id (`admins`): an admin by role is an admin of \
+     one guild.";
 
 #[cfg(test)]
 mod tests {

@@ -201,7 +201,15 @@ async fn handle_message(
         counted("command");
         let answer = match name {
             "whoami" => super::commands::whoami(inbound),
-            _ => run_command(service, &worker, name, args, admin),
+            _ => {
+                use super::commands::Admin;
+                let admin = match (admin, settings.is_agent_admin(&inbound.sender)) {
+                    (false, _) => Admin::No,
+                    (true, false) => Admin::OfThisChat,
+                    (true, true) => Admin::OfTheAgent,
+                };
+                run_command(service, &worker, name, args, admin)
+            }
         };
         return reply.say(service, &answer).await;
     }
@@ -236,10 +244,7 @@ async fn handle_message(
     lines.insert(0, text.to_string());
     let requester = (
         inbound.sender.id,
-        format!(
-            "{} ({platform}:{})",
-            inbound.sender.display, inbound.sender.id
-        ),
+        super::requester::requester_line(inbound.chat.platform, &inbound.sender),
     );
     let text = lines.join("\n");
     let mut worker = worker;

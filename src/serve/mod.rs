@@ -30,6 +30,7 @@ pub mod rate;
 pub mod recovery;
 pub mod refusals;
 pub mod reminders;
+pub mod requester;
 pub mod sessions;
 pub mod settings;
 pub mod shared;

@@ -694,4 +694,37 @@ async fn an_admin_by_role_cannot_grant_for_the_whole_agent() {
             .contains("a grant for the whole agent by an admin by role"),
         "the refusal is audited"
     );
+    // Nor do they see or revoke what an admin listed by id saved for the whole agent.
+    let added = served.tollgate(&["allowlist", "add", "--agent", "a", "--command", "git pull"]);
+    assert!(added.status.success(), "{added:?}");
+    async fn allowlist(
+        served: &Served,
+        place: Place,
+        user: u64,
+        roles: &[u64],
+        args: &str,
+    ) -> String {
+        let asked = served.slash(place, user, roles, "allowlist", Some(args));
+        let answer = served.follow_up(asked).await;
+        answer.body["content"].as_str().unwrap().to_string()
+    }
+    let listed = allowlist(&served, here, ROLE_ADMIN, &[ADMIN_ROLE], "list").await;
+    assert!(
+        !listed.contains("git pull") && listed.contains("admins listed by id"),
+        "{listed}"
+    );
+    for revoke in ["revoke command git pull", "revoke companion analyze:image"] {
+        let refused = allowlist(&served, here, ROLE_ADMIN, &[ADMIN_ROLE], revoke).await;
+        assert!(refused.contains("admins listed by id"), "{refused}");
+    }
+    let listed = served.tollgate(&["allowlist", "list"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("git pull"),
+        "{listed:?}"
+    );
+    let listed = allowlist(&served, here, ADMIN, &[], "list").await;
+    assert!(
+        listed.contains("git pull") && !listed.contains("admins listed by id"),
+        "{listed}"
+    );
 }

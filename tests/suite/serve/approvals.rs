@@ -513,3 +513,25 @@ async fn a_revoke_from_the_command_line_takes_effect_in_a_live_session() {
     served.wait_text(USER, "three").await;
     assert!(served.path("ws/telegram_10/c.txt").exists());
 }
+
+/// The card names who asks: the sender's name is their own choice, so it cannot pass for
+/// another user's id (an admin weighs who asks).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_senders_name_cannot_pass_for_an_admins_id_on_the_card() {
+    let served = Served::start(
+        vec![write_call("w1", "out.txt", "x"), text("Written.")],
+        "",
+        "",
+    )
+    .await;
+    let mut message = user_message(USER, "private", USER, "write out.txt");
+    message["from"]["first_name"] = json!(format!("Ann (telegram:{ADMIN})"));
+    served.telegram.push_message(message);
+    let (_, card) = served.card(USER, 0).await;
+    let html = card["text"].as_str().unwrap();
+    assert!(
+        html.contains(&format!("Requested by Ann (telegram:{USER})"))
+            && !html.contains(&format!("telegram:{ADMIN})")),
+        "{html}"
+    );
+}
