@@ -7,9 +7,9 @@
 use crate::policy::private_hosts::{HostPattern, host_refusal, name_refusal};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url, redirect};
-use std::net::IpAddr;
-use std::net::UdpSocket;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 
 /// Redirects followed at most.
 const MAX_REDIRECTS: usize = 5;
@@ -60,15 +60,45 @@ impl Resolve for Reach {
         let agent = self.agent.clone();
         Box::pin(async move {
             let host = name.as_str();
-            let found: Vec<std::net::SocketAddr> =
-                tokio::net::lookup_host((host, 0)).await?.collect();
-            let addresses: Vec<IpAddr> = found.iter().map(std::net::SocketAddr::ip).collect();
+            let found = lookup(host.to_string()).await?;
+            let addresses: Vec<IpAddr> = found.iter().map(SocketAddr::ip).collect();
             if let Some(refusal) = name_refusal(&allowed, host, &addresses, &agent, &is_own) {
                 return Err(refusal.into());
             }
             Ok(Box::new(found.into_iter()) as Addrs)
         })
     }
+}
+
+/// Name lookups on a thread at once. `getaddrinfo` holds a thread of the runtime's blocking
+/// pool until the name server answers or its own timeouts pass (ten seconds and more for a
+/// server that never answers), and a tool's timeout cannot take it back; the store's calls
+/// step aside onto the same pool, and the tools' own work may hold four of its eight threads.
+const LOOKUP_THREADS: usize = 2;
+
+static LOOKUPS: Semaphore = Semaphore::const_new(LOOKUP_THREADS);
+
+/// `host`'s addresses.
+async fn lookup(host: String) -> std::io::Result<Vec<SocketAddr>> {
+    bounded(&LOOKUPS, move || {
+        (host.as_str(), 0).to_socket_addrs().map(Iterator::collect)
+    })
+    .await
+}
+
+/// Runs `look` on a blocking thread once one of `permits` is free, holding it until `look`
+/// returns, even if the caller stopped waiting.
+async fn bounded<T: Send + 'static>(
+    permits: &'static Semaphore,
+    look: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
+    let permit = permits.acquire().await.map_err(std::io::Error::other)?;
+    tokio::task::spawn_blocking(move || {
+        let _held = permit;
+        look()
+    })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 /// Whether `ip` is an address of this machine: only an address on one of its interfaces can
@@ -105,7 +135,48 @@ pub(super) fn with_causes(error: &dyn std::error::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::is_own;
+    use super::{Semaphore, bounded, is_own, lookup};
+    use futures_util::FutureExt;
+
+    /// A lookup holds its permit for as long as its thread is busy, even once the tool stopped
+    /// waiting for it (its timeout, `/stop`): stuck lookups take at most the permits' threads,
+    /// and the next one waits, holding none, until one returns.
+    #[tokio::test]
+    async fn stuck_lookups_hold_no_more_threads_than_their_permits() {
+        static PERMITS: Semaphore = Semaphore::const_new(2);
+        let (started, mut starts) = tokio::sync::mpsc::unbounded_channel();
+        let mut releases = Vec::new();
+        for n in 0..2 {
+            let (release, held) = std::sync::mpsc::channel::<()>();
+            releases.push(release);
+            let started = started.clone();
+            let waiting = tokio::spawn(bounded(&PERMITS, move || {
+                started.send(n).unwrap();
+                held.recv().map_err(std::io::Error::other)
+            }));
+            assert!(starts.recv().await.is_some());
+            // The tool stops waiting; the lookup's thread goes on.
+            waiting.abort();
+            let _ = waiting.await;
+        }
+        assert_eq!(PERMITS.available_permits(), 0, "held by the stuck threads");
+        let mut third = Box::pin(bounded(&PERMITS, move || {
+            started.send(2).unwrap();
+            Ok(())
+        }));
+        assert!((&mut third).now_or_never().is_none());
+        // One stuck lookup returns: its permit goes to the waiting one.
+        releases.remove(0).send(()).unwrap();
+        third.await.unwrap();
+        assert_eq!(starts.recv().await, Some(2));
+        drop(releases);
+    }
+
+    #[tokio::test]
+    async fn a_name_is_looked_up_through_the_bounded_path() {
+        let found = lookup("localhost".into()).await.unwrap();
+        assert!(found.iter().any(|a| a.ip().is_loopback()), "{found:?}");
+    }
 
     /// The probe answers yes for an address on this machine's interfaces and no for one
     /// elsewhere (192.0.2.1 is a documentation address, on no machine).
