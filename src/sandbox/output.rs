@@ -2,6 +2,7 @@
 //! counted (so the child never blocks on a full pipe) and replaced by a marker.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::sync::CancellationToken;
 
 /// Bytes kept of stdout, and of stderr.
 pub const OUTPUT_CAP: usize = 256 * 1024;
@@ -11,6 +12,8 @@ pub const OUTPUT_CAP: usize = 256 * 1024;
 pub struct CappedOutput {
     pub bytes: Vec<u8>,
     pub dropped: u64,
+    /// Reading stopped before the stream's end: a process still held it open.
+    pub left_open: bool,
 }
 
 impl CappedOutput {
@@ -30,12 +33,25 @@ impl CappedOutput {
     }
 }
 
-/// Reads a stream to its end, keeping at most `cap` bytes.
-pub async fn read_capped<R: AsyncRead + Unpin>(mut reader: R, cap: usize) -> CappedOutput {
+/// Reads a stream to its end, or until `stop` (then what was read so far, marked
+/// `left_open`), keeping at most `cap` bytes.
+pub async fn read_capped<R: AsyncRead + Unpin>(
+    mut reader: R,
+    cap: usize,
+    stop: CancellationToken,
+) -> CappedOutput {
     let mut out = CappedOutput::default();
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
-        match reader.read(&mut buffer).await {
+        let read = tokio::select! {
+            biased;
+            read = reader.read(&mut buffer) => read,
+            () = stop.cancelled() => {
+                out.left_open = true;
+                return out;
+            }
+        };
+        match read {
             Ok(0) | Err(_) => return out,
             Ok(n) => {
                 let room = cap.saturating_sub(out.bytes.len());

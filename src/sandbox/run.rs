@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
 
 /// How a command ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,8 +65,10 @@ pub struct ShellRunner {
     bash: Option<PathBuf>,
 }
 
-/// After a kill, how long to wait for the output pipes to close before giving up on them.
-const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
+/// After the command ended (or was killed), how long its output is read before it is given
+/// up on: a process it left running (under `danger-full-access`, where no namespace ends with
+/// the command; `setsid` escapes even its process group) may hold the pipes open for ever.
+const DRAIN_AFTER_END: Duration = Duration::from_secs(2);
 
 impl ShellRunner {
     /// A runner whose helper is `helper` (a tollgate binary), with this machine's bash.
@@ -141,14 +144,15 @@ impl ShellRunner {
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| RunError::Spawn(e.to_string()))?;
         let pid = child.id();
+        let stop_reading = CancellationToken::new();
         let stdout = child
             .stdout
             .take()
-            .map(|s| tokio::spawn(read_capped(s, OUTPUT_CAP)));
+            .map(|s| tokio::spawn(read_capped(s, OUTPUT_CAP, stop_reading.clone())));
         let stderr = child
             .stderr
             .take()
-            .map(|s| tokio::spawn(read_capped(s, OUTPUT_CAP)));
+            .map(|s| tokio::spawn(read_capped(s, OUTPUT_CAP, stop_reading.clone())));
 
         let mut timed_out = false;
         let mut cancelled = false;
@@ -160,8 +164,7 @@ impl ShellRunner {
         if status.is_none() {
             kill(&mut child, pid, confined).await;
         }
-        let stdout = collect(stdout, status.is_none()).await;
-        let stderr = collect(stderr, status.is_none()).await;
+        let (stdout, stderr) = collect(stdout, stderr, &stop_reading).await;
         let exit_code = status.and_then(|s| {
             use std::os::unix::process::ExitStatusExt;
             s.code().or_else(|| s.signal().map(|sig| 128 + sig))
@@ -202,21 +205,28 @@ async fn kill(child: &mut tokio::process::Child, pid: Option<u32>, confined: boo
     let _ = child.wait().await;
 }
 
+/// The output read once the command ended: up to its end, or what was read within
+/// [`DRAIN_AFTER_END`].
 async fn collect(
-    task: Option<tokio::task::JoinHandle<CappedOutput>>,
-    killed: bool,
-) -> CappedOutput {
-    let Some(mut task) = task else {
-        return CappedOutput::default();
-    };
-    if !killed {
-        return (&mut task).await.unwrap_or_default();
-    }
-    match tokio::time::timeout(DRAIN_AFTER_KILL, &mut task).await {
-        Ok(result) => result.unwrap_or_default(),
-        Err(_) => {
-            task.abort();
-            CappedOutput::default()
+    stdout: Option<tokio::task::JoinHandle<CappedOutput>>,
+    stderr: Option<tokio::task::JoinHandle<CappedOutput>>,
+    stop_reading: &CancellationToken,
+) -> (CappedOutput, CappedOutput) {
+    let joined = async {
+        let mut outputs = [CappedOutput::default(), CappedOutput::default()];
+        for (task, output) in [stdout, stderr].into_iter().zip(&mut outputs) {
+            if let Some(task) = task {
+                *output = task.await.unwrap_or_default();
+            }
         }
+        outputs
+    };
+    let mut joined = std::pin::pin!(joined);
+    tokio::select! {
+        outputs = &mut joined => return outputs.into(),
+        () = tokio::time::sleep(DRAIN_AFTER_END) => {}
     }
+    // The readers return what they have read at once.
+    stop_reading.cancel();
+    joined.await.into()
 }

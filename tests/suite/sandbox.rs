@@ -369,4 +369,36 @@ async fn danger_full_access_is_unconfined_but_bounded() {
         .await
         .unwrap();
     assert!(slow.timed_out);
+    // A process it leaves running in a session of its own (out of reach of the kill of its
+    // process group) holds the output pipes: what the command wrote is handed back soon after
+    // it ends, not when that process does.
+    let left = tokio::time::timeout(
+        Duration::from_secs(60),
+        runner().run(
+            "setsid sleep 1000 & echo $!; echo done",
+            &spec(&p, SandboxPolicy::DangerFullAccess, false),
+            &env(&p),
+            Duration::from_secs(300),
+            pending(),
+        ),
+    )
+    .await
+    .expect("the run waited for the process its command left running")
+    .unwrap();
+    let out = left.stdout.text();
+    let _ = std::process::Command::new("kill")
+        .args(["-9", out.lines().next().unwrap_or_default()])
+        .status();
+    assert_eq!(left.exit_code, Some(0), "{}", text(&left));
+    assert!(left.stdout.left_open && out.ends_with("done\n"), "{out}");
+    // Confined, the command's namespace ends with it: nothing is left to hold the pipes.
+    let confined = run(
+        &p,
+        SandboxPolicy::WorkspaceWrite,
+        false,
+        "setsid sleep 1000 & echo done",
+    )
+    .await;
+    assert_eq!(confined.stdout.text(), "done\n", "{}", text(&confined));
+    assert!(!confined.stdout.left_open);
 }

@@ -120,6 +120,12 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
                 text.push_str("\n--- stderr ---\n");
                 text.push_str(&run.stderr.text());
             }
+            if run.stdout.left_open || run.stderr.left_open {
+                text.push_str(
+                    "\n[a process the command left running still held its output; what it \
+                     writes after the command ended is not read]",
+                );
+            }
             ToolOutput {
                 text,
                 is_error: run.exit_code != Some(0),
