@@ -261,9 +261,11 @@ fn allowlist(service: &Service, worker: &SessionWorker, args: &str, agent_admin:
                     c.key, c.agent, c.by, c.at
                 ));
             }
-            text.push_str(
-                "Revoke with /allowlist revoke tool NAME, /allowlist revoke command KEY, or /allowlist revoke companion ROLE",
-            );
+            text.push_str(if agent_admin {
+                "Revoke with /allowlist revoke tool NAME, /allowlist revoke command KEY, or /allowlist revoke companion ROLE"
+            } else {
+                "Revoke with /allowlist revoke tool NAME"
+            });
             text
         }
         Some("revoke") => {

@@ -157,7 +157,7 @@ pub async fn handle_press(shared: &Arc<Shared>, press: Press) {
     let presser = format!("{platform}:{}", press.presser.id);
     let pressed = Pressed {
         shared,
-        by: format!("{} ({presser})", press.presser.display),
+        by: super::requester::requester_line(press.chat.platform, &press.presser),
         presser,
         press: &press,
     };

@@ -1,44 +1,76 @@
-//! The requester line a card shows admins: `Ann (telegram:42)`. The name is the sender's own
-//! choice (a Telegram full name, a Discord display name) and the id is the platform's; an
-//! admin deciding on a call weighs who asks, so the name must not be able to pass for an id.
+//! Who asks or answers, as a card and the allowlist show it: `telegram:42 (Ann)`. The id is
+//! the platform's and comes first; the name is the sender's own choice (a Telegram full name,
+//! a Discord display name), and an admin deciding on a call weighs who asks, so the name is
+//! cleared of what could pass for an id or set one apart: brackets of every shape, `platform:
+//! digits` (lookalike colons folded), invisible and control characters.
 
+use tollgate_surface::text::is_invisible;
 use tollgate_surface::{Platform, UserRef};
 
-/// Characters of a name shown: enough for any real name, not enough to push the id out of
+/// Characters of a name shown: enough for any real name, not enough to push what follows off
 /// the card's line (a Telegram full name may have 128).
 const NAME_CHARS: usize = 64;
 
-/// `name (platform:id)`, the name cleared of what could imitate the part after it:
-/// parentheses, and `platform:digits` of any platform; just `platform:id` when nothing of the
-/// name is left.
+/// `platform:id (name)`, or `platform:id` when nothing of the name is left.
 #[must_use]
 pub fn requester_line(platform: Platform, sender: &UserRef) -> String {
-    let name = shown_name(&sender.display);
     let id = format!("{}:{}", platform.as_str(), sender.id);
+    let name = shown_name(&sender.display);
     if name.is_empty() {
         id
     } else {
-        format!("{name} ({id})")
+        format!("{id} ({name})")
     }
+}
+
+/// Opening and closing brackets, the ASCII ones and their lookalikes.
+fn is_bracket(c: char) -> bool {
+    matches!(
+        c,
+        '(' | ')'
+            | '[' | ']'
+            | '{' | '}'
+            | '<' | '>'
+            | '（' | '）'
+            | '［' | '］'
+            | '｛' | '｝'
+            | '﹙' | '﹚'
+            | '⁽' | '⁾'
+            | '₍' | '₎'
+            | '❨'..='❵'
+            | '〈'..='】'
+            | '〔'..='〛'
+            | '⟦'..='⟯'
+            | '⦃'..='⦘'
+            | '﹛'..='﹞'
+            | '⸢'..='⸩'
+    )
+}
+
+/// Characters that read as a colon.
+fn is_colon_like(c: char) -> bool {
+    matches!(
+        c,
+        '：' | '∶' | '꞉' | '﹕' | 'ː' | '։' | '܃' | '܄' | '᠄' | '⁚' | '︓'
+    )
 }
 
 fn shown_name(display: &str) -> String {
     let mut name: String = display
         .chars()
-        .filter(|c| {
-            !matches!(c, '(' | ')' | '[' | ']' | '（' | '）' | '［' | '］') && !c.is_control()
-        })
-        // Colons that look like one.
-        .map(|c| {
-            if matches!(c, '：' | '∶' | '꞉' | '﹕') {
-                ':'
-            } else {
-                c
-            }
-        })
+        .filter(|&c| !is_bracket(c) && !c.is_control() && !is_invisible(c))
+        .map(|c| if is_colon_like(c) { ':' } else { c })
         .collect();
-    for platform in [Platform::Telegram, Platform::Discord, Platform::Console] {
-        name = without_ids(&name, platform.as_str());
+    // Until nothing changes: an id taken out of the middle of another must not join its two
+    // halves into a third (`teletelegram:1gram:1`), so each leaves a space behind too.
+    loop {
+        let before = name.len();
+        for platform in [Platform::Telegram, Platform::Discord, Platform::Console] {
+            name = without_ids(&name, platform.as_str());
+        }
+        if name.len() == before {
+            break;
+        }
     }
     let name: String = name.split_whitespace().collect::<Vec<_>>().join(" ");
     match name.char_indices().nth(NAME_CHARS) {
@@ -47,8 +79,8 @@ fn shown_name(display: &str) -> String {
     }
 }
 
-/// `text` without `prefix:` followed by digits (the prefix in any letter case, spaces allowed
-/// after the colon).
+/// `text` with each `prefix:` followed by digits (the prefix in any letter case, spaces
+/// allowed around the colon) replaced by a space.
 fn without_ids(text: &str, prefix: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -57,6 +89,7 @@ fn without_ids(text: &str, prefix: &str) -> String {
         match id_length(after) {
             Some(length) => {
                 out.push_str(&rest[..at]);
+                out.push(' ');
                 rest = &after[length..];
             }
             None => {
@@ -69,9 +102,9 @@ fn without_ids(text: &str, prefix: &str) -> String {
     out
 }
 
-/// The length of `: 123` at the start of `text`, if it starts so.
+/// The length of ` : 123` at the start of `text`, if it starts so.
 fn id_length(text: &str) -> Option<usize> {
-    let after_colon = text.strip_prefix(':')?;
+    let after_colon = text.trim_start().strip_prefix(':')?;
     let digits = after_colon.trim_start();
     let rest = digits.trim_start_matches(|c: char| c.is_ascii_digit());
     (rest.len() < digits.len()).then(|| text.len() - rest.len())
@@ -100,10 +133,10 @@ mod tests {
     }
 
     #[test]
-    fn a_name_is_shown_before_the_platforms_id() {
+    fn the_platforms_id_comes_first_then_the_name() {
         assert_eq!(
             line(Platform::Telegram, 42, "Ann Lee"),
-            "Ann Lee (telegram:42)"
+            "telegram:42 (Ann Lee)"
         );
         assert_eq!(line(Platform::Discord, 7, "  "), "discord:7");
     }
@@ -112,27 +145,36 @@ mod tests {
     #[test]
     fn a_name_cannot_pass_for_an_id() {
         for (display, shown) in [
-            ("Ann (discord:1)", "Ann (discord:666)"),
-            ("Ann discord:1", "Ann (discord:666)"),
-            ("Ann (DISCORD: 1)", "Ann (discord:666)"),
-            ("Ann [telegram:1]", "Ann (discord:666)"),
+            ("Ann (discord:1)", "discord:666 (Ann)"),
+            ("Ann discord:1", "discord:666 (Ann)"),
+            ("Ann (DISCORD: 1)", "discord:666 (Ann)"),
+            ("Ann discord :1", "discord:666 (Ann)"),
+            ("Ann [telegram:1]", "discord:666 (Ann)"),
             ("discord:1", "discord:666"),
-            ("Ann (console:0) admin", "Ann admin (discord:666)"),
-            ("Ann\n(discord:1)", "Ann (discord:666)"),
+            ("Ann (console:0) admin", "discord:666 (Ann admin)"),
+            ("Ann\n(discord:1)", "discord:666 (Ann)"),
             (
                 "discord:x keeps words",
-                "discord:x keeps words (discord:666)",
+                "discord:666 (discord:x keeps words)",
             ),
-            ("Ann discord:1discord:2", "Ann (discord:666)"),
-            ("Ann （discord：1）", "Ann (discord:666)"),
+            ("Ann discord:1discord:2", "discord:666 (Ann)"),
+            ("Ann （discord：1）", "discord:666 (Ann)"),
+            ("Ann ﹙discord ː1﹚", "discord:666 (Ann)"),
+            // Ids nested in ids, of one platform and of two.
+            ("Ann discdiscord:1ord:1", "discord:666 (Ann disc ord:1)"),
+            ("Ann discoconsole:5rd:1", "discord:666 (Ann disco rd:1)"),
+            // Invisible characters inside the prefix.
+            ("Ann disc\u{2060}ord:1", "discord:666 (Ann)"),
+            ("Ann \u{202E}discord:1", "discord:666 (Ann)"),
+            ("Ann ) · discord:1 (", "discord:666 (Ann ·)"),
         ] {
             assert_eq!(line(Platform::Discord, 666, display), shown, "{display:?}");
         }
     }
 
     #[test]
-    fn a_long_name_is_cut_before_the_id() {
+    fn a_long_name_is_cut() {
         let shown = line(Platform::Telegram, 9, &"é".repeat(200));
-        assert_eq!(shown, format!("{}… (telegram:9)", "é".repeat(NAME_CHARS)));
+        assert_eq!(shown, format!("telegram:9 ({}…)", "é".repeat(NAME_CHARS)));
     }
 }

@@ -21,7 +21,8 @@ pub enum Layout {
 /// letters in identifiers), line and paragraph separators, interlinear annotation marks,
 /// variation selectors, tag characters and musical formatting controls: Unicode's
 /// default-ignorable set and format controls, as far as they occur in text a model writes.
-fn is_invisible(c: char) -> bool {
+#[must_use]
+pub fn is_invisible(c: char) -> bool {
     matches!(
         c,
         '\u{00AD}'

@@ -138,8 +138,11 @@ impl Tool for Builtin {
                 "read_file" | "write_file" | "edit_file" | "ls" | "find" | "grep" | "mkdir"
                 | "rm" | "mv" | "cp" => {
                     let (name, call, ctx) = (self.name, call.clone(), ctx.clone());
+                    // The call's clock runs while it waits for a thread: `find` and `grep`
+                    // stop by the executor's timeout, counted from here.
+                    let started = std::time::Instant::now();
                     crate::tools::blocking::run_blocking(move || {
-                        super::fs::execute_file_tool(name, &call, &ctx)
+                        super::fs::execute_file_tool(name, &call, &ctx, started)
                     })
                     .await
                     .unwrap_or_else(ToolOutput::error)

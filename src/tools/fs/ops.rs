@@ -235,14 +235,26 @@ pub fn read_media(
 
 /// Runs a file tool's execute half. Blocking: call it off the async threads.
 #[must_use]
-pub fn execute_file_tool(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> ToolOutput {
-    match run(tool, call, ctx) {
+/// `started`: when the call started (before it waited for a thread), for the searches'
+/// deadline.
+pub fn execute_file_tool(
+    tool: &str,
+    call: &ApprovedCall,
+    ctx: &ExecContext,
+    started: Instant,
+) -> ToolOutput {
+    match run(tool, call, ctx, started) {
         Ok(output) => output,
         Err(message) => ToolOutput::error(message),
     }
 }
 
-fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput, String> {
+fn run(
+    tool: &str,
+    call: &ApprovedCall,
+    ctx: &ExecContext,
+    started: Instant,
+) -> Result<ToolOutput, String> {
     let args = call.execute_args();
     let text = |k: &str| {
         args.get(k)
@@ -325,10 +337,8 @@ fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput,
         "find" | "grep" => {
             let t = target(call, ctx, "path", false)?;
             let pattern = text("pattern");
-            // Stops a little before the executor's timeout, to hand back what it found; the
-            // thread is let go either way.
-            let limit = ctx.default_timeout.saturating_sub(ctx.default_timeout / 10);
-            let deadline = Deadline::at(Instant::now() + limit);
+            let limit = search_limit(ctx.default_timeout);
+            let deadline = Deadline::at(started + limit).or_cancelled(ctx.cancel.clone());
             let found = if tool == "find" {
                 find(&t.beneath, &t.rel, &pattern, &t.shown, deadline)
             } else {
@@ -388,6 +398,14 @@ fn run(tool: &str, call: &ApprovedCall, ctx: &ExecContext) -> Result<ToolOutput,
     }
 }
 
+/// How long `find` and `grep` search: they stop before the executor's `timeout`, to hand back
+/// what they found, by a margin that leaves room for the one line in progress (a second or
+/// more for a costly pattern, `walk.rs`); the thread is let go either way.
+fn search_limit(timeout: Duration) -> Duration {
+    let margin = (timeout / 10).max(Duration::from_secs(5).min(timeout / 2));
+    timeout.saturating_sub(margin)
+}
+
 /// What `find` or `grep` found, with why it stopped early, if it did.
 fn search_output(found: Capped, limit: Duration) -> ToolOutput {
     let mut out = if found.text.is_empty() {
@@ -397,8 +415,8 @@ fn search_output(found: Capped, limit: Duration) -> ToolOutput {
     };
     if found.out_of_time {
         out.push_str(&format!(
-            "[… stopped at the time limit ({} s) before the search was done: search a narrower \
-             `path`, or a simpler `pattern`]",
+            "[… stopped at the time limit ({} s), or by /stop, before the search was done: \
+             search a narrower `path`, or a simpler `pattern`]",
             limit.as_secs_f32()
         ));
     } else if found.truncated {
@@ -416,5 +434,21 @@ fn search_output(found: Capped, limit: Duration) -> ToolOutput {
         text: out,
         is_error: false,
         truncated: found.truncated || found.out_of_time,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::search_limit;
+    use std::time::Duration;
+
+    /// A search stops before the executor's timeout by a tenth of it, and by at least the five
+    /// seconds one costly line can take, or half of a timeout shorter than ten seconds.
+    #[test]
+    fn searches_stop_before_the_timeout_with_room_for_a_line() {
+        let secs = |s: f32| Duration::from_secs_f32(s);
+        for (timeout, limit) in [(180.0, 162.0), (30.0, 25.0), (10.0, 5.0), (1.0, 0.5)] {
+            assert_eq!(search_limit(secs(timeout)), secs(limit), "{timeout} s");
+        }
     }
 }

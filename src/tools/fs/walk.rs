@@ -12,6 +12,7 @@ use crate::policy::glob::{LeadingDot, glob_match};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Bytes of `find`/`grep` output kept.
 pub const WALK_OUTPUT_CAP: usize = 256 * 1024;
@@ -21,7 +22,7 @@ const MAX_ENTRIES: usize = 200_000;
 const MAX_GREP_FILE: u64 = 8 * 1024 * 1024;
 /// The compiled size a `grep` pattern may reach (the `regex` crate's default is 10 MiB).
 /// `[a-z]{8000}` is about this size and searches 64 KiB in about 3 s on this project's test
-/// machine when its lazy DFA gives up (docs/benchmarks.md, session 24).
+/// machine when its lazy DFA gives up (docs/benchmarks.md, "What one `grep` can cost").
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 /// A pattern that compiles within this size is small: its automaton has a few hundred states
 /// at most, and a line is searched up to [`SMALL_PATTERN_LINE`].
@@ -33,18 +34,33 @@ const LARGE_PATTERN_LINE: usize = 64 * 1024;
 /// How much of a matching line is shown.
 const SHOWN_LINE: usize = 4 * 1024;
 
-/// When a walk or search stops.
-#[derive(Clone, Copy, Debug)]
-pub struct Deadline(Instant);
+/// When a walk or search stops: at a time, or once its run is stopped.
+#[derive(Clone, Debug)]
+pub struct Deadline {
+    at: Instant,
+    cancel: Option<CancellationToken>,
+}
 
 impl Deadline {
     #[must_use]
     pub fn at(when: Instant) -> Self {
-        Deadline(when)
+        Deadline {
+            at: when,
+            cancel: None,
+        }
     }
 
-    fn passed(self) -> bool {
-        Instant::now() >= self.0
+    /// The same deadline, passed early once `cancel` is (`/stop`).
+    #[must_use]
+    pub fn or_cancelled(self, cancel: CancellationToken) -> Self {
+        Deadline {
+            cancel: Some(cancel),
+            ..self
+        }
+    }
+
+    fn passed(&self) -> bool {
+        Instant::now() >= self.at || self.cancel.as_ref().is_some_and(|c| c.is_cancelled())
     }
 }
 
@@ -121,7 +137,7 @@ impl Pattern {
 fn walk(
     root: &Beneath,
     start: &Path,
-    deadline: Deadline,
+    deadline: &Deadline,
     out_of_time: &mut bool,
     visit: &mut dyn FnMut(&Path, EntryKind, u64) -> bool,
 ) -> std::io::Result<bool> {
@@ -174,7 +190,7 @@ pub fn find(
     let complete = walk(
         root,
         start,
-        deadline,
+        &deadline,
         &mut out_of_time,
         &mut |path, kind, _| {
             let name = path
@@ -259,7 +275,7 @@ pub fn grep(
     let complete = walk(
         root,
         start,
-        deadline,
+        &deadline,
         &mut out_of_time,
         &mut |path, kind, size| {
             if kind != EntryKind::File || size > MAX_GREP_FILE {

@@ -266,7 +266,7 @@ async fn only_admins_answer_cards_and_the_first_press_wins() {
         edit["content"]
             .as_str()
             .unwrap()
-            .contains("Approved by User8"),
+            .contains(&format!("Approved by discord:{ROLE_ADMIN} (User8)")),
         "{edit}"
     );
     assert_eq!(edit["components"], json!([]));
@@ -277,7 +277,7 @@ async fn only_admins_answer_cards_and_the_first_press_wins() {
         told.body["content"]
             .as_str()
             .unwrap()
-            .contains("Already answered by User8"),
+            .contains(&format!("Already answered by discord:{ROLE_ADMIN} (User8)")),
         "{:?}",
         told.body
     );
@@ -717,6 +717,16 @@ async fn an_admin_by_role_cannot_grant_for_the_whole_agent() {
         let refused = allowlist(&served, here, ROLE_ADMIN, &[ADMIN_ROLE], revoke).await;
         assert!(refused.contains("admins listed by id"), "{refused}");
     }
+    // The chat's own grants are theirs to revoke.
+    let revoked = allowlist(
+        &served,
+        here,
+        ROLE_ADMIN,
+        &[ADMIN_ROLE],
+        "revoke tool write_file",
+    )
+    .await;
+    assert_eq!(revoked, "`write_file` was not allowed.");
     let listed = served.tollgate(&["allowlist", "list"]);
     assert!(
         String::from_utf8_lossy(&listed.stdout).contains("git pull"),

@@ -7,8 +7,9 @@ use super::*;
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// Repeated lowercase text without a digit: `(?:[a-z]{100}){40}[0-9]` is searched at about
-/// 40 s a megabyte in it once its lazy DFA gives up (measured; docs/benchmarks.md).
+/// Repeated lowercase text without a digit: `(?:[a-z]{100}){40}[0-9]` searches 64 KiB of it
+/// in about 1.6 s once its lazy DFA gives up (a release build; docs/benchmarks.md, "What one
+/// `grep` can cost"), ten times that in a test build.
 fn letters(bytes: usize) -> String {
     "abcdefghij".repeat(bytes / 10)
 }
@@ -41,8 +42,8 @@ fn grep_on_a_thread(
 fn a_costly_search_stops_at_its_deadline_between_lines() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("logs")).unwrap();
-    // 64 lines of 8 KiB: 20 s and more for the costly pattern without a deadline, 160 s in
-    // a test build (whose dependencies are not optimized).
+    // 64 lines of 8 KiB: about 12 s for the costly pattern without a deadline in a release
+    // build, two minutes in a test build (whose dependencies are not optimized).
     let line = letters(8 * 1024);
     let text: String = (0..64).map(|_| format!("{line}\n")).collect();
     std::fs::write(dir.path().join("logs/a.log"), &text).unwrap();
@@ -56,7 +57,7 @@ fn a_costly_search_stops_at_its_deadline_between_lines() {
 #[test]
 fn a_long_line_is_searched_only_in_its_head() {
     let dir = tempfile::tempdir().unwrap();
-    // One line of 4 MiB: searched whole, about 160 s for the costly pattern.
+    // One line of 4 MiB.
     let mut line = letters(4 << 20);
     line.replace_range(900_000..900_006, "NEEDLE");
     line.replace_range(2_000_000..2_000_005, "LATER");
@@ -65,13 +66,13 @@ fn a_long_line_is_searched_only_in_its_head() {
     // Large once compiled, but quick to search: its head only.
     let large = "[a-j]{1000}NEEDLE";
     assert_eq!(Pattern::new(large).unwrap().line_cap, LARGE_PATTERN_LINE);
-    let cut = grep_on_a_thread(dir.path(), "bundle.js", large, far)
+    let cut = grep_on_a_thread(dir.path(), "bundle.js", large, far.clone())
         .recv_timeout(STUCK)
         .unwrap();
     assert_eq!((cut.cut_lines, cut.line_cap), (1, LARGE_PATTERN_LINE));
     assert!(cut.text.is_empty(), "NEEDLE is past the first 64 KiB");
     // A small pattern searches the first megabyte of a line, and shows a match's line cut.
-    let small = grep_on_a_thread(dir.path(), "bundle.js", "NEEDLE", far)
+    let small = grep_on_a_thread(dir.path(), "bundle.js", "NEEDLE", far.clone())
         .recv_timeout(STUCK)
         .unwrap();
     assert_eq!((small.cut_lines, small.line_cap), (1, SMALL_PATTERN_LINE));
@@ -98,6 +99,41 @@ fn find_stops_at_its_deadline() {
     let found = find(&beneath, Path::new(""), "*", Path::new("."), far).unwrap();
     assert!(!found.out_of_time);
     assert_eq!(found.text, "./a.txt\n");
+}
+
+/// `/stop` ends a search at once, whatever time is left.
+#[test]
+fn a_stopped_run_ends_its_search() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "match\n").unwrap();
+    let beneath = Beneath::open(dir.path()).unwrap();
+    let stop = CancellationToken::new();
+    let far = Deadline::at(Instant::now() + Duration::from_secs(3600)).or_cancelled(stop.clone());
+    let pattern = Pattern::new("match").unwrap();
+    let found = grep(
+        &beneath,
+        Path::new(""),
+        &pattern,
+        Path::new("."),
+        false,
+        far.clone(),
+    )
+    .unwrap();
+    assert!(!found.out_of_time);
+    assert_eq!(found.text, "./a.txt:1:match\n");
+    stop.cancel();
+    let found = grep(
+        &beneath,
+        Path::new(""),
+        &pattern,
+        Path::new("."),
+        false,
+        far.clone(),
+    )
+    .unwrap();
+    assert!(found.out_of_time && found.text.is_empty());
+    let found = find(&beneath, Path::new(""), "*", Path::new("."), far).unwrap();
+    assert!(found.out_of_time && found.text.is_empty());
 }
 
 #[test]
