@@ -74,9 +74,16 @@ pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatc
     let mut message: Option<CardRef> = None;
     let mut shown = String::new();
     let mut next_progress = tokio::time::Instant::now() + interval;
+    // Typing shares the chat's rate limit with the answer: after a 429 it waits as long as
+    // the platform asks, or each ignored refusal could lengthen the wait the answer has.
+    let mut next_typing = tokio::time::Instant::now();
     loop {
-        if settings.typing {
-            let _ = bridge.typing(chat).await;
+        if settings.typing && tokio::time::Instant::now() >= next_typing {
+            let refused = bridge.typing(chat).await.err();
+            next_typing = tokio::time::Instant::now()
+                + refused
+                    .and_then(|e| e.retry_after())
+                    .unwrap_or(typing_every);
         }
         let now = tokio::time::Instant::now();
         if settings.progress_interval_secs > 0 && now >= next_progress {
@@ -97,14 +104,14 @@ pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatc
                 next_progress = now + interval;
             }
         }
-        if !settings.typing && settings.progress_interval_secs == 0 {
-            return;
-        }
-        let wake = if settings.typing {
-            typing_every
-        } else {
-            next_progress.saturating_duration_since(tokio::time::Instant::now())
+        // Until the next typing or progress edit is due (typing was renewed at every wake, as
+        // often as every half second, which spent the chat's rate limit the answer needs).
+        let wake = match (settings.typing, settings.progress_interval_secs > 0) {
+            (false, false) => return,
+            (true, false) => next_typing,
+            (false, true) => next_progress,
+            (true, true) => next_typing.min(next_progress),
         };
-        tokio::time::sleep(wake.min(interval.max(Duration::from_millis(500)))).await;
+        tokio::time::sleep_until(wake).await;
     }
 }

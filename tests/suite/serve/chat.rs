@@ -331,3 +331,33 @@ async fn a_full_queue_and_a_fast_sender_get_one_notice_each() {
         assert!(message.ends_with(said), "{asked:?}");
     }
 }
+
+/// Typing shares the chat's rate limit with the answer: it is renewed every 4.5 s (Telegram
+/// shows it for 5), not at every wake of the progress loop, and refused with a 429 it waits as
+/// long as Telegram asks (7 s here) before the next one.
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_waits_out_a_429() {
+    let served = Served::start(
+        vec![Reply::Delayed(
+            Duration::from_secs(13),
+            Box::new(text("Slow answer.")),
+        )],
+        "",
+        "progress_interval_secs = 0\ntyping = true",
+    )
+    .await;
+    served.telegram.fail_next(
+        "SendChatAction",
+        json!({"ok": false, "error_code": 429, "description": "Too Many Requests: retry after 7", "parameters": {"retry_after": 7}}),
+    );
+    served.say(USER, "take your time");
+    served.wait_text(USER, "Slow answer.").await;
+    let typing = served.telegram.timed_calls("SendChatAction");
+    assert!(typing.len() >= 3, "{typing:?}");
+    let waited = typing[1].1 - typing[0].1;
+    assert!(waited >= Duration::from_secs(7), "{waited:?}");
+    for pair in typing[1..].windows(2) {
+        let renewed = pair[1].1 - pair[0].1;
+        assert!(renewed >= Duration::from_secs(4), "{renewed:?}");
+    }
+}
