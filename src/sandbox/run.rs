@@ -164,7 +164,10 @@ impl ShellRunner {
         if status.is_none() {
             kill(&mut child, pid, confined).await;
         }
-        let (stdout, stderr) = collect(stdout, stderr, &stop_reading).await;
+        // A confined command that ended took its namespace with it: its pipes are at their
+        // end, and are read to it however long a loaded machine takes.
+        let drain = (!confined || status.is_none()).then_some(DRAIN_AFTER_END);
+        let (stdout, stderr) = collect(stdout, stderr, drain, &stop_reading).await;
         let exit_code = status.and_then(|s| {
             use std::os::unix::process::ExitStatusExt;
             s.code().or_else(|| s.signal().map(|sig| 128 + sig))
@@ -205,11 +208,11 @@ async fn kill(child: &mut tokio::process::Child, pid: Option<u32>, confined: boo
     let _ = child.wait().await;
 }
 
-/// The output read once the command ended: up to its end, or what was read within
-/// [`DRAIN_AFTER_END`].
+/// The output read once the command ended: up to its end, or what was read within `drain`.
 async fn collect(
     stdout: Option<tokio::task::JoinHandle<CappedOutput>>,
     stderr: Option<tokio::task::JoinHandle<CappedOutput>>,
+    drain: Option<Duration>,
     stop_reading: &CancellationToken,
 ) -> (CappedOutput, CappedOutput) {
     let joined = async {
@@ -222,9 +225,12 @@ async fn collect(
         outputs
     };
     let mut joined = std::pin::pin!(joined);
+    let Some(drain) = drain else {
+        return joined.await.into();
+    };
     tokio::select! {
         outputs = &mut joined => return outputs.into(),
-        () = tokio::time::sleep(DRAIN_AFTER_END) => {}
+        () = tokio::time::sleep(drain) => {}
     }
     // The readers return what they have read at once.
     stop_reading.cancel();

@@ -62,6 +62,9 @@ impl ProgressWatch {
     }
 }
 
+/// The shortest wait between two typing calls.
+const MIN_TYPING_GAP: Duration = Duration::from_secs(1);
+
 /// Shows typing and progress until the task is aborted (the run ended).
 pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatch) {
     let Some(handle) = shared.bridge(chat.platform) else {
@@ -69,7 +72,13 @@ pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatc
     };
     let (bridge, settings) = (&handle.bridge, &handle.settings);
     // Renewed at nine tenths of how long the platform shows it, so it never blinks off.
-    let typing_every = bridge.limits().typing_lasts.mul_f64(0.9);
+    // At least a second apart whatever a bridge or a 429 says (a `retry_after` of zero
+    // would otherwise resend at once).
+    let typing_every = bridge
+        .limits()
+        .typing_lasts
+        .mul_f64(0.9)
+        .max(MIN_TYPING_GAP);
     let interval = Duration::from_secs(settings.progress_interval_secs);
     let mut message: Option<CardRef> = None;
     let mut shown = String::new();
@@ -83,7 +92,7 @@ pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatc
             next_typing = tokio::time::Instant::now()
                 + refused
                     .and_then(|e| e.retry_after())
-                    .unwrap_or(typing_every);
+                    .map_or(typing_every, |wait| wait.max(MIN_TYPING_GAP));
         }
         let now = tokio::time::Instant::now();
         if settings.progress_interval_secs > 0 && now >= next_progress {

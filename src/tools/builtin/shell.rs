@@ -120,10 +120,12 @@ pub(super) async fn execute(call: &ApprovedCall, ctx: &ExecContext) -> ToolOutpu
                 text.push_str("\n--- stderr ---\n");
                 text.push_str(&run.stderr.text());
             }
-            if run.stdout.left_open || run.stderr.left_open {
+            // After a kill the status line says what became of its processes.
+            if !run.timed_out && !run.cancelled && (run.stdout.left_open || run.stderr.left_open) {
                 text.push_str(
-                    "\n[a process the command left running still held its output; what it \
-                     writes after the command ended is not read]",
+                    "\n[a process the command left running still held its output, which is no \
+                     longer read (its next write may fail): start such a process with its output \
+                     redirected, e.g. `server > server.log 2>&1 &`]",
                 );
             }
             ToolOutput {

@@ -70,11 +70,16 @@ impl Resolve for Reach {
     }
 }
 
-/// Name lookups on a thread at once. `getaddrinfo` holds a thread of the runtime's blocking
-/// pool until the name server answers or its own timeouts pass (ten seconds and more for a
-/// server that never answers), and a tool's timeout cannot take it back; the store's calls
-/// step aside onto the same pool, and the tools' own work may hold four of its eight threads.
-const LOOKUP_THREADS: usize = 2;
+/// Name lookups on threads at once. `getaddrinfo` holds its thread until the name server
+/// answers or its own timeouts pass (ten seconds and more for a server that never answers),
+/// and a tool's timeout cannot take it back. So lookups run on threads of their own, never the
+/// runtime's blocking pool, whose eight threads the store's calls step aside onto: a stuck
+/// lookup costs one idle thread for those seconds. Past this many at once (26 turns of ten
+/// parallel calls, each stuck), the next lookup waits for one to end.
+const LOOKUP_THREADS: usize = 256;
+
+/// The lookup threads' name, as `ps` and `/proc/<pid>/task/*/comm` show it.
+const LOOKUP_THREAD_NAME: &str = "tollgate-lookup";
 
 static LOOKUPS: Semaphore = Semaphore::const_new(LOOKUP_THREADS);
 
@@ -86,19 +91,22 @@ async fn lookup(host: String) -> std::io::Result<Vec<SocketAddr>> {
     .await
 }
 
-/// Runs `look` on a blocking thread once one of `permits` is free, holding it until `look`
+/// Runs `look` on a thread of its own once one of `permits` is free, holding it until `look`
 /// returns, even if the caller stopped waiting.
 async fn bounded<T: Send + 'static>(
     permits: &'static Semaphore,
     look: impl FnOnce() -> std::io::Result<T> + Send + 'static,
 ) -> std::io::Result<T> {
     let permit = permits.acquire().await.map_err(std::io::Error::other)?;
-    tokio::task::spawn_blocking(move || {
-        let _held = permit;
-        look()
-    })
-    .await
-    .map_err(std::io::Error::other)?
+    let (found, answer) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name(LOOKUP_THREAD_NAME.into())
+        .spawn(move || {
+            let _held = permit;
+            // The caller may have stopped waiting: nobody to tell then.
+            let _ = found.send(look());
+        })?;
+    answer.await.map_err(std::io::Error::other)?
 }
 
 /// Whether `ip` is an address of this machine: only an address on one of its interfaces can
@@ -135,7 +143,7 @@ pub(super) fn with_causes(error: &dyn std::error::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Semaphore, bounded, is_own, lookup};
+    use super::{LOOKUP_THREAD_NAME, Semaphore, bounded, is_own, lookup};
     use futures_util::FutureExt;
 
     /// A lookup holds its permit for as long as its thread is busy, even once the tool stopped
@@ -151,24 +159,28 @@ mod tests {
             releases.push(release);
             let started = started.clone();
             let waiting = tokio::spawn(bounded(&PERMITS, move || {
-                started.send(n).unwrap();
+                started
+                    .send(std::thread::current().name().map(str::to_string))
+                    .unwrap();
                 held.recv().map_err(std::io::Error::other)
             }));
-            assert!(starts.recv().await.is_some());
+            // A thread of its own, not one of the runtime's blocking pool.
+            let thread = starts.recv().await.unwrap();
+            assert_eq!(thread.as_deref(), Some(LOOKUP_THREAD_NAME), "lookup {n}");
             // The tool stops waiting; the lookup's thread goes on.
             waiting.abort();
             let _ = waiting.await;
         }
         assert_eq!(PERMITS.available_permits(), 0, "held by the stuck threads");
         let mut third = Box::pin(bounded(&PERMITS, move || {
-            started.send(2).unwrap();
+            started.send(Some("third".into())).unwrap();
             Ok(())
         }));
         assert!((&mut third).now_or_never().is_none());
         // One stuck lookup returns: its permit goes to the waiting one.
         releases.remove(0).send(()).unwrap();
         third.await.unwrap();
-        assert_eq!(starts.recv().await, Some(2));
+        assert_eq!(starts.recv().await, Some(Some("third".into())));
         drop(releases);
     }
 

@@ -220,7 +220,13 @@ impl Beneath {
         let mut out = Vec::new();
         for entry in listing {
             let entry = entry?;
-            let meta = entry.metadata()?;
+            let meta = match entry.metadata() {
+                Ok(meta) => meta,
+                // Removed since the directory was read (a build, another call): listed as
+                // it is now, not failed as a whole.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
             let kind = if meta.file_type().is_symlink() {
                 EntryKind::Symlink
             } else if meta.is_dir() {
@@ -252,6 +258,35 @@ mod tests {
     use super::*;
     use std::io::Read;
     use std::os::unix::fs::symlink;
+
+    /// Files removed while a directory is listed (a build, a cleanup in the background) are
+    /// left out of the listing instead of failing it: `ls`, `find` and `grep` go on.
+    #[test]
+    fn files_removed_during_a_listing_are_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<_> = (0..3000)
+            .map(|i| dir.path().join(format!("f{i}")))
+            .collect();
+        for name in &names {
+            std::fs::write(name, "x").unwrap();
+        }
+        let b = Beneath::open(dir.path()).unwrap();
+        let removing = std::thread::spawn(move || {
+            for name in names {
+                std::fs::remove_file(name).unwrap();
+            }
+        });
+        let mut listings = 0;
+        while !removing.is_finished() {
+            b.list(Path::new("")).unwrap();
+            listings += 1;
+        }
+        removing.join().unwrap();
+        assert!(
+            b.list(Path::new("")).unwrap().is_empty(),
+            "after {listings}"
+        );
+    }
 
     /// A FIFO is refused at once, for reading and for writing: `open` on one would wait for
     /// the other end forever. Waited for on a channel, so a hang fails the test.

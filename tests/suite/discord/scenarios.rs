@@ -266,7 +266,7 @@ async fn only_admins_answer_cards_and_the_first_press_wins() {
         edit["content"]
             .as_str()
             .unwrap()
-            .contains(&format!("Approved by discord:{ROLE_ADMIN} (User8)")),
+            .contains(&format!("Approved by discord:{ROLE_ADMIN} (User)")),
         "{edit}"
     );
     assert_eq!(edit["components"], json!([]));
@@ -277,7 +277,7 @@ async fn only_admins_answer_cards_and_the_first_press_wins() {
         told.body["content"]
             .as_str()
             .unwrap()
-            .contains(&format!("Already answered by discord:{ROLE_ADMIN} (User8)")),
+            .contains(&format!("Already answered by discord:{ROLE_ADMIN} (User)")),
         "{:?}",
         told.body
     );

@@ -159,7 +159,7 @@ async fn a_picker_card_chooses_the_companion_and_binds_it() {
     let listed = served.tollgate(&["allowlist", "list"]);
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(
-        listed.contains("companion analyze:image\tbound to p/vision-1 by telegram:1 (User1)"),
+        listed.contains("companion analyze:image\tbound to p/vision-1 by telegram:1 (User)"),
         "{listed}"
     );
     served.say(ADMIN, "/allowlist revoke companion analyze:image");
