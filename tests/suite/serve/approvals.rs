@@ -368,7 +368,7 @@ async fn an_always_answer_redecides_the_other_card_and_can_be_revoked() {
     let listed = served.tollgate(&["allowlist", "list"]);
     let out = String::from_utf8_lossy(&listed.stdout);
     assert!(
-        out.contains("tool write_file") && out.contains("User1"),
+        out.contains("tool write_file") && out.contains(&format!("by telegram:{ADMIN} (User)")),
         "{out}"
     );
     served.telegram.push_message(user_message(
