@@ -145,6 +145,8 @@ impl ShellRunner {
         let mut child = cmd.spawn().map_err(|e| RunError::Spawn(e.to_string()))?;
         let pid = child.id();
         let stop_reading = CancellationToken::new();
+        // A run dropped before its end (the executor's timeout) stops its readers too.
+        let _stop_on_drop = stop_reading.clone().drop_guard();
         let stdout = child
             .stdout
             .take()

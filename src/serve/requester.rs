@@ -39,7 +39,15 @@ fn is_bracket(c: char) -> bool {
             | '﹙' | '﹚'
             | '⁽' | '⁾'
             | '₍' | '₎'
-            | '〈' | '〉'
+            | '\u{2329}' | '\u{232A}'
+            | '\u{2045}' | '\u{2046}'
+            | '\u{2308}'..='\u{230B}'
+            | '\u{29FC}' | '\u{29FD}'
+            | '\u{0F3A}'..='\u{0F3D}'
+            | '\u{2E59}'..='\u{2E5C}'
+            | '\u{FE47}' | '\u{FE48}'
+            | '\u{FF5F}' | '\u{FF60}'
+            | '\u{FF62}' | '\u{FF63}'
             | '﴾' | '﴿'
             | '❨'..='❵'
             | '〈'..='】'
@@ -111,6 +119,7 @@ mod tests {
             ("Ann ) · discord:1 (", "discord:666 (Ann · discord:)"),
             ("Ann﴿ telegram:42 ﴾", "discord:666 (Ann telegram:)"),
             ("1234", "discord:666"),
+            ("Ann ⌈discord:1⌉ ｟x｠ 〈y〉", "discord:666 (Ann discord: x y)"),
         ] {
             assert_eq!(line(Platform::Discord, 666, display), shown, "{display:?}");
         }
