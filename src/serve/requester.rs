@@ -119,7 +119,10 @@ mod tests {
             ("Ann ) · discord:1 (", "discord:666 (Ann · discord:)"),
             ("Ann﴿ telegram:42 ﴾", "discord:666 (Ann telegram:)"),
             ("1234", "discord:666"),
-            ("Ann ⌈discord:1⌉ ｟x｠ 〈y〉", "discord:666 (Ann discord: x y)"),
+            (
+                "Ann ⌈discord:1⌉ ｟x｠ 〈y〉",
+                "discord:666 (Ann discord: x y)",
+            ),
         ] {
             assert_eq!(line(Platform::Discord, 666, display), shown, "{display:?}");
         }

@@ -99,6 +99,27 @@ impl Capped {
     }
 }
 
+/// How a walk ended.
+enum Walked {
+    Complete,
+    /// Too many entries, or its visitor said stop (the output is full).
+    Cut,
+    /// Its deadline passed.
+    OutOfTime,
+}
+
+impl Capped {
+    /// The output, marked with how the walk that filled it ended.
+    fn walked(mut self, walked: Walked) -> Self {
+        match walked {
+            Walked::Complete => {}
+            Walked::Cut => self.truncated = true,
+            Walked::OutOfTime => self.out_of_time = true,
+        }
+        self
+    }
+}
+
 /// A `grep` pattern, compiled, and how much of a line it searches.
 pub struct Pattern {
     regex: regex::Regex,
@@ -131,16 +152,14 @@ impl Pattern {
     }
 }
 
-/// Visits every entry under `start` (relative to the root), depth first, in name order.
-/// False if it stopped early: `visit` said so, too many entries, or the deadline passed
-/// (`out_of_time` tells).
+/// Visits every entry under `start` (relative to the root), depth first, in name order, until
+/// `visit` says stop, too many entries were seen, or the deadline passed.
 fn walk(
     root: &Beneath,
     start: &Path,
     deadline: &Deadline,
-    out_of_time: &mut bool,
     visit: &mut dyn FnMut(&Path, EntryKind, u64) -> bool,
-) -> std::io::Result<bool> {
+) -> std::io::Result<Walked> {
     let mut stack: Vec<PathBuf> = vec![start.to_path_buf()];
     let mut seen = 0usize;
     while let Some(dir) = stack.pop() {
@@ -149,22 +168,21 @@ fn walk(
         for (name, kind, size) in entries {
             seen += 1;
             if seen > MAX_ENTRIES {
-                return Ok(false);
+                return Ok(Walked::Cut);
             }
             if deadline.passed() {
-                *out_of_time = true;
-                return Ok(false);
+                return Ok(Walked::OutOfTime);
             }
             let path = dir.join(&name);
             if !visit(&path, kind, size) {
-                return Ok(false);
+                return Ok(Walked::Cut);
             }
             if kind == EntryKind::Dir {
                 stack.push(path);
             }
         }
     }
-    Ok(true)
+    Ok(Walked::Complete)
 }
 
 /// How a root-relative path under `start` is shown: under `shown_start`.
@@ -185,35 +203,26 @@ pub fn find(
     deadline: Deadline,
 ) -> std::io::Result<Capped> {
     let mut out = Capped::new();
-    let mut out_of_time = false;
     let pattern: Vec<char> = pattern.chars().collect();
-    let complete = walk(
-        root,
-        start,
-        &deadline,
-        &mut out_of_time,
-        &mut |path, kind, _| {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if glob_match(
-                &pattern,
-                &name.chars().collect::<Vec<_>>(),
-                LeadingDot::Matched,
-            ) {
-                let mut line = shown(path, start, shown_start);
-                if kind == EntryKind::Dir {
-                    line.push('/');
-                }
-                return out.line(&line);
+    let walked = walk(root, start, &deadline, &mut |path, kind, _| {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if glob_match(
+            &pattern,
+            &name.chars().collect::<Vec<_>>(),
+            LeadingDot::Matched,
+        ) {
+            let mut line = shown(path, start, shown_start);
+            if kind == EntryKind::Dir {
+                line.push('/');
             }
-            true
-        },
-    )?;
-    out.truncated |= !complete;
-    out.out_of_time = out_of_time;
-    Ok(out)
+            return out.line(&line);
+        }
+        true
+    })?;
+    Ok(out.walked(walked))
 }
 
 /// Lines matching a pattern in files under `start` (or in `start` itself).
@@ -271,22 +280,13 @@ pub fn grep(
         search(start, &mut out);
         return Ok(out);
     }
-    let mut out_of_time = false;
-    let complete = walk(
-        root,
-        start,
-        &deadline,
-        &mut out_of_time,
-        &mut |path, kind, size| {
-            if kind != EntryKind::File || size > MAX_GREP_FILE {
-                return true;
-            }
-            search(path, &mut out)
-        },
-    )?;
-    out.truncated |= !complete;
-    out.out_of_time |= out_of_time;
-    Ok(out)
+    let walked = walk(root, start, &deadline, &mut |path, kind, size| {
+        if kind != EntryKind::File || size > MAX_GREP_FILE {
+            return true;
+        }
+        search(path, &mut out)
+    })?;
+    Ok(out.walked(walked))
 }
 
 /// A matching line as shown: its first [`SHOWN_LINE`] bytes, and how many more it has.
