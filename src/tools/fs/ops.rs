@@ -422,6 +422,18 @@ fn search_output(found: Capped, limit: Duration) -> ToolOutput {
     } else if found.truncated {
         out.push_str("[… output truncated]");
     }
+    let large = super::walk::MAX_GREP_FILE >> 20;
+    if found.large_skipped > 0 {
+        out.push_str(&format!(
+            "\n[{} file(s) over {large} MiB not searched]",
+            found.large_skipped
+        ));
+    }
+    if found.large_cut {
+        out.push_str(&format!(
+            "\n[the file is over {large} MiB: searched only in its first {large} MiB]"
+        ));
+    }
     if found.cut_lines > 0 {
         out.push_str(&format!(
             "\n[{} line(s) longer than {} KiB searched only in their first {} KiB]",

@@ -18,8 +18,9 @@ use tokio_util::sync::CancellationToken;
 pub const WALK_OUTPUT_CAP: usize = 256 * 1024;
 /// Entries visited before giving up (a huge tree must not stall the call).
 const MAX_ENTRIES: usize = 200_000;
-/// Files larger than this are not searched by `grep`.
-const MAX_GREP_FILE: u64 = 8 * 1024 * 1024;
+/// Files larger than this are not searched by `grep` in a directory, and searched only this
+/// far when named alone.
+pub const MAX_GREP_FILE: u64 = 8 * 1024 * 1024;
 /// The compiled size a `grep` pattern may reach (the `regex` crate's default is 10 MiB).
 /// `[a-z]{8000}` is about this size and searches 64 KiB in about 3 s on this project's test
 /// machine when its lazy DFA gives up (docs/benchmarks.md, "What one `grep` can cost").
@@ -74,6 +75,10 @@ pub struct Capped {
     pub cut_lines: usize,
     /// How much of a line was searched.
     pub line_cap: usize,
+    /// Files over [`MAX_GREP_FILE`] a directory's search skipped.
+    pub large_skipped: usize,
+    /// A file over [`MAX_GREP_FILE`] searched alone, that far.
+    pub large_cut: bool,
 }
 
 impl Capped {
@@ -84,6 +89,8 @@ impl Capped {
             out_of_time: false,
             cut_lines: 0,
             line_cap: 0,
+            large_skipped: 0,
+            large_cut: false,
         }
     }
 
@@ -243,11 +250,15 @@ pub fn grep(
         let mut bytes = Vec::new();
         if file
             .by_ref()
-            .take(MAX_GREP_FILE)
+            .take(MAX_GREP_FILE + 1)
             .read_to_end(&mut bytes)
             .is_err()
         {
             return true;
+        }
+        if bytes.len() as u64 > MAX_GREP_FILE {
+            bytes.truncate(MAX_GREP_FILE as usize);
+            out.large_cut = true;
         }
         if bytes.iter().take(8192).any(|b| *b == 0) {
             return true;
@@ -281,7 +292,11 @@ pub fn grep(
         return Ok(out);
     }
     let walked = walk(root, start, &deadline, &mut |path, kind, size| {
-        if kind != EntryKind::File || size > MAX_GREP_FILE {
+        if kind != EntryKind::File {
+            return true;
+        }
+        if size > MAX_GREP_FILE {
+            out.large_skipped += 1;
             return true;
         }
         search(path, &mut out)

@@ -365,6 +365,25 @@ async fn huge_files_are_read_only_as_far_as_shown_and_not_copied() {
         copied[0]
     );
     assert!(!ws(&b, "copy.txt").exists());
+    // grep skips it in a directory and searches its head alone, saying so either way.
+    let searched = batch(
+        &b,
+        vec![
+            call("g1", "grep", json!({"pattern": "x"})),
+            call("g2", "grep", json!({"pattern": "x", "path": "huge.txt"})),
+        ],
+    )
+    .await;
+    let (all, alone) = (&searched[0].output.text, &searched[1].output.text);
+    assert!(
+        all.starts_with("(no matches)") && all.contains("[1 file(s) over 8 MiB not searched]"),
+        "{all}"
+    );
+    assert!(
+        alone.contains("[the file is over 8 MiB: searched only in its first 8 MiB]"),
+        "{}",
+        &alone[alone.len().saturating_sub(300)..]
+    );
 }
 
 #[tokio::test]

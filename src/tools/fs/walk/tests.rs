@@ -136,6 +136,43 @@ fn a_stopped_run_ends_its_search() {
     assert!(found.out_of_time && found.text.is_empty());
 }
 
+/// A file over 8 MiB is skipped in a directory's search and searched in its head alone; both
+/// are counted, for the output to say so.
+#[test]
+fn files_over_the_cap_are_counted_when_skipped_or_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = std::fs::File::create(dir.path().join("big.log")).unwrap();
+    let head = format!("NEEDLE\n{}", "x\n".repeat(5000));
+    std::io::Write::write_all(&mut &big, head.as_bytes()).unwrap();
+    big.set_len(MAX_GREP_FILE + 1).unwrap();
+    std::fs::write(dir.path().join("small.txt"), "NEEDLE\n").unwrap();
+    let beneath = Beneath::open(dir.path()).unwrap();
+    let far = Deadline::at(Instant::now() + Duration::from_secs(3600));
+    let pattern = Pattern::new("NEEDLE").unwrap();
+    let all = grep(
+        &beneath,
+        Path::new(""),
+        &pattern,
+        Path::new("."),
+        false,
+        far.clone(),
+    )
+    .unwrap();
+    assert_eq!(all.text, "./small.txt:1:NEEDLE\n");
+    assert_eq!((all.large_skipped, all.large_cut), (1, false));
+    let alone = grep(
+        &beneath,
+        Path::new("big.log"),
+        &pattern,
+        Path::new("big.log"),
+        true,
+        far,
+    )
+    .unwrap();
+    assert_eq!(alone.text, "big.log:1:NEEDLE\n");
+    assert_eq!((alone.large_skipped, alone.large_cut), (0, true));
+}
+
 #[test]
 fn patterns_too_large_to_search_in_bounded_time_are_refused_saying_how_to_shrink_them() {
     for too_large in ["[a-z]{20000}", r"\w{50}x"] {
