@@ -215,3 +215,30 @@ fn yolo_alias_and_env_overrides() {
     );
     assert_eq!(err.key.as_deref(), Some("agents.helper.sandbox"));
 }
+
+/// Every sandboxed command may read the system's directories (`/usr`, `/opt`, …): a store or a
+/// workspace there would be open to every chat's commands, so such a config is refused.
+#[test]
+fn a_store_or_workspace_every_command_could_read_is_refused() {
+    for (extra, key) in [
+        ("[store]\npath = \"/opt/tollgate/data/store\"", "store.path"),
+        ("[store]\npath = \"/usr/local/lib/tollgate\"", "store.path"),
+    ] {
+        let err = load(&with(extra)).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some(key), "{extra}: {err}");
+        assert!(
+            err.message.contains("every sandboxed command may read"),
+            "{err}"
+        );
+    }
+    let text = BASE.replace(
+        "model = \"m\"",
+        "model = \"m\"\nworkspace = \"/opt/tollgate/ws\"",
+    );
+    let err = load(&text).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("agents.helper.workspace"), "{err}");
+    assert!(err.message.contains("/opt"), "{err}");
+    // Beside them, or under a directory of the same prefix, is fine.
+    let config = load(&with("[store]\npath = \"/optional/store\"")).unwrap();
+    assert_eq!(config.store.path, PathBuf::from("/optional/store"));
+}

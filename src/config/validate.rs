@@ -18,6 +18,17 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
     config.store.path = resolve(&base, &config.store.path);
+    if let Some(system) = readable_by_every_command(&config.store.path) {
+        return Err(origins.error(
+            "store.path",
+            format!(
+                "`{}` is under {system}, which every sandboxed command may read (the system's \
+                 programs live there), so any chat's commands could read every session's \
+                 transcripts in the store: put it elsewhere, e.g. /var/lib/tollgate/store",
+                config.store.path.display()
+            ),
+        ));
+    }
     if config.store.cache_capacity_mb == 0 {
         return Err(origins.error("store.cache_capacity_mb", "must be at least 1"));
     }
@@ -211,7 +222,19 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
             .workspace
             .clone()
             .unwrap_or_else(|| PathBuf::from("data/workspaces").join(name));
-        agent.workspace = Some(resolve(&base, &workspace));
+        let workspace = resolve(&base, &workspace);
+        if let Some(system) = readable_by_every_command(&workspace) {
+            return Err(origins.error(
+                &format!("{key}.workspace"),
+                format!(
+                    "`{}` is under {system}, which every sandboxed command may read (the \
+                     system's programs live there), so each chat's commands could read every \
+                     other chat's files: put it elsewhere, e.g. /var/lib/tollgate/workspaces/{name}",
+                    workspace.display()
+                ),
+            ));
+        }
+        agent.workspace = Some(workspace);
         agent.writable_roots = agent
             .writable_roots
             .iter()
@@ -335,4 +358,15 @@ fn bridge_agent(
             ),
         )),
     }
+}
+
+/// The system directory every confined command may read (`sandbox::SYSTEM_READ`: Landlock
+/// can only allow, so nothing under it can be kept from them) that holds `path`, if one does.
+fn readable_by_every_command(path: &Path) -> Option<&'static str> {
+    use crate::policy::paths::{canonical_root, is_under};
+    let path = canonical_root(path);
+    crate::sandbox::SYSTEM_READ.iter().copied().find(|system| {
+        let system = Path::new(system);
+        is_under(&path, system) || is_under(&path, &canonical_root(system))
+    })
 }

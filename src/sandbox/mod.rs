@@ -24,7 +24,7 @@ pub use git::pin as pin_git;
 pub use output::{CappedOutput, OUTPUT_CAP};
 pub use probe::{BASH_LOCATIONS, bash_path, bash_path_once, probe};
 pub use run::{RunError, RunOutcome, ShellRunner};
-pub use spec::{BASH_ARGS, SandboxSpec};
+pub use spec::{BASH_ARGS, SYSTEM_READ, SandboxSpec};
 pub use trial::confined_true;
 
 /// The argument that turns the binary into the helper.
