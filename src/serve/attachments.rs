@@ -26,6 +26,41 @@ pub const MAX_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
 /// then fail). Past it a file is refused with the fix (delete some).
 pub const MAX_ATTACHMENTS_BYTES_PER_SESSION: u64 = 200 * 1024 * 1024;
 
+/// Free space the disk holding the workspaces keeps: a file that could leave less is refused.
+/// The per-session cap does not add up across sessions (each Discord mention opens a thread,
+/// a session with a cap of its own), and the store usually shares the disk: full, it fails
+/// every chat's answers.
+pub const MIN_FREE_BYTES: u64 = 1 << 30;
+
+/// Overrides [`MIN_FREE_BYTES`] in `test-support` builds, for tests of the refusal.
+#[cfg(feature = "test-support")]
+pub const MIN_FREE_BYTES_ENV: &str = "TOLLGATE_TEST_MIN_FREE_BYTES";
+
+fn min_free_bytes() -> u64 {
+    #[cfg(feature = "test-support")]
+    if let Some(bytes) = std::env::var(MIN_FREE_BYTES_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return bytes;
+    }
+    MIN_FREE_BYTES
+}
+
+/// Bytes free to unprivileged writers on the filesystem holding `dir`.
+fn free_bytes(dir: &Path) -> std::io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: a NUL-terminated path and a buffer of the type statvfs fills.
+    if unsafe { libc::statvfs(path.as_ptr(), stat.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: statvfs returned 0, so it filled the buffer.
+    let stat = unsafe { stat.assume_init() };
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
+}
+
 const MAX_NAME_CHARS: usize = 100;
 
 /// A file name that stays inside the directory it is joined to.
@@ -138,6 +173,20 @@ pub async fn receive(handle: &BridgeHandle, workspace: &Path, files: &[RemoteFil
                 held.min(MAX_ATTACHMENTS_BYTES_PER_SESSION) as f64 / 1_048_576.0,
                 MAX_ATTACHMENTS_BYTES_PER_SESSION as f64 / 1_048_576.0
             ));
+            continue;
+        }
+        let left = free_bytes(workspace).map(|free| free.saturating_sub(at_most));
+        if !left.as_ref().is_ok_and(|left| *left >= min_free_bytes()) {
+            refused.push(match left {
+                Ok(_) => format!(
+                    "`{name}` was not saved: the disk holding this chat's files is nearly full \
+                     (less than {} GiB would be left); the bot's operator can free space",
+                    min_free_bytes() >> 30
+                ),
+                Err(e) => {
+                    format!("`{name}` was not saved: the free disk space could not be read ({e})")
+                }
+            });
             continue;
         }
         let (relative, created) = match create_free(&beneath, &name) {

@@ -264,6 +264,35 @@ async fn a_chats_attachments_are_capped_in_total() {
     );
 }
 
+/// Files are refused while the disk holding the workspaces is nearly full, whatever each
+/// session's own cap says: sessions are cheap to open (a Discord mention opens one), and the
+/// store shares the disk. The floor is raised past any disk's size here (a `test-support`
+/// build's variable), so the real free space is read and found short.
+#[tokio::test(flavor = "multi_thread")]
+async fn files_are_refused_while_the_disk_is_nearly_full() {
+    let mut served = Served::new(vec![text("Nothing saved.")], "", "").await;
+    served.spawn_with(&[(
+        tollgate::serve::attachments::MIN_FREE_BYTES_ENV,
+        u64::MAX.to_string(),
+    )]);
+    served.ready(1).await;
+    served.telegram.add_file("F1", b"a small file".to_vec());
+    served
+        .telegram
+        .push_message(document("F1", "notes.txt", 12));
+    let refusal = served.wait_text(USER, "was not saved").await;
+    assert!(
+        refusal.contains("notes.txt") && refusal.contains("nearly full"),
+        "{refusal}"
+    );
+    served.wait_text(USER, "Nothing saved.").await;
+    assert!(!served.path("ws/telegram_10/attachments/notes.txt").exists());
+    assert!(
+        served.telegram.calls("GetFile").is_empty(),
+        "nothing was downloaded"
+    );
+}
+
 /// A message with files that the full queue would drop is dropped before its files are
 /// fetched: a flood of files into a busy chat costs no download, disk or transcription.
 #[tokio::test(flavor = "multi_thread")]
