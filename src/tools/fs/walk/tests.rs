@@ -20,20 +20,35 @@ const COSTLY: &str = "(?:[a-z]{100}){40}[0-9]";
 /// than the bounded searches take, far less than the unbounded ones would.
 const STUCK: Duration = Duration::from_secs(60);
 
+/// A deadline no test reaches.
+fn far() -> Deadline {
+    Deadline::at(Instant::now() + Duration::from_secs(3600))
+}
+
+/// `grep` of `rel` beneath `beneath` (a file or a directory, shown as `.` when it is the root).
+fn grep_at(beneath: &Beneath, rel: &str, pattern: &Pattern, deadline: Deadline) -> Capped {
+    let rel = Path::new(rel);
+    let is_file = beneath.list(rel).is_err();
+    let shown = if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    };
+    grep(beneath, rel, pattern, shown, is_file, deadline).unwrap()
+}
+
 fn grep_on_a_thread(
     dir: &Path,
     rel: &str,
     pattern: &'static str,
     deadline: Deadline,
 ) -> mpsc::Receiver<Capped> {
-    let (root, rel) = (dir.to_path_buf(), PathBuf::from(rel));
+    let (root, rel) = (dir.to_path_buf(), rel.to_string());
     let (done, found) = mpsc::channel();
     std::thread::spawn(move || {
         let beneath = Beneath::open(&root).unwrap();
         let pattern = Pattern::new(pattern).unwrap();
-        let is_file = beneath.list(&rel).is_err();
-        let out = grep(&beneath, &rel, &pattern, Path::new("x"), is_file, deadline).unwrap();
-        let _ = done.send(out);
+        let _ = done.send(grep_at(&beneath, &rel, &pattern, deadline));
     });
     found
 }
@@ -62,7 +77,7 @@ fn a_long_line_is_searched_only_in_its_head() {
     line.replace_range(900_000..900_006, "NEEDLE");
     line.replace_range(2_000_000..2_000_005, "LATER");
     std::fs::write(dir.path().join("bundle.js"), &line).unwrap();
-    let far = Deadline::at(Instant::now() + Duration::from_secs(3600));
+    let far = far();
     // Large once compiled, but quick to search: its head only.
     let large = "[a-j]{1000}NEEDLE";
     assert_eq!(Pattern::new(large).unwrap().line_cap, LARGE_PATTERN_LINE);
@@ -79,7 +94,10 @@ fn a_long_line_is_searched_only_in_its_head() {
     let more = line.len() - SHOWN_LINE;
     assert_eq!(
         small.text,
-        format!("x:1:{} [… {more} more bytes]\n", &line[..SHOWN_LINE])
+        format!(
+            "bundle.js:1:{} [… {more} more bytes]\n",
+            &line[..SHOWN_LINE]
+        )
     );
     let later = grep_on_a_thread(dir.path(), "bundle.js", "LATER", far)
         .recv_timeout(STUCK)
@@ -95,7 +113,7 @@ fn find_stops_at_its_deadline() {
     let passed = Deadline::at(Instant::now());
     let found = find(&beneath, Path::new(""), "*", Path::new("."), passed).unwrap();
     assert!(found.out_of_time && found.text.is_empty());
-    let far = Deadline::at(Instant::now() + Duration::from_secs(3600));
+    let far = far();
     let found = find(&beneath, Path::new(""), "*", Path::new("."), far).unwrap();
     assert!(!found.out_of_time);
     assert_eq!(found.text, "./a.txt\n");
@@ -108,29 +126,13 @@ fn a_stopped_run_ends_its_search() {
     std::fs::write(dir.path().join("a.txt"), "match\n").unwrap();
     let beneath = Beneath::open(dir.path()).unwrap();
     let stop = CancellationToken::new();
-    let far = Deadline::at(Instant::now() + Duration::from_secs(3600)).or_cancelled(stop.clone());
+    let far = far().or_cancelled(stop.clone());
     let pattern = Pattern::new("match").unwrap();
-    let found = grep(
-        &beneath,
-        Path::new(""),
-        &pattern,
-        Path::new("."),
-        false,
-        far.clone(),
-    )
-    .unwrap();
+    let found = grep_at(&beneath, "", &pattern, far.clone());
     assert!(!found.out_of_time);
     assert_eq!(found.text, "./a.txt:1:match\n");
     stop.cancel();
-    let found = grep(
-        &beneath,
-        Path::new(""),
-        &pattern,
-        Path::new("."),
-        false,
-        far.clone(),
-    )
-    .unwrap();
+    let found = grep_at(&beneath, "", &pattern, far.clone());
     assert!(found.out_of_time && found.text.is_empty());
     let found = find(&beneath, Path::new(""), "*", Path::new("."), far).unwrap();
     assert!(found.out_of_time && found.text.is_empty());
@@ -147,28 +149,11 @@ fn files_over_the_cap_are_counted_when_skipped_or_cut() {
     big.set_len(MAX_GREP_FILE + 1).unwrap();
     std::fs::write(dir.path().join("small.txt"), "NEEDLE\n").unwrap();
     let beneath = Beneath::open(dir.path()).unwrap();
-    let far = Deadline::at(Instant::now() + Duration::from_secs(3600));
     let pattern = Pattern::new("NEEDLE").unwrap();
-    let all = grep(
-        &beneath,
-        Path::new(""),
-        &pattern,
-        Path::new("."),
-        false,
-        far.clone(),
-    )
-    .unwrap();
+    let all = grep_at(&beneath, "", &pattern, far());
     assert_eq!(all.text, "./small.txt:1:NEEDLE\n");
     assert_eq!((all.large_skipped, all.large_cut), (1, false));
-    let alone = grep(
-        &beneath,
-        Path::new("big.log"),
-        &pattern,
-        Path::new("big.log"),
-        true,
-        far,
-    )
-    .unwrap();
+    let alone = grep_at(&beneath, "big.log", &pattern, far());
     assert_eq!(alone.text, "big.log:1:NEEDLE\n");
     assert_eq!((alone.large_skipped, alone.large_cut), (0, true));
 }
