@@ -129,14 +129,27 @@ impl Capped {
 
 /// A `grep` pattern, compiled, and how much of a line it searches.
 pub struct Pattern {
-    regex: regex::Regex,
+    regex: regex_automata::meta::Regex,
     line_cap: usize,
 }
 
 impl Pattern {
-    /// Compiles `pattern`; the error says what would make it acceptable.
+    /// Compiles `pattern` as `regex::Regex` would (leftmost-first, Unicode, UTF-8), with a
+    /// smaller size limit; the error says what would make it acceptable.
     pub fn new(pattern: &str) -> Result<Self, String> {
-        let compile = |limit| regex::RegexBuilder::new(pattern).size_limit(limit).build();
+        use regex_automata::meta;
+        let compile = |limit| {
+            meta::Builder::new()
+                .configure(
+                    meta::Config::new()
+                        .nfa_size_limit(Some(limit))
+                        .utf8_empty(true),
+                )
+                .syntax(regex_automata::util::syntax::Config::new().utf8(true))
+                .build(pattern)
+                // Whether it was too large, and what the builder said.
+                .map_err(|e| (e.size_limit().is_some(), e.to_string()))
+        };
         if let Ok(regex) = compile(SMALL_PATTERN_SIZE) {
             return Ok(Pattern {
                 regex,
@@ -148,13 +161,13 @@ impl Pattern {
                 regex,
                 line_cap: LARGE_PATTERN_LINE,
             }),
-            Err(regex::Error::CompiledTooBig(_)) => Err(format!(
+            Err((true, _)) => Err(format!(
                 "`pattern` is too large once compiled (over {} KiB): use fewer or smaller \
                  counted repetitions (`{{n}}`), or `(?-u)` to make classes like `\\w` and `.` \
                  ASCII-only",
                 PATTERN_SIZE_LIMIT / 1024
             )),
-            Err(e) => Err(format!("`pattern` is not a valid regular expression: {e}")),
+            Err((false, e)) => Err(format!("`pattern` is not a valid regular expression: {e}")),
         }
     }
 }
@@ -269,11 +282,16 @@ pub fn grep(
                 out.out_of_time = true;
                 return false;
             }
-            let searched = &line[..line.floor_char_boundary(pattern.line_cap)];
-            if searched.len() < line.len() {
+            // The head is searched with the rest of the line in view: `$` and `\b` see what
+            // follows the cut, and match there only where they would in the whole line.
+            let searched = line.floor_char_boundary(pattern.line_cap);
+            if searched < line.len() {
                 out.cut_lines += 1;
             }
-            if pattern.regex.is_match(searched) {
+            let input = regex_automata::Input::new(line)
+                .range(..searched)
+                .earliest(true);
+            if pattern.regex.is_match(input) {
                 let at = format!(
                     "{}:{}:{}",
                     shown(path, start, shown_start),

@@ -119,6 +119,29 @@ fn find_stops_at_its_deadline() {
     assert_eq!(found.text, "./a.txt\n");
 }
 
+/// The cut in a long line is not its end: `$` and `\b` match there only where they would in
+/// the whole line.
+#[test]
+fn a_long_lines_cut_is_not_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("long.txt"),
+        "a".repeat(SMALL_PATTERN_LINE + 10),
+    )
+    .unwrap();
+    let beneath = Beneath::open(dir.path()).unwrap();
+    for pattern in ["a$", r"a\b"] {
+        let found = grep_at(&beneath, "long.txt", &Pattern::new(pattern).unwrap(), far());
+        assert_eq!((found.text.as_str(), found.cut_lines), ("", 1), "{pattern}");
+    }
+    let found = grep_at(&beneath, "long.txt", &Pattern::new("^a").unwrap(), far());
+    assert!(
+        found.text.starts_with("long.txt:1:aaa"),
+        "{}",
+        &found.text[..40]
+    );
+}
+
 /// `/stop` ends a search at once, whatever time is left.
 #[test]
 fn a_stopped_run_ends_its_search() {
