@@ -18,17 +18,13 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
     config.store.path = resolve(&base, &config.store.path);
-    if let Some(system) = readable_by_every_command(&config.store.path) {
-        return Err(origins.error(
-            "store.path",
-            format!(
-                "`{}` is under {system}, which every sandboxed command may read (the system's \
-                 programs live there), so any chat's commands could read every session's \
-                 transcripts in the store: put it elsewhere, e.g. /var/lib/tollgate/store",
-                config.store.path.display()
-            ),
-        ));
-    }
+    refuse_where_every_command_reads(
+        origins,
+        "store.path",
+        &config.store.path,
+        "any chat's commands could read every session's transcripts in the store",
+        "/var/lib/tollgate/store",
+    )?;
     if config.store.cache_capacity_mb == 0 {
         return Err(origins.error("store.cache_capacity_mb", "must be at least 1"));
     }
@@ -223,17 +219,13 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
             .clone()
             .unwrap_or_else(|| PathBuf::from("data/workspaces").join(name));
         let workspace = resolve(&base, &workspace);
-        if let Some(system) = readable_by_every_command(&workspace) {
-            return Err(origins.error(
-                &format!("{key}.workspace"),
-                format!(
-                    "`{}` is under {system}, which every sandboxed command may read (the \
-                     system's programs live there), so each chat's commands could read every \
-                     other chat's files: put it elsewhere, e.g. /var/lib/tollgate/workspaces/{name}",
-                    workspace.display()
-                ),
-            ));
-        }
+        refuse_where_every_command_reads(
+            origins,
+            &format!("{key}.workspace"),
+            &workspace,
+            "each chat's commands could read every other chat's files",
+            &format!("/var/lib/tollgate/workspaces/{name}"),
+        )?;
         agent.workspace = Some(workspace);
         agent.writable_roots = agent
             .writable_roots
@@ -360,13 +352,30 @@ fn bridge_agent(
     }
 }
 
-/// The system directory every confined command may read (`sandbox::SYSTEM_READ`: Landlock
-/// can only allow, so nothing under it can be kept from them) that holds `path`, if one does.
-fn readable_by_every_command(path: &Path) -> Option<&'static str> {
+/// Refuses `path` (config key `key`) under a system directory every confined command may read
+/// (`sandbox::SYSTEM_READ`: Landlock can only allow, so nothing under it can be kept from
+/// them), saying what it would expose and where to put it `instead`.
+fn refuse_where_every_command_reads(
+    origins: &Origins,
+    key: &str,
+    path: &Path,
+    exposed: &str,
+    instead: &str,
+) -> Result<(), ConfigError> {
     use crate::policy::paths::{canonical_root, is_under};
-    let path = canonical_root(path);
-    crate::sandbox::SYSTEM_READ.iter().copied().find(|system| {
+    let resolved = canonical_root(path);
+    let Some(system) = crate::sandbox::SYSTEM_READ.iter().find(|system| {
         let system = Path::new(system);
-        is_under(&path, system) || is_under(&path, &canonical_root(system))
-    })
+        is_under(&resolved, system) || is_under(&resolved, &canonical_root(system))
+    }) else {
+        return Ok(());
+    };
+    Err(origins.error(
+        key,
+        format!(
+            "`{}` is under {system}, which every sandboxed command may read (the system's \
+             programs live there), so {exposed}: put it elsewhere, e.g. {instead}",
+            path.display()
+        ),
+    ))
 }

@@ -155,6 +155,7 @@ pub async fn receive(handle: &BridgeHandle, workspace: &Path, files: &[RemoteFil
             return received;
         }
     };
+    let floor = min_free_bytes();
     for file in files {
         let name = sanitize_name(&file.name);
         if file.bytes > cap {
@@ -175,18 +176,19 @@ pub async fn receive(handle: &BridgeHandle, workspace: &Path, files: &[RemoteFil
             ));
             continue;
         }
-        let left = free_bytes(workspace).map(|free| free.saturating_sub(at_most));
-        if !left.as_ref().is_ok_and(|left| *left >= min_free_bytes()) {
-            refused.push(match left {
-                Ok(_) => format!(
-                    "`{name}` was not saved: the disk holding this chat's files is nearly full \
-                     (less than {} GiB would be left); the bot's operator can free space",
-                    min_free_bytes() >> 30
-                ),
-                Err(e) => {
-                    format!("`{name}` was not saved: the free disk space could not be read ({e})")
-                }
-            });
+        let short_of_space = match free_bytes(workspace) {
+            Ok(free) if free.saturating_sub(at_most) >= floor => None,
+            Ok(_) => Some(format!(
+                "`{name}` was not saved: the disk holding this chat's files is nearly full \
+                 (less than {} GiB would be left); the bot's operator can free space",
+                floor >> 30
+            )),
+            Err(e) => Some(format!(
+                "`{name}` was not saved: the free disk space could not be read ({e})"
+            )),
+        };
+        if let Some(why) = short_of_space {
+            refused.push(why);
             continue;
         }
         let (relative, created) = match create_free(&beneath, &name) {
