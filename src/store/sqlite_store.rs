@@ -1,13 +1,16 @@
-//! The SQLite backend: one file, `tollgate.sqlite3`, in the store's directory.
+//! The SQLite backend: one file, `tollgate.sqlite3`, in the store's directory, and the
+//! journal beside it (`tollgate.journal-*`).
 //!
 //! Two connections. Writes are accepted into memory ([`pending`]) and readers see them laid
-//! over what the reading connection finds committed; only [`Store::flush`] (and the committer
-//! thread, for writes nobody flushes) uses the writing connection, committing everything
-//! pending in one transaction. So a session's write never waits for a commit in progress, a
-//! read waits only for the map of pending writes (never for the disk, a commit or a
-//! checkpoint), and writes from concurrent sessions share one commit and one sync — the group
-//! commit. The write-ahead rule is unchanged: a flush returns once everything written before
-//! it is committed and synced.
+//! over what the reading connection finds committed. [`Store::flush`] appends the writes made
+//! since the last flush to the [`journal`] and syncs it: writes from concurrent sessions share
+//! one append and one sync — the group commit — and the write-ahead rule is unchanged: a
+//! flush returns once everything written before it is durable. Only the committer thread
+//! (every [`COMMIT_EVERY`]), a writer past [`PENDING_BYTES_LIMIT`] and closing use the
+//! writing connection, committing everything pending in one transaction (an apply). So a
+//! session's write never waits for a commit in progress, a read waits only for the map of
+//! pending writes (never for the disk, a commit or a checkpoint), and the database's B-tree
+//! is written once for many turns' writes.
 //!
 //! Why syncing the log ourselves is enough: a committed transaction is in the `-wal` file
 //! before `COMMIT` returns (written, not yet synced, under `synchronous = NORMAL`); an
@@ -19,20 +22,23 @@
 //! The checkpoint starts the log over from its beginning instead of truncating it: a log whose
 //! length stays the same is synced without its inode (`fdatasync` writes only the data).
 //!
-//! Fail closed, and lose nothing accepted: a commit that fails (a full disk) leaves its writes
-//! pending — still read, committed by the next flush that succeeds — and every write is refused,
-//! saying why, until one does. A failed sync of the log is final: Linux marks the pages clean
-//! after reporting the error once, so the store cannot tell what is durable, and every later
-//! write and flush fails until a restart.
+//! Fail closed, and lose nothing accepted: a journal write or a commit that fails (a full
+//! disk) leaves its writes pending — still read, journaled or committed by the next try that
+//! succeeds — and every write is refused, saying why, until one does. A failed sync of the
+//! journal or the log is final: Linux marks the pages clean after reporting the error once,
+//! so the store cannot tell what is durable, and every later write and flush fails until a
+//! restart.
 //!
 //! A second process is kept out by a lock on `tollgate.lock` beside the database, held while
 //! the store is open (SQLite's own locks are let go between transactions).
 
 mod commits;
+mod journal;
 mod pending;
 
 use super::{Result, Store, StoreError};
 use commits::spawn_committer;
+use journal::Journal;
 use pending::Pending;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::fs::File;
@@ -51,12 +57,14 @@ const LOCK_FILE_NAME: &str = "tollgate.lock";
 /// next flush, bounding both the log's size and the time a restart spends reading it.
 const CHECKPOINT_AT_PAGES: i64 = 2048;
 
-/// Writes nobody flushed are committed this often, so they reach the disk within about the
-/// time sled's own background flush gave them.
+/// What is pending is applied to the database this often (and journaled then if nobody
+/// flushed it): writes reach the disk within about the time sled's own background flush gave
+/// them, and what the database has not taken yet stays small.
 const COMMIT_EVERY: Duration = Duration::from_millis(500);
 
-/// Past this many bytes pending, the writer that crossed it commits before going on: a bulk
-/// copy (an upgrade's) cannot pile up in memory faster than the committer drains it.
+/// Past this many bytes pending (or journaled since the last flush), the writer that crossed
+/// it applies before going on: a bulk copy (an upgrade's) cannot pile up in memory faster
+/// than the committer drains it.
 const PENDING_BYTES_LIMIT: usize = 8 << 20;
 
 /// The largest key and value together the store takes (SQLite's own limit is about 1 GB): a
@@ -77,6 +85,8 @@ pub struct SqliteStore {
     /// `drop` returns, so the same process can open it again at once.
     stop_committer: Option<mpsc::Sender<()>>,
     committer: Option<std::thread::JoinHandle<()>>,
+    /// Whether closing applies what is pending (tests close without it, as a kill would).
+    apply_on_close: bool,
 }
 
 struct Shared {
@@ -85,8 +95,10 @@ struct Shared {
     /// Reads what is committed. Declared before `writer`: closed first, so the writer, last
     /// to close, folds the log into the database and removes it.
     reader: Mutex<Connection>,
-    /// Commits, checkpoints: only a flush (or closing) holds it.
+    /// Commits, checkpoints: only an apply (or closing) holds it.
     writer: Mutex<Connection>,
+    /// Where a flush makes writes durable; held across its write and sync.
+    journal: Mutex<Journal>,
     /// Held (locked) while the store is open.
     _lock: File,
     dir: PathBuf,
@@ -102,6 +114,9 @@ struct Shared {
     /// Tests make syncing the log fail through this.
     #[cfg(test)]
     sync_fault: Mutex<Option<SyncFault>>,
+    /// Tests make writing the journal fail through this.
+    #[cfg(test)]
+    journal_write_fault: Mutex<Option<SyncFault>>,
 }
 
 #[cfg(test)]
@@ -109,6 +124,8 @@ type SyncFault = Box<dyn FnMut() -> std::io::Result<()> + Send>;
 
 struct Accepting {
     pending: Pending,
+    /// Why the last journal write failed: writes are refused until one succeeds.
+    journal_failed: Option<String>,
     /// Why the last commit failed: writes are refused until a commit succeeds.
     commit_failed: Option<String>,
     /// Why writes the store accepted may be lost: every later write and flush fails with it.
@@ -132,7 +149,7 @@ impl Accepting {
     /// Whether a write may be accepted.
     fn refuse_writes(&self, dir: &Path) -> Result<()> {
         self.refuse_if_lost(dir)?;
-        match &self.commit_failed {
+        match self.journal_failed.as_ref().or(self.commit_failed.as_ref()) {
             Some(why) => Err(StoreError {
                 context: format!("store {}", dir.display()),
                 message: format!(
@@ -233,6 +250,13 @@ impl SqliteStore {
                      v BLOB NOT NULL,
                      PRIMARY KEY (tree, k)
                  ) WITHOUT ROWID;
+                 CREATE TABLE IF NOT EXISTS journal_applied (
+                     id INTEGER PRIMARY KEY CHECK (id = 0),
+                     generation INTEGER NOT NULL,
+                     database INTEGER NOT NULL
+                 );
+                 INSERT OR IGNORE INTO journal_applied (id, generation, database)
+                     VALUES (0, 0, random());
                  PRAGMA user_version = 1;
                  COMMIT;",
             )
@@ -243,14 +267,29 @@ impl SqliteStore {
             .map_err(sqlite_failed)?;
         let wal = File::open(dir.join(format!("{FILE_NAME}-wal")))
             .map_err(|e| failed(format!("opening the write-ahead log: {e}")))?;
+        let (applied, database): (i64, i64) = writer
+            .query_row(
+                "SELECT generation, database FROM journal_applied WHERE id = 0",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(sqlite_failed)?;
+        let (journal, replayed, through) = Journal::open(
+            dir,
+            u64::from_ne_bytes(database.to_ne_bytes()),
+            u64::try_from(applied).unwrap_or(0),
+        )
+        .map_err(|e| failed(format!("reading the journal: {e}")))?;
         let shared = Arc::new(Shared {
             accepting: Mutex::new(Accepting {
                 pending: Pending::default(),
+                journal_failed: None,
                 commit_failed: None,
                 lost: None,
             }),
             reader: Mutex::new(reader),
             writer: Mutex::new(writer),
+            journal: Mutex::new(journal),
             _lock: lock,
             dir: dir.to_path_buf(),
             wal,
@@ -258,7 +297,11 @@ impl SqliteStore {
             wal_pages,
             #[cfg(test)]
             sync_fault: Mutex::new(None),
+            #[cfg(test)]
+            journal_write_fault: Mutex::new(None),
         });
+        // What was journaled and not yet applied when the store was last closed (a kill).
+        shared.replay(&replayed, through)?;
         // The table (on a first open) is durable, and the log's file is in its directory.
         shared.sync_wal()?;
         shared.sync_dir()?;
@@ -268,7 +311,15 @@ impl SqliteStore {
             shared,
             stop_committer: Some(stop_committer),
             committer,
+            apply_on_close: true,
         })
+    }
+
+    /// Closes the store as a kill would: what was flushed is in the journal, and nothing more
+    /// is applied or synced.
+    #[cfg(test)]
+    fn close_as_killed(mut self) {
+        self.apply_on_close = false;
     }
 }
 
@@ -278,9 +329,12 @@ impl Drop for SqliteStore {
         if let Some(committer) = self.committer.take() {
             let _ = committer.join();
         }
-        // Commit what is pending and fold the log in; SQLite's own checkpoint at close then
+        if !self.apply_on_close {
+            return;
+        }
+        // Apply what is pending and fold the log in; SQLite's own checkpoint at close then
         // finds nothing left and removes the log.
-        if let Err(e) = self.shared.flush().and_then(|()| self.shared.checkpoint()) {
+        if let Err(e) = self.shared.apply().and_then(|()| self.shared.checkpoint()) {
             tracing::warn!("closing the store: {e}");
         }
     }
@@ -325,6 +379,7 @@ const COMMIT: &str = "COMMIT";
 const READ_ONE: &str = "SELECT v FROM kv WHERE tree = ?1 AND k = ?2";
 const WRITE_ONE: &str = "INSERT OR REPLACE INTO kv (tree, k, v) VALUES (?1, ?2, ?3)";
 const REMOVE_ONE: &str = "DELETE FROM kv WHERE tree = ?1 AND k = ?2";
+const SET_APPLIED: &str = "UPDATE journal_applied SET generation = ?1 WHERE id = 0";
 
 // The scans. `CAST(?1 AS TEXT)` rather than `?1`: SQLite (built with STAT4, as rusqlite
 // bundles it) marks a parameter compared by `=` in a query with `ORDER BY` as one whose value
@@ -429,17 +484,17 @@ impl SqliteStore {
             ));
         }
         accepting.pending.write(tree, key, value);
-        let over = accepting.pending.bytes() > PENDING_BYTES_LIMIT;
+        let over = accepting
+            .pending
+            .bytes()
+            .max(accepting.pending.tail_bytes())
+            > PENDING_BYTES_LIMIT;
         drop(accepting);
         if over {
             // The write is taken either way: a failed commit keeps it pending, and the
             // writes after it are refused, saying why, until a commit succeeds. Stepping aside:
             // called from a task, the worker's other tasks go on meanwhile.
-            let committed = crate::step_aside::step_aside(|| {
-                self.shared
-                    .commit_pending()
-                    .and_then(|()| self.shared.checkpoint_if_long())
-            });
+            let committed = crate::step_aside::step_aside(|| self.shared.apply());
             if let Err(e) = committed {
                 tracing::warn!("committing a large batch of writes: {e}");
             }

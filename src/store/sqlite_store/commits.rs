@@ -1,17 +1,21 @@
-//! Committing and syncing: what a flush does (everything pending in one transaction on the
-//! writing connection, then the log synced, then a checkpoint when the log is long), and the
-//! committer thread that does it for writes nobody flushes.
+//! Making writes durable and bringing the database up to date: what a flush does (the writes
+//! since the last one appended to the journal, which is synced), what an apply does (the
+//! journal's generation closed, everything pending committed in one transaction on the
+//! writing connection, the log synced, then a checkpoint when the log is long), and the
+//! committer thread that applies every [`COMMIT_EVERY`].
 
+use super::journal::Journal;
 use super::pending::Committing;
 use super::{
-    BEGIN, CHECKPOINT_AT_PAGES, COMMIT, COMMIT_EVERY, REMOVE_ONE, Result, Shared, WRITE_ONE, lock,
+    BEGIN, CHECKPOINT_AT_PAGES, COMMIT, COMMIT_EVERY, REMOVE_ONE, Result, SET_APPLIED, Shared,
+    WRITE_ONE, lock,
 };
 use rusqlite::{Connection, params};
 use std::fs::File;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 
-/// Commits what nobody flushed every [`COMMIT_EVERY`], until told to stop.
+/// Applies what is pending every [`COMMIT_EVERY`], until told to stop.
 pub(super) fn spawn_committer(
     shared: Arc<Shared>,
     stop: mpsc::Receiver<()>,
@@ -23,13 +27,13 @@ pub(super) fn spawn_committer(
             let mut failing: Option<String> = None;
             while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(COMMIT_EVERY) {
                 if shared.accepting().pending.is_empty() {
-                    // Someone's flush committed it all.
+                    // A large batch's writer applied it all.
                     if failing.take().is_some() {
                         tracing::info!("the store commits again");
                     }
                     continue;
                 }
-                match shared.flush() {
+                match shared.apply() {
                     Err(e) if failing.as_deref() != Some(&e.to_string()) => {
                         tracing::warn!("committing the store in the background: {e}");
                         failing = Some(e.to_string());
@@ -53,37 +57,125 @@ pub(super) fn spawn_committer(
 }
 
 impl Shared {
-    /// Commits everything pending and syncs the log.
+    /// Makes every write accepted so far durable: what the journal does not hold yet is
+    /// appended to it and the journal synced.
     pub(super) fn flush(&self) -> Result<()> {
-        self.commit_pending()?;
+        let mut journal = lock(&self.journal);
+        let tail = {
+            let mut accepting = self.accepting();
+            accepting.refuse_if_lost(&self.dir)?;
+            accepting.pending.take_tail()
+        };
+        self.journal_durably(&mut journal, tail)
+    }
+
+    /// Appends `tail` (taken from the pending writes) to the journal and syncs it. A write
+    /// that fails puts the tail back and refuses writes until one succeeds; a sync that
+    /// fails is final, as the log's is.
+    fn journal_durably(&self, journal: &mut Journal, tail: Vec<Committing>) -> Result<()> {
+        if tail.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.journal_write(journal, &tail) {
+            let mut accepting = self.accepting();
+            accepting.pending.restore_tail(tail);
+            accepting.journal_failed = Some(e.to_string());
+            return Err(self.error("writing the journal", e));
+        }
+        self.accepting().journal_failed = None;
+        self.journal_sync(journal).map_err(|e| {
+            self.accepting()
+                .lost
+                .get_or_insert_with(|| format!("syncing the journal failed: {e}"));
+            self.error("syncing the journal", e)
+        })
+    }
+
+    fn journal_write(&self, journal: &mut Journal, tail: &[Committing]) -> std::io::Result<()> {
+        #[cfg(test)]
+        if let Some(fault) = lock(&self.journal_write_fault).as_mut() {
+            fault()?;
+        }
+        journal.write(tail)
+    }
+
+    fn journal_sync(&self, journal: &Journal) -> std::io::Result<()> {
+        #[cfg(test)]
+        if let Some(fault) = lock(&self.sync_fault).as_mut() {
+            return fault();
+        }
+        journal.sync()
+    }
+
+    /// Brings the database up to date: everything pending is journaled, the journal's
+    /// generation closed, and everything pending committed in one transaction that records
+    /// the generation. Once that is synced, the journal's file for it may be reused.
+    pub(super) fn apply(&self) -> Result<()> {
+        let writer = lock(&self.writer);
+        let (to_commit, closed) = {
+            let mut journal = lock(&self.journal);
+            // Taken together: the database will hold exactly the closed generation's end.
+            let (tail, to_commit) = {
+                let mut accepting = self.accepting();
+                accepting.refuse_if_lost(&self.dir)?;
+                (accepting.pending.take_tail(), accepting.pending.to_commit())
+            };
+            if to_commit.is_empty() {
+                // Then nothing was written since the last apply's copy either.
+                self.accepting().pending.restore_tail(tail);
+                return Ok(());
+            }
+            self.journal_durably(&mut journal, tail)?;
+            (to_commit, journal.rotate())
+        };
+        if let Err(e) = commit(&writer, &to_commit, closed) {
+            self.accepting().commit_failed = Some(e.to_string());
+            return Err(self.error("commit", e));
+        }
         self.sync_wal()?;
+        lock(&self.journal).applied_through(closed);
+        {
+            let mut accepting = self.accepting();
+            accepting.pending.settle(&to_commit);
+            accepting.commit_failed = None;
+        }
+        drop(writer);
         self.checkpoint_if_long()
     }
 
-    /// Commits everything pending, in one transaction (not synced: see [`Shared::flush`]).
-    pub(super) fn commit_pending(&self) -> Result<()> {
-        let writer = lock(&self.writer);
-        let to_commit = {
-            let accepting = self.accepting();
-            accepting.refuse_if_lost(&self.dir)?;
-            accepting.pending.to_commit()
-        };
-        if to_commit.is_empty() {
+    /// Puts the journal's writes found at open into the database, in order, in one
+    /// transaction recording `through`, the last generation they come from; syncs it.
+    pub(super) fn replay(&self, writes: &[super::journal::Replayed], through: u64) -> Result<()> {
+        if writes.is_empty() {
             return Ok(());
         }
-        let committed = commit(&writer, &to_commit);
-        let mut accepting = self.accepting();
-        match committed {
-            Ok(()) => {
-                accepting.pending.settle(&to_commit);
-                accepting.commit_failed = None;
-                Ok(())
+        let writer = lock(&self.writer);
+        let replayed = (|| {
+            writer.prepare_cached(BEGIN)?.execute([])?;
+            let mut write_one = writer.prepare_cached(WRITE_ONE)?;
+            let mut remove_one = writer.prepare_cached(REMOVE_ONE)?;
+            for (tree, key, value) in writes {
+                match value {
+                    Some(value) => write_one.execute(params![tree, key, value])?,
+                    None => remove_one.execute(params![tree, key])?,
+                };
             }
-            Err(e) => {
-                accepting.commit_failed = Some(e.to_string());
-                Err(self.error("commit", e))
+            drop((write_one, remove_one));
+            writer
+                .prepare_cached(SET_APPLIED)?
+                .execute(params![generation_value(through)])?;
+            writer.prepare_cached(COMMIT)?.execute([])
+        })();
+        if let Err(e) = replayed {
+            if !writer.is_autocommit() {
+                let _ = writer.execute_batch("ROLLBACK");
             }
+            return Err(self.error("replaying the journal", e));
         }
+        drop(writer);
+        self.sync_wal()?;
+        lock(&self.journal).applied_through(through);
+        Ok(())
     }
 
     /// Folds the log into the database once it is longer than [`CHECKPOINT_AT_PAGES`].
@@ -138,8 +230,14 @@ impl Shared {
     }
 }
 
-/// Commits `writes` in one transaction; on failure nothing of them is left in the database.
-fn commit(writer: &Connection, writes: &[Committing]) -> rusqlite::Result<()> {
+/// A generation as SQLite stores it (an integer is signed there).
+fn generation_value(generation: u64) -> i64 {
+    i64::try_from(generation).unwrap_or(i64::MAX)
+}
+
+/// Commits `writes`, and that the database holds the journal through `generation`, in one
+/// transaction; on failure nothing of them is left in the database.
+fn commit(writer: &Connection, writes: &[Committing], generation: u64) -> rusqlite::Result<()> {
     let committed = (|| {
         writer.prepare_cached(BEGIN)?.execute([])?;
         // Taken from the cache once a commit, not once a write (each take hashes the text).
@@ -154,6 +252,9 @@ fn commit(writer: &Connection, writes: &[Committing]) -> rusqlite::Result<()> {
             };
         }
         drop((write_one, remove_one));
+        writer
+            .prepare_cached(SET_APPLIED)?
+            .execute(params![generation_value(generation)])?;
         writer.prepare_cached(COMMIT)?.execute([])
     })();
     if committed.is_err() && !writer.is_autocommit() {

@@ -3,9 +3,10 @@
 //! the database's writing connection: a session's `put` is a map insert, never a wait for a
 //! commit in progress.
 //!
-//! Each write carries a version. A flush commits a copy of what is pending and then settles
+//! Each write carries a version. An apply commits a copy of what is pending and then settles
 //! it: an entry leaves only if it was not written again since the copy was taken, so a newer
-//! write is never dropped by an older commit.
+//! write is never dropped by an older commit. Each write is also kept, in the order made, in
+//! the tail the journal takes at the next flush.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -30,6 +31,10 @@ pub(super) struct Pending {
     /// the map while it read the database knows by this whether writes to its tree left the
     /// map meanwhile (a commit to other trees does not make it read again).
     settled: BTreeMap<String, u64>,
+    /// The writes made since the journal last took them, in order (sharing the map's bytes).
+    tail: Vec<Committing>,
+    /// The keys' and values' bytes in the tail (a key written many times counts each time).
+    tail_bytes: usize,
 }
 
 struct Write {
@@ -43,6 +48,18 @@ pub(super) struct Committing {
     pub key: Arc<[u8]>,
     pub value: Value,
     version: u64,
+}
+
+impl Committing {
+    #[cfg(test)]
+    pub fn new(tree: Arc<str>, key: Arc<[u8]>, value: Value) -> Self {
+        Committing {
+            tree,
+            key,
+            value,
+            version: 0,
+        }
+    }
 }
 
 impl Pending {
@@ -63,24 +80,55 @@ impl Pending {
     /// Accepts a write (`None` deletes).
     pub fn write(&mut self, tree: &str, key: &[u8], value: Option<&[u8]>) {
         self.next_version += 1;
-        self.bytes += key.len() + value.map_or(0, <[u8]>::len);
+        let bytes = key.len() + value.map_or(0, <[u8]>::len);
+        self.bytes += bytes;
+        self.tail_bytes += bytes;
+        let value: Value = value.map(Arc::from);
         let write = Write {
-            value: value.map(Arc::from),
+            value: value.clone(),
             version: self.next_version,
         };
-        let keys = match self.trees.get_mut(tree) {
-            Some(keys) => keys,
-            None => self.trees.entry(Arc::from(tree)).or_default(),
+        let tree = match self.trees.get_key_value(tree) {
+            Some((name, _)) => name.clone(),
+            None => Arc::from(tree),
         };
-        match keys.get_mut(key) {
-            Some(slot) => {
-                self.bytes -= key.len() + slot.value.as_deref().map_or(0, <[u8]>::len);
-                *slot = write;
+        let keys = self.trees.entry(tree.clone()).or_default();
+        let key = match keys.get_key_value(key) {
+            Some((shared, slot)) => {
+                let shared = shared.clone();
+                self.bytes -= shared.len() + slot.value.as_deref().map_or(0, <[u8]>::len);
+                shared
             }
-            None => {
-                keys.insert(Arc::from(key), write);
-            }
-        }
+            None => Arc::from(key),
+        };
+        keys.insert(key.clone(), write);
+        self.tail.push(Committing {
+            tree,
+            key,
+            value,
+            version: self.next_version,
+        });
+    }
+
+    /// The keys' and values' bytes in the tail.
+    pub fn tail_bytes(&self) -> usize {
+        self.tail_bytes
+    }
+
+    /// The writes made since the last take, in order, for the journal.
+    pub fn take_tail(&mut self) -> Vec<Committing> {
+        self.tail_bytes = 0;
+        std::mem::take(&mut self.tail)
+    }
+
+    /// Puts back a tail the journal could not write, before what was written since.
+    pub fn restore_tail(&mut self, mut taken: Vec<Committing>) {
+        self.tail_bytes += taken
+            .iter()
+            .map(|w| w.key.len() + w.value.as_deref().map_or(0, <[u8]>::len))
+            .sum::<usize>();
+        taken.append(&mut self.tail);
+        self.tail = taken;
     }
 
     /// What is pending for `key`: `None` when nothing is (the database has the latest value),

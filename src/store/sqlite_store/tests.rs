@@ -43,11 +43,13 @@ fn scans_are_not_recompiled_at_each_use() {
     }
 }
 
-/// A store holding one flushed entry, `t/kept`, in `dir`.
+/// A store holding one entry, `t/kept`, in `dir`, in the database (applied, not only
+/// journaled).
 fn with_one_entry(dir: &std::path::Path) -> SqliteStore {
     let store = SqliteStore::open(dir, 8).unwrap();
     store.insert("t", b"kept", b"v").unwrap();
     store.flush().unwrap();
+    store.shared.apply().unwrap();
     store
 }
 
@@ -61,15 +63,17 @@ fn disk_full(store: &SqliteStore, full: bool) {
 }
 
 #[test]
-fn a_full_disk_fails_the_flush_refuses_writes_and_loses_nothing_once_there_is_room() {
+fn a_full_disk_fails_the_apply_refuses_writes_and_loses_nothing_once_there_is_room() {
     let dir = tempfile::tempdir().unwrap();
     let store = with_one_entry(dir.path());
     store.insert("t", b"before", b"v").unwrap();
     disk_full(&store, true);
     let big = vec![7u8; 64 * 1024];
     store.insert("t", b"big", &big).unwrap();
+    // Flushed: durable in the journal whatever the database can take.
+    store.flush().unwrap();
     for _ in 0..2 {
-        let failed = store.flush().unwrap_err();
+        let failed = store.shared.apply().unwrap_err();
         assert!(failed.message.contains("full"), "{failed}");
     }
     // What the store accepted is still what it reads.
@@ -91,11 +95,12 @@ fn a_full_disk_fails_the_flush_refuses_writes_and_loses_nothing_once_there_is_ro
         assert!(refusal.message.contains("full"), "{refusal}");
         assert!(refusal.message.contains("free disk space"), "{refusal}");
     }
-    // With room again, the next flush commits it all and writes are taken again.
+    // With room again, the next apply commits it all and writes are taken again.
     disk_full(&store, false);
-    store.flush().unwrap();
+    store.shared.apply().unwrap();
     store.insert("t", b"after", b"w").unwrap();
     store.flush().unwrap();
+    store.shared.apply().unwrap();
     drop(store);
     let reopened = SqliteStore::open(dir.path(), 8).unwrap();
     for (key, value) in [
@@ -498,4 +503,65 @@ fn the_end_of_a_prefix_range() {
     assert_eq!(after_prefix(b"a\xff"), Some(b"b".to_vec()));
     assert_eq!(after_prefix(b"\xff\xff"), None);
     assert_eq!(after_prefix(b""), None);
+}
+
+/// A flush makes writes durable in the journal; a kill before they are applied loses none of
+/// them, and the next open puts them in the database, once.
+#[test]
+fn flushed_writes_outlive_a_kill_before_they_reach_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = with_one_entry(dir.path());
+    store.put("t", b"new", b"1").unwrap();
+    store.put("t", b"new", b"2").unwrap();
+    store.delete("t", b"kept").unwrap();
+    store.flush().unwrap();
+    store.put("t", b"unflushed", b"x").unwrap();
+    store.close_as_killed();
+
+    let reopened = SqliteStore::open(dir.path(), 8).unwrap();
+    // Read from the database: nothing is pending after an open.
+    assert!(reopened.shared.accepting().pending.is_empty());
+    assert_eq!(reopened.get("t", b"new").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(reopened.get("t", b"kept").unwrap(), None);
+    // A write nobody flushed may be lost (here it is).
+    assert_eq!(reopened.get("t", b"unflushed").unwrap(), None);
+    // Newer writes are not undone by the journal's older ones at the next open.
+    reopened.put("t", b"new", b"3").unwrap();
+    reopened.flush().unwrap();
+    reopened.shared.apply().unwrap();
+    reopened.put("t", b"later", b"4").unwrap();
+    reopened.flush().unwrap();
+    reopened.close_as_killed();
+    let again = SqliteStore::open(dir.path(), 8).unwrap();
+    assert_eq!(again.get("t", b"new").unwrap(), Some(b"3".to_vec()));
+    assert_eq!(again.get("t", b"later").unwrap(), Some(b"4".to_vec()));
+    assert_eq!(again.get("t", b"kept").unwrap(), None);
+}
+
+/// A journal write that fails (a full disk) fails the flush and refuses writes, saying why;
+/// what was accepted is kept, and the next flush that succeeds makes it durable.
+#[test]
+fn a_failed_journal_write_fails_the_flush_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = with_one_entry(dir.path());
+    *store.shared.journal_write_fault.lock().unwrap() = Some(Box::new(|| {
+        Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+    }));
+    store.put("t", b"a", b"1").unwrap();
+    store.put("t", b"b", b"2").unwrap();
+    let failed = store.flush().unwrap_err();
+    assert!(failed.message.contains("No space left"), "{failed}");
+    let refused = store.put("t", b"c", b"3").unwrap_err();
+    assert!(refused.message.contains("free disk space"), "{refused}");
+    assert_eq!(store.get("t", b"a").unwrap(), Some(b"1".to_vec()));
+
+    *store.shared.journal_write_fault.lock().unwrap() = None;
+    store.flush().unwrap();
+    store.put("t", b"c", b"3").unwrap();
+    store.flush().unwrap();
+    store.close_as_killed();
+    let reopened = SqliteStore::open(dir.path(), 8).unwrap();
+    for (key, value) in [(&b"a"[..], &b"1"[..]), (b"b", b"2"), (b"c", b"3")] {
+        assert_eq!(reopened.get("t", key).unwrap().as_deref(), Some(value));
+    }
 }
