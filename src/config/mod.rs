@@ -69,6 +69,11 @@ impl Origins {
         self.file_name()
     }
 
+    /// The config file read, if one was.
+    pub(crate) fn file(&self) -> Option<&std::path::Path> {
+        self.file.as_deref()
+    }
+
     pub(crate) fn file_name(&self) -> String {
         match &self.file {
             Some(file) => file.display().to_string(),

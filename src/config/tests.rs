@@ -242,3 +242,36 @@ fn a_store_or_workspace_every_command_could_read_is_refused() {
     let config = load(&with("[store]\npath = \"/optional/store\"")).unwrap();
     assert_eq!(config.store.path, PathBuf::from("/optional/store"));
 }
+
+#[test]
+fn a_root_holding_the_store_is_refused() {
+    for field in ["readable_roots", "writable_roots"] {
+        let text = format!(
+            "[store]\npath = \"/srv/shared/store\"\n{}",
+            BASE.replace(
+                "model = \"m\"",
+                &format!("model = \"m\"\n{field} = [\"/srv/other\", \"/srv/shared\"]")
+            )
+        );
+        let err = load(&text).unwrap_err();
+        assert_eq!(
+            err.key.as_deref(),
+            Some(format!("agents.helper.{field}").as_str()),
+            "{err}"
+        );
+        assert!(err.message.contains("/srv/shared/store"), "{err}");
+        // A root beside the store is fine.
+        let beside = text.replace("\"/srv/shared\"]", "\"/srv/shared/docs\"]");
+        load(&beside).unwrap();
+    }
+    // The config file (`/cfg/tollgate.toml` here), with the store elsewhere.
+    let text = format!(
+        "[store]\npath = \"/srv/store\"\n{}",
+        BASE.replace(
+            "model = \"m\"",
+            "model = \"m\"\nreadable_roots = [\"/cfg\"]"
+        )
+    );
+    let err = load(&text).unwrap_err();
+    assert!(err.message.contains("the config file"), "{err}");
+}

@@ -237,6 +237,17 @@ pub(super) fn validate(config: &mut Config, origins: &Origins) -> Result<(), Con
             .iter()
             .map(|p| resolve(&base, p))
             .collect();
+        for (field, roots) in [
+            ("readable_roots", &agent.readable_roots),
+            ("writable_roots", &agent.writable_roots),
+        ] {
+            refuse_a_root_holding_the_service(
+                origins,
+                &format!("{key}.{field}"),
+                roots,
+                &config.store.path,
+            )?;
+        }
     }
 
     if let Some(telegram) = &mut config.telegram {
@@ -355,6 +366,43 @@ fn bridge_agent(
 /// Refuses `path` (config key `key`) under a system directory every confined command may read
 /// (`sandbox::SYSTEM_READ`: Landlock can only allow, so nothing under it can be kept from
 /// them), saying what it would expose and where to put it `instead`.
+/// A root the agent's commands may read (or write) must not hold the store (every session's
+/// transcripts and saved approvals) or the config file: Landlock can only allow, so nothing
+/// under a root can be kept from its commands (the file tools refuse these paths, commands
+/// cannot).
+fn refuse_a_root_holding_the_service(
+    origins: &Origins,
+    key: &str,
+    roots: &[PathBuf],
+    store: &Path,
+) -> Result<(), ConfigError> {
+    use crate::policy::paths::{canonical_root, is_under};
+    let store = canonical_root(store);
+    let config_file = origins.file().map(canonical_root);
+    for root in roots {
+        let resolved = canonical_root(root);
+        let held = if is_under(&store, &resolved) {
+            Some(format!("the store ({})", store.display()))
+        } else {
+            config_file
+                .as_ref()
+                .filter(|file| is_under(file, &resolved))
+                .map(|file| format!("the config file ({})", file.display()))
+        };
+        if let Some(held) = held {
+            return Err(origins.error(
+                key,
+                format!(
+                    "`{}` holds {held}, which the agent's commands would then reach: list a \
+                     directory beside it instead",
+                    root.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn refuse_where_every_command_reads(
     origins: &Origins,
     key: &str,

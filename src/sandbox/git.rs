@@ -46,6 +46,8 @@ const PINNED_KEYS: &[(&str, &str)] = &[
     ("push.gpgSign", "false"),
     ("gpg.ssh.defaultKeyCommand", "true"),
     ("ssh.variant", "ssh"),
+    // `git imap-send` runs the tunnel's command line; an empty one runs nothing.
+    ("imap.tunnel", ""),
 ];
 
 /// `diff.external` cannot be unset from the environment (an empty value makes git try to run

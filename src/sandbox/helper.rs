@@ -83,7 +83,14 @@ fn fail(message: &str) -> ! {
 fn enter_namespaces(spec: &SandboxSpec) -> Result<(), String> {
     // SAFETY: getuid/getgid have no preconditions.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    // IPC and UTS too: System V shared memory, semaphores and message queues are per IPC
+    // namespace, and the host's (and other sessions' commands') would otherwise be reachable
+    // by key, and could hold memory after the command ends.
+    let mut flags = libc::CLONE_NEWUSER
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWUTS;
     if !spec.network {
         flags |= libc::CLONE_NEWNET;
     }

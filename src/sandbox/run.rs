@@ -114,6 +114,12 @@ impl ShellRunner {
         env.entry("KUBECONFIG".into())
             .or_insert_with(|| "/dev/null".into());
         env.entry("GOENV".into()).or_insert_with(|| "off".into());
+        // `less` reads key bindings from `~/.config/lesskey` or `~/.lesskey`, whose `#env`
+        // section can set `LESSOPEN`, a program it runs on every file it shows.
+        env.entry("LESSKEYIN".into())
+            .or_insert_with(|| "/dev/null".into());
+        env.entry("LESSKEY".into())
+            .or_insert_with(|| "/dev/null".into());
         env.insert("PWD".into(), spec.workspace.display().to_string());
         env.insert("TMPDIR".into(), spec.tmpdir.display().to_string());
         if !spec.trust_git_config {

@@ -158,6 +158,22 @@ async fn tools_do_not_read_program_naming_config_from_the_workspace() {
     )
     .await;
     assert_eq!(out.stdout.text().trim(), "/dev/null off", "{}", text(&out));
+    // `less` reading a planted lesskey file: its `#env` section names a program to run on
+    // every file shown.
+    let planted = run(
+        &p,
+        SandboxPolicy::WorkspaceWrite,
+        false,
+        "mkdir -p .config && printf '#env\\nLESSOPEN=|touch ran-lessopen %%s\\n' \
+         | tee .config/lesskey > .lesskey && echo hi > f && less f && ls",
+    )
+    .await;
+    assert!(planted.stdout.text().contains("hi"), "{}", text(&planted));
+    assert!(
+        !p.root.join("ws/ran-lessopen").exists(),
+        "{}",
+        text(&planted)
+    );
 }
 
 #[tokio::test]

@@ -219,3 +219,72 @@ async fn a_command_cannot_pass_itself_off_as_a_sandbox_failure() {
         "{reported}"
     );
 }
+
+/// Python (under /usr) sends "hello" to the host's datagram socket at `$1` from a socket pair
+/// of its own making (a datagram socket can send to any address, whatever it was made as).
+const SEND_DATAGRAM: &str = "python3 -c 'import socket,sys
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.sendto(b\"hello\", sys.argv[1]); print(\"sent\")' ";
+
+/// Python asks the kernel for the session keyring's id (`keyctl(KEYCTL_GET_KEYRING_ID,
+/// KEY_SPEC_SESSION_KEYRING, 0)`) and prints the answer or the error's name.
+const SESSION_KEYRING: &str = "python3 -c 'import ctypes,errno
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(250, 0, -3, 0)
+print(r if r >= 0 else errno.errorcode[ctypes.get_errno()])'";
+
+/// Three ways around the socket rule and the namespaces, each tried where it must work
+/// (unconfined) and where it must not: a host datagram socket reached from a socket pair, the
+/// host's System V shared memory, and the service's session keyring.
+#[tokio::test]
+async fn host_datagram_sockets_shared_memory_and_keys_are_out_of_reach() {
+    let p = place();
+    let path = p.root.join("outside/host.dgram");
+    let host = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    host.set_nonblocking(true).unwrap();
+    let send = format!("{SEND_DATAGRAM}'{}'", path.display());
+    let reached = run(&p, SandboxPolicy::DangerFullAccess, false, &send).await;
+    assert_eq!(reached.stdout.text(), "sent\n", "{}", text(&reached));
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        host.recv(&mut buf).ok(),
+        Some(5),
+        "the unconfined send arrives"
+    );
+    for sandbox in [SandboxPolicy::WorkspaceWrite, SandboxPolicy::ReadOnly] {
+        let refused = run(&p, sandbox, false, &send).await;
+        assert!(
+            refused.stderr.text().contains("PermissionError"),
+            "{}",
+            text(&refused)
+        );
+        // The command has ended: a datagram it sent would be queued by now.
+        assert!(
+            host.recv(&mut buf).is_err(),
+            "{sandbox:?}: a datagram arrived"
+        );
+    }
+
+    // A shared memory segment of the host, listed by its key where the host's IPC is seen.
+    // SAFETY: shmget/shmctl on a private key with valid arguments; the segment is removed below.
+    let key: libc::key_t = 0x7011_0000 | (std::process::id() as libc::key_t & 0xffff);
+    let id = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | 0o600) };
+    assert!(id >= 0, "shmget: {}", std::io::Error::last_os_error());
+    let listed = format!("{key:#010x}");
+    let seen = run(&p, SandboxPolicy::DangerFullAccess, false, "ipcs -m").await;
+    let hidden = run(&p, SandboxPolicy::WorkspaceWrite, false, "ipcs -m").await;
+    // SAFETY: removing the segment made above.
+    unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+    assert!(seen.stdout.text().contains(&listed), "{}", text(&seen));
+    assert_eq!(hidden.exit_code, Some(0), "{}", text(&hidden));
+    assert!(!hidden.stdout.text().contains(&listed), "{}", text(&hidden));
+
+    let keyring = run(&p, SandboxPolicy::DangerFullAccess, false, SESSION_KEYRING).await;
+    assert!(
+        keyring.stdout.text().trim().parse::<i64>().is_ok(),
+        "{}",
+        text(&keyring)
+    );
+    let refused = run(&p, SandboxPolicy::WorkspaceWrite, false, SESSION_KEYRING).await;
+    assert_eq!(refused.stdout.text(), "EACCES\n", "{}", text(&refused));
+}
