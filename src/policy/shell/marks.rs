@@ -22,6 +22,7 @@ const SECRET_HINTS: &[&str] = &[
     ".gnupg",
     "/etc",
     "git-credentials",
+    "environ",
 ];
 
 /// Paths bash turns into network connections.

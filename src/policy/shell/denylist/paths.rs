@@ -73,6 +73,7 @@ const SECRET_SAMPLES: &[&str] = &[
     "~/.gnupg/private-keys-v1.d",
     "~/.netrc",
     "~/.git-credentials",
+    "/proc/1/environ",
 ];
 
 /// Why a path names a secret, if it does.
@@ -101,6 +102,11 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
         if rest.iter().any(secret_name) {
             return Some("a secret's file name, through a directory only known when it runs");
         }
+    }
+    // A process's environment: under `danger-full-access` the service's own (`$PPID`), with
+    // its bot token and provider key.
+    if components.first() == Some(&"proc") && components.last() == Some(&"environ") {
+        return Some("a process's environment, where the service keeps its tokens and keys");
     }
     let pairs = || components.windows(2);
     // Backups count too (`/etc/shadow-`, `/etc/passwd.bak`).

@@ -89,6 +89,11 @@ pub fn hazard(program: &str) -> Option<&'static str> {
     if tokens.contains("@load") || tokens.contains("@include") {
         return Some("the awk program loads code with `@load`/`@include`");
     }
+    // gawk's indirect call, `f = "system"; @f("id")`: the function's name is a string's value,
+    // which the check above cannot see.
+    if tokens.contains('@') {
+        return Some("the awk program calls a function named by a value (`@f(…)`)");
+    }
     let chars: Vec<char> = tokens.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         let prev = i.checked_sub(1).map(|p| chars[p]);
@@ -220,6 +225,8 @@ mod tests {
         for program in [
             "BEGIN{system(\"id\")}",
             "{ system (\"rm x\") }",
+            "BEGIN{f=\"system\"; @f(\"id\")}",
+            "BEGIN { f = \"sys\" \"tem\"; @ f (\"id\") }",
             "{print | \"sh\"}",
             "{ \"date\" | getline d }",
             "{ print |& \"cat\" }",

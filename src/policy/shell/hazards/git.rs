@@ -79,6 +79,8 @@ fn key_runs_code(key: &str) -> bool {
         "instaweb.httpd",
         "web.browser",
         "sendemail.sendmailcmd",
+        // `git imap-send` runs it to reach the server.
+        "imap.tunnel",
         "sendemail.smtpserver",
         "protocol.allow",
         "init.templatedir",
@@ -177,7 +179,12 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
         }
         "submodule" => rest.contains(&"foreach"),
         "bisect" => rest.first() == Some(&"run"),
-        "rebase" => rest.iter().any(|a| cluster_has(a, 'x')),
+        // Going on with a rebase runs the `exec` lines of its todo file, which the agent can
+        // write (`.git/rebase-merge/git-rebase-todo`).
+        "rebase" => {
+            rest.iter().any(|a| cluster_has(a, 'x'))
+                || has(&["--continue", "--skip", "--edit-todo"])
+        }
         "difftool" | "mergetool" => {
             has(&["--extcmd", "--tool"])
                 || rest
@@ -187,7 +194,7 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
         "filter-branch" | "filter-repo" => true,
         "config" => rest.iter().any(|a| !a.starts_with('-') && key_runs_code(a)),
         "daemon" | "instaweb" | "send-email" | "credential" | "upload-pack" | "receive-pack"
-        | "shell" => true,
+        | "shell" | "remote-ext" | "remote-fd" => true,
         _ => false,
     };
     runs.then(|| format!("`git {subcommand}` with these arguments runs programs"))
@@ -220,6 +227,14 @@ mod tests {
             "git bisect run ./x.sh",
             "git rebase --exec 'id' main",
             "git rebase -x id main",
+            "git rebase --continue",
+            "git rebase --cont",
+            "git rebase --skip",
+            "git rebase --edit-todo",
+            "git config imap.tunnel 'sh -c id'",
+            "git config --add IMAP.Tunnel x",
+            "git remote-ext x 'touch pwned'",
+            "git remote-fd 3",
             "git difftool --extcmd=id",
             "git filter-branch --tree-filter x",
             "git config core.pager 'sh -c id'",
