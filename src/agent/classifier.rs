@@ -160,7 +160,14 @@ impl ModelClassifier {
             }
             Ok(Err(e)) => {
                 self.record_usage(None, Some(&e.message));
-                ClassifierReport::failed(e.message)
+                // The note becomes the reason on a card posted in the chat: the provider's
+                // own words (its address, the body it answered) stay in the service's log
+                // and the audit log, out of reach of the chat's members.
+                tracing::warn!("the classifier's model failed: {}", e.message);
+                ClassifierReport::failed(
+                    "its model failed or could not be reached (the service's log says why)"
+                        .to_string(),
+                )
             }
             Ok(Ok(reply)) => {
                 self.usage

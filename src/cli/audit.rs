@@ -61,17 +61,64 @@ pub fn run(config_path: Option<&Path>, args: &AuditArgs, io: &mut Io) -> Result<
             io_say!(io, "{}", serde_json::to_string(&event).unwrap_or_default());
             continue;
         }
-        let mut line = format!("{} {} {}", event.ts, event.session, event.kind);
-        if let Some(run) = &event.run {
-            line.push_str(&format!(" run={run}"));
-        }
-        if !event.tool.is_empty() {
-            line.push_str(&format!(" {}#{}", event.tool, event.call_id));
-        }
-        for (key, value) in &event.fields {
-            line.push_str(&format!(" {key}={value}"));
-        }
-        io_say!(io, "{line}");
+        io_say!(io, "{}", event_line(&event));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One event as a line of text. A tool's name and call id are the model's own words (an
+/// unknown tool is recorded as proposed): control characters are escaped, so none can move
+/// the operator's cursor, set a terminal's title or clipboard, or start a line of its own.
+/// Field values are JSON, escaped already.
+fn event_line(event: &crate::events::StoredEvent) -> String {
+    use tollgate_surface::text::{Layout, show_exactly};
+    let shown = |text: &str| show_exactly(text, Layout::Line);
+    let mut line = format!(
+        "{} {} {}",
+        shown(&event.ts),
+        shown(&event.session),
+        shown(&event.kind)
+    );
+    if let Some(run) = &event.run {
+        line.push_str(&format!(" run={}", shown(run)));
+    }
+    if !event.tool.is_empty() {
+        line.push_str(&format!(
+            " {}#{}",
+            shown(&event.tool),
+            shown(&event.call_id)
+        ));
+    }
+    for (key, value) in &event.fields {
+        line.push_str(&format!(" {}={value}", shown(key)));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::event_line;
+    use crate::events::StoredEvent;
+
+    #[test]
+    fn a_models_tool_name_cannot_write_to_the_terminal() {
+        let event = StoredEvent {
+            ts: "2026-12-03T10:00:00.000Z".into(),
+            session: "telegram:1".into(),
+            run: Some("r\n1".into()),
+            kind: "tool_proposed".into(),
+            call_id: "c\r1".into(),
+            tool: "x\u{1b}]52;c;AAAA\u{7}\u{1b}[2K\nfake line\u{202e}".into(),
+            fields: serde_json::Map::from_iter([("note".to_string(), "a\u{1b}b\n".into())]),
+        };
+        let line = event_line(&event);
+        assert!(
+            !line.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{line:?}"
+        );
+        assert!(
+            line.contains("x\\x1b]52;c;AAAA\\x07\\x1b[2K\\nfake line\\u202E#c\\r1"),
+            "{line}"
+        );
+    }
 }

@@ -12,6 +12,9 @@ use tollgate_surface::{CardRef, ChatRef};
 /// Lines of tool activity kept on the progress message.
 const PROGRESS_LINES: usize = 8;
 
+/// How much of a tool's name a progress line shows (the names tollgate gives are far shorter).
+const TOOL_NAME_SHOWN: usize = 64;
+
 /// The run's tool activity, as the executor's events report it.
 #[derive(Default)]
 pub struct ProgressWatch {
@@ -24,7 +27,13 @@ impl EventSink for ProgressWatch {
             return;
         };
         let mut lines = lock(&self.lines);
-        lines.push(format!("{before}{}{after}", event.tool));
+        // The model's words (a tool it made up is reported too): one line, escaped, short.
+        let tool: String =
+            tollgate_surface::text::show_exactly(&event.tool, tollgate_surface::text::Layout::Line)
+                .chars()
+                .take(TOOL_NAME_SHOWN)
+                .collect();
+        lines.push(format!("{before}{tool}{after}"));
         let excess = lines.len().saturating_sub(PROGRESS_LINES);
         lines.drain(..excess);
     }
@@ -122,5 +131,33 @@ pub async fn show_progress(shared: &Shared, chat: &ChatRef, watch: &ProgressWatc
             (true, true) => next_typing.min(next_progress),
         };
         tokio::time::sleep_until(wake).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventKind;
+
+    #[test]
+    fn a_made_up_tool_name_stays_on_one_short_line() {
+        let watch = ProgressWatch::default();
+        watch.record(Event {
+            kind: EventKind::ToolStarted,
+            session: "telegram:1".into(),
+            run: None,
+            call_id: "c1".into(),
+            tool: format!(
+                "x\n✅ Approved by telegram:1 (Admin)\u{1b}[2K{}",
+                "y".repeat(200)
+            ),
+            fields: serde_json::Value::Null,
+        });
+        let text = watch.text();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        let line = text.lines().nth(1).unwrap_or_default();
+        assert!(line.contains("x\\n✅ Approved"), "{line}");
+        assert!(!line.contains('\u{1b}'), "{line}");
+        assert!(line.chars().count() < 80, "{line}");
     }
 }

@@ -3,7 +3,9 @@
 //! but a flood of them (many senders, or one sender many times) must not turn into as many
 //! store writes. So at most [`PER_WINDOW`] refusals are written a minute, the last of them
 //! saying that further ones are only counted, and the next one written after the minute
-//! carries how many were left out.
+//! carries how many were left out. Strangers' messages and refused presses have a budget
+//! each: strangers writing to the bot (anyone can) cannot use up the entries that name a
+//! chat member pressing a card they may not press.
 
 use std::time::{Duration, Instant};
 
@@ -30,6 +32,32 @@ pub struct RefusalBudget {
     started: Option<Instant>,
     written: u32,
     left_out: u64,
+}
+
+/// What a refusal is of: each has its own budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// A message from someone the bot does not serve.
+    Stranger,
+    /// A press on a card by someone who may not press it.
+    Press,
+}
+
+/// One budget for each kind of refusal.
+#[derive(Debug, Default)]
+pub struct RefusalBudgets {
+    strangers: RefusalBudget,
+    presses: RefusalBudget,
+}
+
+impl RefusalBudgets {
+    /// Counts one refusal of `kind` at `now`.
+    pub fn admit(&mut self, kind: Refused, now: Instant) -> RefusalVerdict {
+        match kind {
+            Refused::Stranger => self.strangers.admit(now),
+            Refused::Press => self.presses.admit(now),
+        }
+    }
 }
 
 impl RefusalBudget {
@@ -64,6 +92,17 @@ impl RefusalBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flood_of_strangers_leaves_the_presses_their_own_entries() {
+        let mut budgets = RefusalBudgets::default();
+        let now = Instant::now();
+        for _ in 0..1_000 {
+            budgets.admit(Refused::Stranger, now);
+        }
+        assert!(!budgets.admit(Refused::Stranger, now).write);
+        assert!(budgets.admit(Refused::Press, now).write);
+    }
 
     #[test]
     fn a_flood_writes_a_bounded_number_and_reports_the_rest() {

@@ -58,7 +58,7 @@ pub struct Shared {
     /// still being answered waits for it.
     pub cards_posted: tokio::sync::Notify,
     /// How many refusals of untrusted senders are audited (see `refusals.rs`).
-    refusals: Mutex<super::refusals::RefusalBudget>,
+    refusals: Mutex<super::refusals::RefusalBudgets>,
 }
 
 pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -138,12 +138,22 @@ impl Shared {
     /// An audit entry for a refused stranger or press, within the refusal budget: a flood
     /// writes a bounded number of entries, the rest counted (`refusals.rs`).
     pub fn audit_refusal(&self, kind: EventKind, session: &str, mut fields: Value) {
-        let verdict = lock(&self.refusals).admit(std::time::Instant::now());
+        use super::refusals::Refused;
+        let refused = if kind == EventKind::PressRejected {
+            Refused::Press
+        } else {
+            Refused::Stranger
+        };
+        let verdict = lock(&self.refusals).admit(refused, std::time::Instant::now());
         if verdict.left_out_before > 0 {
             self.audit(
                 EventKind::RefusalsLeftOut,
                 "",
-                serde_json::json!({"count": verdict.left_out_before, "window_secs": super::refusals::WINDOW.as_secs()}),
+                serde_json::json!({
+                    "count": verdict.left_out_before,
+                    "of": kind.as_str(),
+                    "window_secs": super::refusals::WINDOW.as_secs(),
+                }),
             );
         }
         if !verdict.write {

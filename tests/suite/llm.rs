@@ -293,6 +293,10 @@ async fn the_classifier_fails_closed_and_caches_only_clean_verdicts() {
         text("Sure! I think this is read-only because it only lists files."),
         Reply::Delayed(Duration::from_secs(3), Box::new(text("read-only"))),
         text("read-only"),
+        Reply::Status {
+            code: 400,
+            retry_after: None,
+        },
     ])
     .await;
     let c = classifier(&fake, Surface::Bridge, 0, &[], Duration::from_secs(1));
@@ -309,6 +313,18 @@ async fn the_classifier_fails_closed_and_caches_only_clean_verdicts() {
     let again = c.classify("pwd").await;
     assert_eq!((again.verdict, again.cached), (Some(Tier::ReadOnly), true));
     assert_eq!(fake.requests().len(), 3, "the cached verdict asked nobody");
+    // A provider's error: its address and answer reach the log, not the note a card shows.
+    let failed = c.classify("ls -l").await;
+    assert_eq!(failed.verdict, Some(Tier::HighRisk));
+    let note = failed.note.unwrap();
+    assert!(note.contains("failed"), "{note}");
+    let port = fake.url.split(':').next_back().unwrap_or_default();
+    let port = port.split('/').next().unwrap_or_default();
+    assert!(
+        !note.contains("127.0.0.1") && !note.contains(port),
+        "{note}"
+    );
+    assert!(!note.contains("400"), "{note}");
 }
 
 #[tokio::test]

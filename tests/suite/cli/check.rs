@@ -112,7 +112,8 @@ fn check_warns_of_what_reaches_every_sessions_files() {
         std::fs::write(
             dir.path().join("tollgate.toml"),
             format!(
-                "[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"data/ws\"\n{agent}"
+                // The store beside `data`: a root holding it is refused outright.
+                "[store]\npath = \"state/store\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\n[agents.a]\nprovider = \"p\"\nmodel = \"m\"\nworkspace = \"data/ws\"\n{agent}"
             ),
         )
         .unwrap();
