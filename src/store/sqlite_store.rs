@@ -44,7 +44,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The database file inside the store's directory.
@@ -62,9 +62,10 @@ const CHECKPOINT_AT_PAGES: i64 = 2048;
 /// them, and what the database has not taken yet stays small.
 const COMMIT_EVERY: Duration = Duration::from_millis(500);
 
-/// Past this many bytes pending (or journaled since the last flush), the writer that crossed
-/// it applies before going on: a bulk copy (an upgrade's) cannot pile up in memory faster
-/// than the committer drains it.
+/// Past this many bytes pending (or journaled since the last flush), a writer asks the
+/// committer thread to apply at once; past twice as many it applies itself before going on:
+/// a bulk copy (an upgrade's) cannot pile up in memory faster than the committer drains it,
+/// and a burst of turns does not wait for an apply on an async worker.
 const PENDING_BYTES_LIMIT: usize = 8 << 20;
 
 /// The largest key and value together the store takes (SQLite's own limit is about 1 GB): a
@@ -81,9 +82,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct SqliteStore {
     shared: Arc<Shared>,
-    /// Dropped to stop the committer thread, which is then joined: the store is closed when
-    /// `drop` returns, so the same process can open it again at once.
-    stop_committer: Option<mpsc::Sender<()>>,
+    /// The committer thread, stopped and joined when the store is dropped: the store is
+    /// closed when `drop` returns, so the same process can open it again at once.
     committer: Option<std::thread::JoinHandle<()>>,
     /// Whether closing applies what is pending (tests close without it, as a kill would).
     apply_on_close: bool,
@@ -99,6 +99,8 @@ struct Shared {
     writer: Mutex<Connection>,
     /// Where a flush makes writes durable; held across its write and sync.
     journal: Mutex<Journal>,
+    /// Calls to the committer thread.
+    committer: commits::CommitterCalls,
     /// Held (locked) while the store is open.
     _lock: File,
     dir: PathBuf,
@@ -290,6 +292,7 @@ impl SqliteStore {
             reader: Mutex::new(reader),
             writer: Mutex::new(writer),
             journal: Mutex::new(journal),
+            committer: commits::CommitterCalls::default(),
             _lock: lock,
             dir: dir.to_path_buf(),
             wal,
@@ -305,11 +308,9 @@ impl SqliteStore {
         // The table (on a first open) is durable, and the log's file is in its directory.
         shared.sync_wal()?;
         shared.sync_dir()?;
-        let (stop_committer, stop) = mpsc::channel();
-        let committer = spawn_committer(shared.clone(), stop);
+        let committer = spawn_committer(shared.clone());
         Ok(SqliteStore {
             shared,
-            stop_committer: Some(stop_committer),
             committer,
             apply_on_close: true,
         })
@@ -325,7 +326,7 @@ impl SqliteStore {
 
 impl Drop for SqliteStore {
     fn drop(&mut self) {
-        self.stop_committer.take();
+        self.shared.committer.stop();
         if let Some(committer) = self.committer.take() {
             let _ = committer.join();
         }
@@ -484,13 +485,15 @@ impl SqliteStore {
             ));
         }
         accepting.pending.write(tree, key, value);
-        let over = accepting
+        let held = accepting
             .pending
             .bytes()
-            .max(accepting.pending.tail_bytes())
-            > PENDING_BYTES_LIMIT;
+            .max(accepting.pending.tail_bytes());
         drop(accepting);
-        if over {
+        if held > PENDING_BYTES_LIMIT {
+            self.shared.committer.apply_now();
+        }
+        if held > 2 * PENDING_BYTES_LIMIT {
             // The write is taken either way: a failed commit keeps it pending, and the
             // writes after it are refused, saying why, until a commit succeeds. Stepping aside:
             // called from a task, the worker's other tasks go on meanwhile.

@@ -5,7 +5,7 @@
 //! committer thread that applies every [`COMMIT_EVERY`].
 
 use super::journal::Journal;
-use super::pending::Committing;
+use super::pending::{Committing, Writes};
 use super::{
     BEGIN, CHECKPOINT_AT_PAGES, COMMIT, COMMIT_EVERY, REMOVE_ONE, Result, SET_APPLIED, Shared,
     WRITE_ONE, lock,
@@ -13,19 +13,56 @@ use super::{
 use rusqlite::{Connection, params};
 use std::fs::File;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Condvar, Mutex};
 
-/// Applies what is pending every [`COMMIT_EVERY`], until told to stop.
-pub(super) fn spawn_committer(
-    shared: Arc<Shared>,
-    stop: mpsc::Receiver<()>,
-) -> Option<std::thread::JoinHandle<()>> {
+/// What the committer thread is asked to do before its next [`COMMIT_EVERY`].
+#[derive(Default)]
+pub(super) struct CommitterCalls {
+    asked: Mutex<Asked>,
+    call: Condvar,
+}
+
+#[derive(Default)]
+struct Asked {
+    apply: bool,
+    stop: bool,
+}
+
+impl CommitterCalls {
+    /// Asks for an apply now (a writer took the pending writes past their limit).
+    pub(super) fn apply_now(&self) {
+        lock(&self.asked).apply = true;
+        self.call.notify_one();
+    }
+
+    /// Asks the thread to end.
+    pub(super) fn stop(&self) {
+        lock(&self.asked).stop = true;
+        self.call.notify_one();
+    }
+
+    /// Waits for a call or [`COMMIT_EVERY`]; whether to go on (not asked to stop).
+    fn wait(&self) -> bool {
+        let mut asked = lock(&self.asked);
+        if !asked.apply && !asked.stop {
+            asked = self
+                .call
+                .wait_timeout(asked, COMMIT_EVERY)
+                .map_or_else(|p| p.into_inner().0, |(guard, _)| guard);
+        }
+        asked.apply = false;
+        !asked.stop
+    }
+}
+
+/// Applies what is pending every [`COMMIT_EVERY`], or when asked, until asked to stop.
+pub(super) fn spawn_committer(shared: Arc<Shared>) -> Option<std::thread::JoinHandle<()>> {
     let spawned = std::thread::Builder::new()
         .name("tollgate-committer".into())
         .spawn(move || {
             // Said once while it lasts, not at every try.
             let mut failing: Option<String> = None;
-            while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(COMMIT_EVERY) {
+            while shared.committer.wait() {
                 if shared.accepting().pending.is_empty() {
                     // A large batch's writer applied it all.
                     if failing.take().is_some() {
@@ -109,26 +146,27 @@ impl Shared {
 
     /// Brings the database up to date: everything pending is journaled, the journal's
     /// generation closed, and everything pending committed in one transaction that records
-    /// the generation. Once that is synced, the journal's file for it may be reused.
+    /// the generation. Once that is synced, the journal's file for it may be reused. Writers
+    /// wait only for the pending map's layer to be swapped for an empty one, not for the
+    /// commit.
     pub(super) fn apply(&self) -> Result<()> {
         let writer = lock(&self.writer);
-        let (to_commit, closed) = {
+        let (layers, closed) = {
             let mut journal = lock(&self.journal);
             // Taken together: the database will hold exactly the closed generation's end.
-            let (tail, to_commit) = {
+            let (tail, layers) = {
                 let mut accepting = self.accepting();
                 accepting.refuse_if_lost(&self.dir)?;
-                (accepting.pending.take_tail(), accepting.pending.to_commit())
+                if accepting.pending.is_empty() {
+                    // Then nothing was written since the last apply's layer either.
+                    return Ok(());
+                }
+                (accepting.pending.take_tail(), accepting.pending.freeze())
             };
-            if to_commit.is_empty() {
-                // Then nothing was written since the last apply's copy either.
-                self.accepting().pending.restore_tail(tail);
-                return Ok(());
-            }
             self.journal_durably(&mut journal, tail)?;
-            (to_commit, journal.rotate())
+            (layers, journal.rotate())
         };
-        if let Err(e) = commit(&writer, &to_commit, closed) {
+        if let Err(e) = commit(&writer, &layers, closed) {
             self.accepting().commit_failed = Some(e.to_string());
             return Err(self.error("commit", e));
         }
@@ -136,9 +174,11 @@ impl Shared {
         lock(&self.journal).applied_through(closed);
         {
             let mut accepting = self.accepting();
-            accepting.pending.settle(&to_commit);
+            accepting.pending.settle(layers.len());
             accepting.commit_failed = None;
         }
+        // The layers' last references: freed here, not under a lock.
+        drop(layers);
         drop(writer);
         self.checkpoint_if_long()
     }
@@ -235,20 +275,23 @@ fn generation_value(generation: u64) -> i64 {
     i64::try_from(generation).unwrap_or(i64::MAX)
 }
 
-/// Commits `writes`, and that the database holds the journal through `generation`, in one
-/// transaction; on failure nothing of them is left in the database.
-fn commit(writer: &Connection, writes: &[Committing], generation: u64) -> rusqlite::Result<()> {
+/// Commits the layers of writes (oldest first), and that the database holds the journal
+/// through `generation`, in one transaction; on failure nothing of them is left in the
+/// database.
+fn commit(
+    writer: &Connection,
+    layers: &[std::sync::Arc<Writes>],
+    generation: u64,
+) -> rusqlite::Result<()> {
     let committed = (|| {
         writer.prepare_cached(BEGIN)?.execute([])?;
         // Taken from the cache once a commit, not once a write (each take hashes the text).
         let mut write_one = writer.prepare_cached(WRITE_ONE)?;
         let mut remove_one = writer.prepare_cached(REMOVE_ONE)?;
-        for write in writes {
-            match &write.value {
-                Some(value) => {
-                    write_one.execute(params![&*write.tree, &*write.key, value.as_ref()])?
-                }
-                None => remove_one.execute(params![&*write.tree, &*write.key])?,
+        for (tree, key, value) in layers.iter().flat_map(|layer| layer.iter()) {
+            match value {
+                Some(value) => write_one.execute(params![tree, key, value])?,
+                None => remove_one.execute(params![tree, key])?,
             };
         }
         drop((write_one, remove_one));
