@@ -337,6 +337,11 @@ impl Drop for SqliteStore {
         // finds nothing left and removes the log.
         if let Err(e) = self.shared.apply().and_then(|()| self.shared.checkpoint()) {
             tracing::warn!("closing the store: {e}");
+            return;
+        }
+        // Everything is in the database: the journal's files hold nothing needed.
+        if let Err(e) = lock(&self.shared.journal).empty_applied() {
+            tracing::warn!("closing the store: emptying the journal's files: {e}");
         }
     }
 }

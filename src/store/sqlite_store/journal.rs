@@ -181,6 +181,22 @@ impl Journal {
         Ok(())
     }
 
+    /// Empties the files whose generation the database holds (at close: their space goes
+    /// back to the disk; the next run's files grow again as they are written).
+    pub fn empty_applied(&mut self) -> io::Result<()> {
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            if slot.generation <= self.applied {
+                slot.file.set_len(0)?;
+                slot.generation = 0;
+                if self.current == Some(index) {
+                    self.current = None;
+                    self.end = 0;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Syncs what [`Journal::write`] wrote.
     pub fn sync(&self) -> io::Result<()> {
         match self.current {

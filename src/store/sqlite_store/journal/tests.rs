@@ -144,6 +144,29 @@ fn a_file_is_reused_once_its_generation_is_applied_and_never_before() {
 }
 
 #[test]
+fn applied_files_are_emptied_and_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut journal, _, _) = Journal::open(dir.path(), DB, 0).unwrap();
+    journal.write(&[put("t", "a", "1")]).unwrap();
+    let closed = journal.rotate();
+    journal.write(&[put("t", "b", "2")]).unwrap();
+    journal.applied_through(closed);
+    journal.empty_applied().unwrap();
+    let sizes: Vec<u64> = (0..2)
+        .map(|n| {
+            std::fs::metadata(dir.path().join(format!("{FILE_PREFIX}{n}")))
+                .unwrap()
+                .len()
+        })
+        .collect();
+    assert_eq!(sizes[0], 0, "the applied generation's file is emptied");
+    assert!(sizes[1] > 0, "the unapplied one is kept");
+    drop(journal);
+    let (_, replay, _) = Journal::open(dir.path(), DB, closed).unwrap();
+    assert_eq!(replay, vec![replayed("t", "b", Some("2"))]);
+}
+
+#[test]
 fn values_of_every_size_and_byte_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let (mut journal, _, _) = Journal::open(dir.path(), DB, 0).unwrap();
