@@ -79,6 +79,19 @@ impl AgentRunner {
         text: &str,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, RunError> {
+        self.start_asked_by(session, run_id, text, None, cancel)
+            .await
+    }
+
+    /// Starts a run for a chat user's message, keeping who asked in the run's record.
+    pub async fn start_asked_by(
+        &self,
+        session: Arc<SessionPolicy>,
+        run_id: &str,
+        text: &str,
+        requester: Option<(i64, String)>,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, RunError> {
         if text.len() > MAX_USER_MESSAGE {
             return Err(RunError::MessageTooLong {
                 bytes: text.len(),
@@ -99,6 +112,7 @@ impl AgentRunner {
         // The message goes into the run's record; the transcript is written once, with the
         // answer (`ask_model`), not here as well.
         let run = RunRecord {
+            requester,
             id: run_id.to_string(),
             session: session.key.clone(),
             agent: self.agent.clone(),

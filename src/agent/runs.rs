@@ -95,6 +95,12 @@ pub struct RunRecord {
     /// instead of twice), so a run resumed before it finds its message here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Who asked, as a chat names them (the platform's user id, and the line cards show):
+    /// cards of a run resumed after a restart name them too, and a question it asks can be
+    /// answered by them (`None` for runs nobody in a chat asked for, and in records written
+    /// before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester: Option<(i64, String)>,
 }
 
 impl RunRecord {

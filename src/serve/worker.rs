@@ -351,7 +351,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
                 worker.key,
                 crate::clock::now_rfc3339_millis()
             );
-            *lock(&worker.approver.requester) = requester;
+            *lock(&worker.approver.requester) = requester.clone();
             *lock(&worker.approver.run) = run_id.clone();
             this_run = Some(run_id.clone());
             *lock(&worker.running) = Some(cancel.clone());
@@ -361,7 +361,7 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             // so the default filter (`warn`) keeps it.
             let span = tracing::warn_span!("run", session = %worker.key, run = %run_id);
             let outcome = runner
-                .start(session, &run_id, &text, cancel)
+                .start_asked_by(session, &run_id, &text, Some(requester), cancel)
                 .instrument(span)
                 .await;
             progress.abort();
@@ -387,6 +387,9 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
         }
         Work::Resume(run) => {
             *lock(&worker.approver.run) = run.id.clone();
+            // Who asked, as the run's record kept it: its cards name them again, and they
+            // can answer its questions.
+            *lock(&worker.approver.requester) = run.requester.clone().unwrap_or_default();
             this_run = Some(run.id.clone());
             *lock(&worker.running) = Some(cancel.clone());
             let progress = spawn_progress(shared, worker);

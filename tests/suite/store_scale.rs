@@ -55,6 +55,7 @@ fn run_with_calls(id: &str, calls: &[&str]) -> RunRecord {
 
 fn run(id: &str, phase: RunPhase) -> RunRecord {
     RunRecord {
+        requester: None,
         id: id.into(),
         session: "telegram:1".into(),
         agent: "a".into(),
@@ -782,6 +783,7 @@ async fn a_calls_own_step_is_read_back_when_it_got_further_than_the_run_record()
     // A finished run takes its calls' steps with it (its answer came in a later round: the
     // finished record has no calls of its own).
     runs.save(&RunRecord {
+        requester: None,
         round: 2,
         ..run(
             "r",
@@ -986,6 +988,7 @@ fn a_repeat_turn_reads_neither_the_sessions_date_nor_call_steps_it_never_had() {
     assert_eq!(store.take_lookups("session_activity"), 1);
     // Finished after `round` model calls (a run that made calls finishes in round 2 or later).
     let finished = |id: &str, round: u32| RunRecord {
+        requester: None,
         round,
         ..run(
             id,

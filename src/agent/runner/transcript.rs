@@ -185,6 +185,7 @@ mod tests {
     /// A run asking the model in `round`, at `step`, with `message` kept in its record.
     fn asking(round: u32, step: usize, message: Option<&str>) -> RunRecord {
         RunRecord {
+            requester: None,
             id: "r".into(),
             session: "s".into(),
             agent: "a".into(),

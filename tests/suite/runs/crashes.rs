@@ -429,6 +429,7 @@ fn every_prefix_of_an_ending_save_leaves_it_recoverable(ending: tollgate::agent:
     let recording = Arc::new(crate::suite::observed::Observed::default());
     let runs = RunStore::new(recording.clone());
     let mut run = RunRecord {
+        requester: None,
         id: "telegram:1:run".into(),
         session: "telegram:1".into(),
         agent: "a".into(),

@@ -122,6 +122,14 @@ async fn a_card_whose_call_changed_while_down_is_asked_again() {
     );
     let (new_id, new_card) = served.card(USER, 1).await;
     assert_ne!(new_id, old_id);
+    // The resumed run's card names who asked, as the first did (the run's record kept it).
+    for card in [&old_card, &new_card] {
+        let text = card["text"].as_str().unwrap_or_default();
+        assert!(
+            text.contains(&format!("Requested by telegram:{USER}")),
+            "{text}"
+        );
+    }
     assert_ne!(button(&new_card, "Approve"), button(&old_card, "Approve"));
     served
         .telegram
@@ -295,6 +303,7 @@ fn seed_another_calls_card(served: &Served, answered: bool) {
     });
     runs.save_transcript("telegram:10", &transcript).unwrap();
     runs.save(&RunRecord {
+        requester: None,
         id: "telegram:10:seeded".into(),
         session: "telegram:10".into(),
         agent: "a".into(),
@@ -597,6 +606,7 @@ async fn a_subagents_run_left_open_is_ended_at_the_next_start() {
     use tollgate::store::open_dir;
     let mut served = Served::stopped_after_one_answer(vec![]).await;
     let sub = RunRecord {
+        requester: None,
         id: "telegram:10:sub:1f:run".into(),
         session: "telegram:10:sub:1f".into(),
         agent: "a".into(),
@@ -704,6 +714,7 @@ async fn a_reminders_run_resumed_after_a_restart_still_asks_nobody() {
     });
     runs.save_transcript("telegram:10", &transcript).unwrap();
     runs.save(&RunRecord {
+        requester: None,
         id: "telegram:10:reminder:r1".into(),
         session: "telegram:10".into(),
         agent: "a".into(),
