@@ -28,6 +28,11 @@ pub struct Facts {
     pub built_secret_path: Option<(String, Vec<String>)>,
     /// Variables the command itself sets, by any means (assignment, `read`, `for`, `declare`…).
     pub assigned: std::collections::BTreeSet<String>,
+    /// Variables it sets more than once, or by `${v:=…}`/`${v=…}`: the `rm` carve-out cannot
+    /// trust their `mktemp` value (a function, a trap or an expansion may set them again).
+    pub reassigned: std::collections::BTreeSet<String>,
+    /// It runs code no rule reads (`source`, `.`, `eval`), which could set any variable.
+    pub runs_unseen_code: bool,
 }
 
 impl Facts {
@@ -44,9 +49,21 @@ impl Facts {
         facts
     }
 
+    fn note_assigned(&mut self, name: &str) {
+        if !self.assigned.insert(name.to_string()) {
+            self.reassigned.insert(name.to_string());
+        }
+    }
+
     fn segment(&mut self, segment: &Segment) {
-        self.assigned
-            .extend(segment.assignments.iter().map(|a| a.name.clone()));
+        for assignment in &segment.assignments {
+            self.note_assigned(&assignment.name);
+        }
+        self.runs_unseen_code |= segment
+            .words
+            .first()
+            .and_then(command_name)
+            .is_some_and(|name| matches!(name, "source" | "." | "eval"));
         // Names set by builtins (`read c`, `declare c=…`, `printf -v c`, `mapfile c`): every
         // plain word after one of them could be a name.
         if segment
@@ -58,7 +75,7 @@ impl Facts {
             for word in segment.words.iter().skip(1) {
                 let name = word.text().split(['=', '[', '+']).next().unwrap_or("");
                 if !name.is_empty() && !name.starts_with('-') {
-                    self.assigned.insert(name.to_string());
+                    self.note_assigned(name);
                 }
             }
         }
@@ -72,6 +89,15 @@ impl Facts {
 
     fn word(&mut self, word: &Word) {
         let text = word.text();
+        // `${v:=x}` and `${v=x}` assign when `v` is unset (or empty).
+        for part in &word.parts {
+            if let WordPart::Param { name, op, .. } = part
+                && (op.starts_with(":=") || op.starts_with('='))
+            {
+                self.assigned.insert(name.clone());
+                self.reassigned.insert(name.clone());
+            }
+        }
         // A nameref (`declare -n r=TMPDIR`) can assign it under another name.
         self.tmpdir_assigned |=
             text == "TMPDIR" || text.starts_with("TMPDIR=") || text.ends_with("=TMPDIR");

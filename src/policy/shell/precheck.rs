@@ -8,7 +8,7 @@ use super::command::{
     CommandView, command_name, command_view, is_network_client, is_shell_or_interpreter,
     reads_code_from_stdin, reads_script_from_stdin,
 };
-use super::denylist::rm::{TempVars, forceful_outside_carve_out, parse_rm};
+use super::denylist::rm::{CarveOutTrust, TempVars, forceful_outside_carve_out, parse_rm};
 use super::facts::Facts;
 use super::hazards::{hidden_code, variables};
 use super::inline_code::runs_inline_code;
@@ -26,9 +26,10 @@ pub(crate) fn high_risk_reason(lexed: &Lexed, facts: &Facts) -> Option<String> {
         return Some(format!("it uses the network client `{client}`"));
     }
     let mut reason = None;
+    let trust = CarveOutTrust::of(facts);
     lexed.script.walk(&mut |script| {
         if reason.is_none() {
-            reason = script_reason(script, facts.tmpdir_assigned);
+            reason = script_reason(script, &trust);
         }
     });
     reason
@@ -36,11 +37,11 @@ pub(crate) fn high_risk_reason(lexed: &Lexed, facts: &Facts) -> Option<String> {
         .or_else(|| facts.secret_from_input())
 }
 
-fn script_reason(script: &Script, tmpdir_assigned: bool) -> Option<String> {
+fn script_reason(script: &Script, trust: &CarveOutTrust) -> Option<String> {
     if script.features.endless_loop {
         return Some("it loops without end (`while true`, `for ((;;))` …)".into());
     }
-    let mut vars = TempVars::for_script(tmpdir_assigned, &script.segments);
+    let mut vars = TempVars::for_script(trust, &script.segments);
     let mut fed = Feeds::of(script);
     for (index, segment) in script.segments.iter().enumerate() {
         let view = command_view(&segment.words);

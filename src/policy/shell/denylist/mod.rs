@@ -18,7 +18,7 @@ use super::names::{is_privilege, is_ruled};
 use known::Known;
 use paths::{is_block_device, path_view, secret_in_word};
 use places::{Aliases, Moves};
-use rm::{TempVars, deny_rm, parse_rm};
+use rm::{CarveOutTrust, TempVars, deny_rm, parse_rm};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -39,14 +39,14 @@ impl fmt::Display for DenyMatch {
 /// against the denylist. Any denied segment denies the whole command.
 #[must_use]
 pub(crate) fn check(lexed: &Lexed, facts: &Facts) -> Option<DenyMatch> {
-    check_script(&lexed.script, facts.tmpdir_assigned)
+    check_script(&lexed.script, &CarveOutTrust::of(facts))
 }
 
 fn deny(rule: &'static str, message: String) -> Option<DenyMatch> {
     Some(DenyMatch { rule, message })
 }
 
-fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
+fn check_script(script: &Script, trust: &CarveOutTrust) -> Option<DenyMatch> {
     for function in &script.functions {
         if is_fork_bomb(&function.name, &function.body) {
             return deny(
@@ -57,11 +57,11 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
                 ),
             );
         }
-        if let Some(hit) = check_script(&function.body, tmpdir_assigned) {
+        if let Some(hit) = check_script(&function.body, trust) {
             return Some(hit);
         }
     }
-    let mut vars = TempVars::for_script(tmpdir_assigned, &script.segments);
+    let mut vars = TempVars::for_script(trust, &script.segments);
     let mut downloads = Downloads::default();
     // Where earlier `cd`s moved, as far as literal words say.
     let mut cwd = Moves::default();
@@ -71,6 +71,13 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
         let view = command_view(&segment.words);
         if let Some(hit) = check_segment(segment, &view, &vars, index, cwd.now.as_deref()) {
             return Some(hit);
+        }
+        // `env -C /etc cat shadow`, `tar -C /etc -cf x shadow`: read from the directory an
+        // option names, as after a `cd` there.
+        for dir in places::option_dirs(&view, cwd.now.as_deref()) {
+            if let Some(hit) = check_segment(segment, &view, &vars, index, Some(&dir)) {
+                return Some(hit);
+            }
         }
         // The same words with the values of variables assigned from literals put in.
         if let Some(words) = known.substituted(&segment.words) {
@@ -101,7 +108,7 @@ fn check_script(script: &Script, tmpdir_assigned: bool) -> Option<DenyMatch> {
         }
         vars.record(segment, index);
         for nested in segment.nested_scripts() {
-            if let Some(hit) = check_script(nested, tmpdir_assigned) {
+            if let Some(hit) = check_script(nested, trust) {
                 return Some(hit);
             }
         }
@@ -217,7 +224,7 @@ fn check_segment(
         }
     }
     for inline in &segment.inline {
-        if let Some(hit) = check_script(&inline.script, vars.tmpdir_assigned) {
+        if let Some(hit) = check_script(&inline.script, &vars.trust) {
             return Some(hit);
         }
     }

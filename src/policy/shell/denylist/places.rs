@@ -148,6 +148,66 @@ impl Moves {
     }
 }
 
+/// The directories a segment's program (or a wrapper in front of it) is told to work in by
+/// an option — `env -C /`, `env --chdir=/etc`, `tar -C /etc`, `git -C /etc`, `make -C /` —
+/// each as `cd` would reach it from `cwd`: the segment's relative words are read from each,
+/// as after a `cd` (`env -C / rm -rf etc` is `rm -rf /etc`).
+pub(super) fn option_dirs(view: &CommandView<'_>, cwd: Option<&str>) -> Vec<String> {
+    let mut named: Vec<String> = Vec::new();
+    for (wrapper, argv) in view.wrappers.iter().zip(&view.wrapper_argv) {
+        named.extend(dirs_of(wrapper, argv));
+    }
+    if let Some(name) = view.name {
+        named.extend(dirs_of(name, view.args));
+    }
+    named
+        .into_iter()
+        .filter_map(|dir| {
+            if dir.starts_with('/') || dir.starts_with('~') {
+                Some(dir)
+            } else {
+                cwd.map(|c| paths::normalize(&format!("{c}/{dir}")))
+            }
+        })
+        .collect()
+}
+
+/// The directories `name`'s options in `argv` (its name first) name as its working
+/// directory, as paths.
+fn dirs_of(name: &str, argv: &[Word]) -> Vec<String> {
+    let long: &[&str] = match name {
+        "env" => &["--chdir"],
+        "tar" | "gtar" | "bsdtar" | "make" | "gmake" => &["--directory"],
+        // Only before the subcommand: after it, `-C` is something else (`git grep -C 3`).
+        "ninja" | "git" => &[],
+        _ => return Vec::new(),
+    };
+    let mut dirs = Vec::new();
+    let mut words = argv.iter().skip(1);
+    while let Some(word) = words.next() {
+        let text = word.text();
+        if name == "git" && !text.starts_with('-') {
+            break;
+        }
+        if text == "-C" || long.contains(&text) {
+            dirs.extend(words.next().map(path_view));
+        } else if let Some((option, _)) = text.split_once('=')
+            && long.contains(&option)
+        {
+            let view = path_view(word);
+            dirs.extend(view.split_once('=').map(|(_, dir)| dir.to_string()));
+        } else if let Some(dir) = text.strip_prefix("-C")
+            && !dir.is_empty()
+            && name != "git"
+        {
+            // `env -C/etc`, `make -C/`: the directory attached.
+            let view = path_view(word);
+            dirs.push(view.get(2..).unwrap_or(dir).to_string());
+        }
+    }
+    dirs
+}
+
 /// The directory `cd DIR` moves to from `cwd`, when the words say (`None`: unknown).
 fn moved_to(dir: Option<&Word>, cwd: Option<&str>) -> Option<String> {
     let Some(dir) = dir else {

@@ -65,22 +65,44 @@ pub fn parse_rm(args: &[Word]) -> RmArgs<'_> {
     rm
 }
 
+/// What the whole command could do to the carve-out's variables (from its facts): which it
+/// sets where the script's own order does not tell (a function, a trap, `${v:=…}`, twice), and
+/// whether it runs code no rule reads.
+#[derive(Clone, Debug, Default)]
+pub struct CarveOutTrust {
+    /// The command assigns `TMPDIR` somewhere: `$TMPDIR` is no longer trusted.
+    pub tmpdir_assigned: bool,
+    pub reassigned: std::sync::Arc<std::collections::BTreeSet<String>>,
+    pub runs_unseen_code: bool,
+}
+
+impl CarveOutTrust {
+    #[must_use]
+    pub fn of(facts: &crate::policy::shell::facts::Facts) -> Self {
+        CarveOutTrust {
+            tmpdir_assigned: facts.tmpdir_assigned,
+            reassigned: std::sync::Arc::new(facts.reassigned.clone()),
+            runs_unseen_code: facts.runs_unseen_code,
+        }
+    }
+}
+
 /// What the script has assigned so far, for the carve-out.
 #[derive(Debug, Default)]
 pub struct TempVars {
     /// Variable → (assigned from `mktemp`, index of the assigning segment).
     vars: HashMap<String, (bool, usize)>,
-    /// The command assigns `TMPDIR` somewhere: `$TMPDIR` is no longer trusted.
-    pub tmpdir_assigned: bool,
+    /// What the whole command could do to them.
+    pub trust: CarveOutTrust,
     /// For each segment, the index of the last segment at or before it not joined by `&&`:
     /// whether an assignment guards an `rm` is then one comparison, not a scan.
     last_unguarded: Vec<Option<usize>>,
 }
 
 impl TempVars {
-    /// Starts with whether the whole command assigns `TMPDIR`, for a script of `segments`.
+    /// Starts with what the whole command could do to them, for a script of `segments`.
     #[must_use]
-    pub fn for_script(tmpdir_assigned: bool, segments: &[Segment]) -> Self {
+    pub fn for_script(trust: &CarveOutTrust, segments: &[Segment]) -> Self {
         let mut last = None;
         let last_unguarded = segments
             .iter()
@@ -94,7 +116,7 @@ impl TempVars {
             .collect();
         TempVars {
             vars: HashMap::new(),
-            tmpdir_assigned,
+            trust: trust.clone(),
             last_unguarded,
         }
     }
@@ -119,7 +141,7 @@ impl TempVars {
         }
         for assignment in &segment.assignments {
             if assignment.name == "TMPDIR" {
-                self.tmpdir_assigned = true;
+                self.trust.tmpdir_assigned = true;
             }
         }
         let declares = segment
@@ -132,7 +154,7 @@ impl TempVars {
                 let text = word.text();
                 let name = text.split_once('=').map_or(text, |(n, _)| n);
                 if name == "TMPDIR" {
-                    self.tmpdir_assigned = true;
+                    self.trust.tmpdir_assigned = true;
                 }
                 self.vars.insert(name.to_string(), (false, index));
             }
@@ -207,7 +229,12 @@ pub fn is_carve_out(target: &Word, vars: &TempVars, index: usize) -> bool {
         return false;
     };
     if name == "TMPDIR" {
-        return !vars.tmpdir_assigned && !target.glob && !target.brace;
+        return !vars.trust.tmpdir_assigned && !target.glob && !target.brace;
+    }
+    // Set again where the script's order does not show it (a function body, a trap,
+    // `${v:=…}`), or by code no rule reads: its `mktemp` value is not what `rm` gets.
+    if vars.trust.runs_unseen_code || vars.trust.reassigned.contains(name) {
+        return false;
     }
     let Some((from_mktemp, assigned_at)) = vars.lookup(name) else {
         return false;
