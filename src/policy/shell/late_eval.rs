@@ -63,8 +63,9 @@ fn numeric_substring(op: &str) -> bool {
 
 /// Strings that no rule read: a literal holding a `$` or a backtick (whole, or a piece of one
 /// put together later: `a='$'; b='(id)'; x="z[$a$b]"`, or a lone unquoted `$`), the names of
-/// files a glob matches (a file may be named `x[$(cmd)].log`), input read by `read`/`mapfile`
-/// or `printf -v`, a heredoc or a here-string.
+/// files a glob matches (a file may be named `x[$(cmd)].log`), the working directory's name
+/// (`$PWD`, `$OLDPWD`, `$DIRSTACK`, `$(pwd)`: `cd -P` into a link named `a[$(cmd)]`), input
+/// read by `read`/`mapfile` or `printf -v`, a heredoc or a here-string.
 pub(super) fn brings_in_strings(segment: &Segment) -> bool {
     let command = segment.words.first().and_then(command_name);
     let reads = matches!(command, Some("read" | "mapfile" | "readarray"))
@@ -72,8 +73,18 @@ pub(super) fn brings_in_strings(segment: &Segment) -> bool {
     let inline_input = segment.redirects.iter().any(|r| r.feeds_inline_input());
     let hidden_code = segment.all_words().any(|w| {
         w.glob
-            || w.parts.iter().any(|p| {
-                matches!(p, WordPart::Literal { text, .. } if text.contains('$') || text.contains('`'))
+            || w.parts.iter().any(|p| match p {
+                WordPart::Literal { text, .. } => text.contains('$') || text.contains('`'),
+                WordPart::Param { name, .. } => {
+                    matches!(name.as_str(), "PWD" | "OLDPWD" | "DIRSTACK")
+                }
+                WordPart::CommandSub { script, .. } => script.segments.iter().any(|s| {
+                    s.words
+                        .first()
+                        .and_then(command_name)
+                        .is_some_and(|name| matches!(name, "pwd" | "dirs"))
+                }),
+                _ => false,
             })
     });
     reads || inline_input || hidden_code
@@ -112,6 +123,12 @@ mod tests {
             "for f in *.log; do n=${f%.log}; [[ $n -gt 5 ]] && echo \"$f\"; done",
             "ls *.log | while read n; do echo $((n)); done",
             "for f in *.log; do echo ${f:$n}; done",
+            // A directory's name, taken from where `cd -P` (a planted link) led.
+            "cd -P d && [[ ${PWD##*/} -eq 0 ]]",
+            "cd -P d && echo ${PWD@P}",
+            "cd -P d && declare -i n=${PWD##*/}",
+            "cd -P d && cd .. && [[ ${OLDPWD##*/} -eq 0 ]]",
+            "cd -P d && n=$(pwd); [[ ${n##*/} -eq 0 ]]",
         ] {
             assert!(flagged(cmd), "{cmd}");
         }
