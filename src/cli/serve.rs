@@ -194,7 +194,10 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
         let marked = RunStore::new(store.clone())
             .interrupt_running(crate::agent::runner::INTERRUPTED)
             .unwrap_or(0);
-        let _ = store.flush();
+        // The process exits without dropping the store: its database takes the journal now.
+        if let Err(e) = store.flush_for_stop() {
+            tracing::warn!(target: "tollgate::serve", "stopping: {e}");
+        }
         tracing::info!(
             target: "tollgate::serve",
             "stopped; {marked} running call(s) recorded as interrupted; approvals still waiting stay answerable after the next start"

@@ -176,6 +176,10 @@ impl<S: Store + 'static> Store for GroupCommit<S> {
         self.core.inner.compare_and_swap(tree, key, expected, new)
     }
 
+    fn flush_for_stop(&self) -> Result<()> {
+        self.core.inner.flush_for_stop()
+    }
+
     fn flush(&self) -> Result<()> {
         // A flush waits on the disk (or on another caller's flush): its async worker's other
         // tasks move to another thread meanwhile (`serve` bounds the threads this may start).

@@ -82,6 +82,11 @@ pub trait Store: Send + Sync {
     /// Makes every write so far durable: called before anything that depends on a write
     /// leaves the process.
     fn flush(&self) -> Result<()>;
+    /// [`Store::flush`] for a stop: a backend that keeps a journal beside its database also
+    /// folds it in, so that the stopped store's database holds everything on its own.
+    fn flush_for_stop(&self) -> Result<()> {
+        self.flush()
+    }
     /// [`Store::flush`] for async callers: completes once every write made before the call is
     /// durable, without holding an async worker while the disk works (a store with a flusher
     /// thread answers through it; any other flushes at once).

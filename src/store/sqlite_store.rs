@@ -333,15 +333,8 @@ impl Drop for SqliteStore {
         if !self.apply_on_close {
             return;
         }
-        // Apply what is pending and fold the log in; SQLite's own checkpoint at close then
-        // finds nothing left and removes the log.
-        if let Err(e) = self.shared.apply().and_then(|()| self.shared.checkpoint()) {
+        if let Err(e) = self.shared.fold_in() {
             tracing::warn!("closing the store: {e}");
-            return;
-        }
-        // Everything is in the database: the journal's files hold nothing needed.
-        if let Err(e) = lock(&self.shared.journal).empty_applied() {
-            tracing::warn!("closing the store: emptying the journal's files: {e}");
         }
     }
 }
@@ -627,6 +620,10 @@ impl Store for SqliteStore {
 
     fn flush(&self) -> Result<()> {
         self.shared.flush()
+    }
+
+    fn flush_for_stop(&self) -> Result<()> {
+        self.shared.fold_in()
     }
 }
 

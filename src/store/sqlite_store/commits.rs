@@ -183,6 +183,17 @@ impl Shared {
         self.checkpoint_if_long()
     }
 
+    /// Applies what is pending and folds the log into the database (SQLite's own checkpoint
+    /// at close then finds nothing left and removes the log), then empties the journal's
+    /// files the database now holds: the store's database holds everything on its own.
+    pub(super) fn fold_in(&self) -> Result<()> {
+        self.apply()?;
+        self.checkpoint()?;
+        lock(&self.journal)
+            .empty_applied()
+            .map_err(|e| self.error("emptying the journal's files", e))
+    }
+
     /// Puts the journal's writes found at open into the database, in order, in one
     /// transaction recording `through`, the last generation they come from; syncs it.
     pub(super) fn replay(&self, writes: &[super::journal::Replayed], through: u64) -> Result<()> {

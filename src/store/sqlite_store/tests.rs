@@ -567,3 +567,32 @@ fn a_failed_journal_write_fails_the_flush_and_loses_nothing() {
         assert_eq!(reopened.get("t", key).unwrap().as_deref(), Some(value));
     }
 }
+
+/// A stop folds everything into the database: the journal's files are emptied, and the
+/// database alone holds every write.
+#[test]
+fn a_stop_leaves_everything_in_the_database_and_the_journal_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path(), 8).unwrap();
+    store.put("t", b"a", b"1").unwrap();
+    store.flush().unwrap();
+    store.put("t", b"b", b"2").unwrap();
+    store.flush_for_stop().unwrap();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let entry = entry.unwrap();
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("tollgate.journal-")
+        {
+            assert_eq!(entry.metadata().unwrap().len(), 0, "{entry:?}");
+        }
+    }
+    // Read through SQLite alone, as a process that knows no journal would.
+    let raw = rusqlite::Connection::open(dir.path().join(FILE_NAME)).unwrap();
+    let count: i64 = raw
+        .query_row("SELECT count(*) FROM kv WHERE tree = 't'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 2);
+    store.close_as_killed();
+}
