@@ -191,13 +191,18 @@ pub fn run(config_path: Option<&Path>, _args: &ServeArgs) -> Result<ExitCode, Fa
             .await
             .map_err(Failure::runtime)?;
         drop(control);
-        let marked = RunStore::new(store.clone())
-            .interrupt_running(crate::agent::runner::INTERRUPTED)
-            .unwrap_or(0);
-        // The process exits without dropping the store: its database takes the journal now.
-        if let Err(e) = store.flush_for_stop() {
-            tracing::warn!(target: "tollgate::serve", "stopping: {e}");
-        }
+        // Store work (a commit, syncs, a checkpoint), stepped aside from the async worker.
+        let marked = crate::step_aside::step_aside(|| {
+            let marked = RunStore::new(store.clone())
+                .interrupt_running(crate::agent::runner::INTERRUPTED)
+                .unwrap_or(0);
+            // The process exits without dropping the store: its database takes the journal
+            // now.
+            if let Err(e) = store.flush_for_stop() {
+                tracing::warn!(target: "tollgate::serve", "stopping: {e}");
+            }
+            marked
+        });
         tracing::info!(
             target: "tollgate::serve",
             "stopped; {marked} running call(s) recorded as interrupted; approvals still waiting stay answerable after the next start"

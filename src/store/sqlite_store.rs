@@ -168,6 +168,18 @@ impl SqliteStore {
     /// Opens (or creates) the store in directory `dir`, with page caches of `cache_mb`
     /// megabytes in all. A second process gets an error saying the store is held.
     pub fn open(dir: &Path, cache_mb: u64) -> Result<Self> {
+        Self::open_with(dir, cache_mb, true)
+    }
+
+    /// Opens the store without its committer thread: nothing reaches the database but what a
+    /// test applies itself (or a writer past the pending limit), so a kill's outcome does not
+    /// depend on when the thread last woke.
+    #[cfg(test)]
+    fn open_unattended(dir: &Path, cache_mb: u64) -> Result<Self> {
+        Self::open_with(dir, cache_mb, false)
+    }
+
+    fn open_with(dir: &Path, cache_mb: u64, with_committer: bool) -> Result<Self> {
         let failed = |message: String| StoreError {
             context: format!("opening the store at {}", dir.display()),
             message,
@@ -308,7 +320,11 @@ impl SqliteStore {
         // The table (on a first open) is durable, and the log's file is in its directory.
         shared.sync_wal()?;
         shared.sync_dir()?;
-        let committer = spawn_committer(shared.clone());
+        let committer = if with_committer {
+            spawn_committer(shared.clone())
+        } else {
+            None
+        };
         Ok(SqliteStore {
             shared,
             committer,

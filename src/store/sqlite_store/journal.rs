@@ -14,7 +14,10 @@
 //!
 //! A file's header names the database it belongs to (a random number the database keeps): a
 //! database made afresh beside old files (its file deleted to start over) replays none of
-//! them.
+//! them. It also holds a random number drawn when the header is written, which every record's
+//! checksum covers: a record left from the file's earlier use cannot pass for one of the
+//! header's, even under the same generation (a header a power cut lost, read as an older
+//! one, would otherwise give the next open that generation again).
 //!
 //! Files are reused rather than made afresh: a file that keeps its length is synced without
 //! its inode (`fdatasync` writes only the data), as the database's own log is.
@@ -28,12 +31,13 @@ use std::path::{Path, PathBuf};
 /// The journal's files in the store's directory: `tollgate.journal-0`, `-1`, …
 const FILE_PREFIX: &str = "tollgate.journal-";
 
-/// A file's first bytes: this, the database's number, the generation it holds, and their
-/// checksum.
+/// A file's first bytes: this, the database's number, the generation it holds, the header's
+/// own random number, and their checksum.
 const MAGIC: &[u8; 8] = b"TGJRNL01";
-const HEADER_LEN: usize = 8 + 8 + 8 + 4;
+const HEADER_LEN: usize = 8 + 8 + 8 + 8 + 4;
 
-/// A record's own header: the payload's length, the generation, the checksum of the three.
+/// A record's own header: the payload's length, the generation, the checksum of the file
+/// header's random number, these two and the payload.
 const RECORD_HEADER_LEN: usize = 4 + 8 + 4;
 
 /// A record's payload is cut at this size (a flush of more writes becomes several records).
@@ -47,8 +51,13 @@ pub(super) struct Journal {
     /// The number of the database this journal belongs to.
     database: u64,
     slots: Vec<Slot>,
+    /// The number the next new file is named with: past every file found at open or made
+    /// since, so that a file an operator removed leaves no name to collide with.
+    next_name: u64,
     /// The file being written, chosen at the first write of a generation.
     current: Option<usize>,
+    /// The random number of the current file's header (drawn when it is written).
+    nonce: u64,
     /// The generation being written.
     generation: u64,
     /// Where the next record goes in the current file (0: its header goes first).
@@ -62,6 +71,16 @@ struct Slot {
     /// The generation of this database its header names (0: none, one that could not be
     /// read, or another database's).
     generation: u64,
+    /// Whether the directory was synced since the file was made: a record in a file whose
+    /// name a crash could lose is not durable.
+    name_synced: bool,
+}
+
+/// What a file's header says.
+struct Header {
+    database: u64,
+    generation: u64,
+    nonce: u64,
 }
 
 impl Journal {
@@ -88,8 +107,11 @@ impl Journal {
             found.push((number, entry.path()));
         }
         found.sort();
+        let next_name = found
+            .last()
+            .map_or(0, |(number, _)| number.saturating_add(1));
         let mut slots = Vec::new();
-        let mut generations: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut generations: Vec<(u64, u64, Vec<u8>)> = Vec::new();
         // Any file's generation, this database's or another's.
         let mut newest = 0;
         for (_, path) in &found {
@@ -99,26 +121,42 @@ impl Journal {
                 .open(path)?;
             let mut bytes = Vec::new();
             io::Read::read_to_end(&mut &file, &mut bytes)?;
-            let (named, generation) = read_header(&bytes).unwrap_or((0, 0));
-            newest = newest.max(generation);
-            let generation = if named == database { generation } else { 0 };
-            if generation > applied {
-                generations.push((generation, bytes));
+            let header = read_header(&bytes);
+            let generation = match &header {
+                Some(header) => {
+                    newest = newest.max(header.generation);
+                    if header.database == database {
+                        header.generation
+                    } else {
+                        0
+                    }
+                }
+                None => 0,
+            };
+            if let Some(header) = header.filter(|_| generation > applied) {
+                generations.push((generation, header.nonce, bytes));
             }
-            slots.push(Slot { file, generation });
+            slots.push(Slot {
+                file,
+                generation,
+                // The store syncs its directory once it is open.
+                name_synced: true,
+            });
         }
-        generations.sort_by_key(|(generation, _)| *generation);
+        generations.sort_by_key(|(generation, _, _)| *generation);
         let mut replayed = Vec::new();
         let mut last = applied;
-        for (generation, bytes) in &generations {
-            read_records(bytes, *generation, &mut replayed)?;
+        for (generation, nonce, bytes) in &generations {
+            read_records(bytes, *generation, *nonce, &mut replayed)?;
             last = *generation;
         }
         let journal = Journal {
             dir: dir.to_path_buf(),
             database,
             slots,
+            next_name,
             current: None,
+            nonce: 0,
             // Past every generation any file names, so no old record passes for a new one.
             generation: newest.max(applied) + 1,
             end: 0,
@@ -157,9 +195,13 @@ impl Journal {
         let slot = self.current_slot()?;
         let mut bytes = Vec::new();
         if self.end == 0 {
+            let mut nonce = [0u8; 8];
+            getrandom::fill(&mut nonce).map_err(io::Error::other)?;
+            self.nonce = u64::from_le_bytes(nonce);
             bytes.extend_from_slice(MAGIC);
             bytes.extend_from_slice(&self.database.to_le_bytes());
             bytes.extend_from_slice(&self.generation.to_le_bytes());
+            bytes.extend_from_slice(&nonce);
             let checksum = crc32fast::hash(&bytes);
             bytes.extend_from_slice(&checksum.to_le_bytes());
         }
@@ -167,12 +209,12 @@ impl Journal {
         for write in writes {
             encode_write(&mut payload, write)?;
             if payload.len() >= RECORD_PAYLOAD_MAX {
-                push_record(&mut bytes, self.generation, &payload)?;
+                push_record(&mut bytes, self.generation, self.nonce, &payload)?;
                 payload.clear();
             }
         }
         if !payload.is_empty() {
-            push_record(&mut bytes, self.generation, &payload)?;
+            push_record(&mut bytes, self.generation, self.nonce, &payload)?;
         }
         let file = &mut self.slots[slot];
         file.file.write_all_at(&bytes, self.end)?;
@@ -218,42 +260,68 @@ impl Journal {
         let slot = match reusable {
             Some(slot) => slot,
             None => {
-                let path = self.dir.join(format!("{FILE_PREFIX}{}", self.slots.len()));
-                let file = std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create_new(true)
-                    .open(&path)?;
-                // The file's name must last as its records do.
-                File::open(&self.dir)?.sync_all()?;
+                let file = self.new_file()?;
                 self.slots.push(Slot {
                     file,
                     generation: 0,
+                    name_synced: false,
                 });
                 self.slots.len() - 1
             }
         };
+        if !self.slots[slot].name_synced {
+            // The file's name must last as its records do (tried again at the next write if
+            // this fails).
+            File::open(&self.dir)?.sync_all()?;
+            self.slots[slot].name_synced = true;
+        }
         self.current = Some(slot);
         Ok(slot)
     }
+
+    /// Makes a file under the next free name (one made by hand meanwhile is skipped).
+    fn new_file(&mut self) -> io::Result<File> {
+        loop {
+            let path = self.dir.join(format!("{FILE_PREFIX}{}", self.next_name));
+            self.next_name = self.next_name.saturating_add(1);
+            match std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && self.next_name < u64::MAX => {
+                }
+                opened => return opened,
+            }
+        }
+    }
 }
 
-/// The database and generation a file's header names, if it can be read.
-fn read_header(bytes: &[u8]) -> Option<(u64, u64)> {
+/// What a file's header says, if it can be read.
+fn read_header(bytes: &[u8]) -> Option<Header> {
     let header = bytes.get(..HEADER_LEN)?;
     let (named, checksum) = header.split_at(HEADER_LEN - 4);
     if &named[..8] != MAGIC || crc32fast::hash(named).to_le_bytes() != checksum {
         return None;
     }
-    Some((
-        u64::from_le_bytes(named[8..16].try_into().ok()?),
-        u64::from_le_bytes(named[16..24].try_into().ok()?),
-    ))
+    let number = |at: usize| named[at..at + 8].try_into().ok().map(u64::from_le_bytes);
+    Some(Header {
+        database: number(8)?,
+        generation: number(16)?,
+        nonce: number(24)?,
+    })
 }
 
-/// The writes of `generation`'s records in `bytes` (a file whose header names it), to the
-/// first record that is torn, damaged or of another generation.
-fn read_records(bytes: &[u8], generation: u64, out: &mut Vec<Replayed>) -> io::Result<()> {
+/// The writes of `generation`'s records in `bytes` (a file whose header names it and holds
+/// `nonce`), to the first record that is torn, damaged, of another generation or of the
+/// file's earlier use.
+fn read_records(
+    bytes: &[u8],
+    generation: u64,
+    nonce: u64,
+    out: &mut Vec<Replayed>,
+) -> io::Result<()> {
     let mut at = HEADER_LEN;
     loop {
         let Some(header) = bytes.get(at..at + RECORD_HEADER_LEN) else {
@@ -267,6 +335,7 @@ fn read_records(bytes: &[u8], generation: u64, out: &mut Vec<Replayed>) -> io::R
             return Ok(());
         };
         let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&nonce.to_le_bytes());
         hasher.update(&header[..12]);
         hasher.update(payload);
         if u64::from_le_bytes(named) != generation || hasher.finalize().to_le_bytes() != checksum {
@@ -277,12 +346,13 @@ fn read_records(bytes: &[u8], generation: u64, out: &mut Vec<Replayed>) -> io::R
     }
 }
 
-fn push_record(bytes: &mut Vec<u8>, generation: u64, payload: &[u8]) -> io::Result<()> {
+fn push_record(bytes: &mut Vec<u8>, generation: u64, nonce: u64, payload: &[u8]) -> io::Result<()> {
     let len = u32::try_from(payload.len()).map_err(|_| io::Error::other("record too long"))?;
     let start = bytes.len();
     bytes.extend_from_slice(&len.to_le_bytes());
     bytes.extend_from_slice(&generation.to_le_bytes());
     let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&nonce.to_le_bytes());
     hasher.update(&bytes[start..]);
     hasher.update(payload);
     bytes.extend_from_slice(&hasher.finalize().to_le_bytes());
