@@ -37,10 +37,15 @@ const NEW_CHATS: i64 = 5_000;
 const SECOND_TURNS: i64 = 2_000;
 
 /// The store on disk: bytes per session (one turn each), per further turn, and after the
-/// retention pass has run as if `retain_days` (30) and a day had passed.
+/// retention pass has run as if `retain_days` (30) and a day had passed. Each counted with the
+/// service stopped, when the database holds everything and the journal's files are empty; the
+/// running figure (the journal's and the log's files at their high-water mark) beside it.
 async fn disk(fake: &FakeTelegram, tollgate: &mut Tollgate, sessions: i64) {
     let store = tollgate.store_path();
+    let running = common::disk_bytes(&store);
+    tollgate.stop();
     let one_turn = common::disk_bytes(&store);
+    tollgate.restart();
     for chat in 0..SECOND_TURNS {
         fake.push_message(user_message(
             1_000_000 + chat,
@@ -59,7 +64,7 @@ async fn disk(fake: &FakeTelegram, tollgate: &mut Tollgate, sessions: i64) {
     let pruned = tollgate.prune_as_if_later(31);
     let after = common::disk_bytes(&store);
     println!(
-        "Store on disk: {one_turn} bytes after {sessions} sessions of one turn ({} bytes a session); +{} bytes for {SECOND_TURNS} more turns ({} bytes a turn); {two_turns} bytes when stopped; after a retention pass 31 days later ({pruned}): {after} bytes",
+        "Store on disk, stopped: {one_turn} bytes after {sessions} sessions of one turn ({} bytes a session; {running} bytes while running); +{} bytes for {SECOND_TURNS} more turns ({} bytes a turn; {two_turns} bytes); after a retention pass 31 days later ({pruned}): {after} bytes",
         one_turn / sessions as u64,
         two_turns.saturating_sub(one_turn),
         two_turns.saturating_sub(one_turn) / SECOND_TURNS as u64,

@@ -12,6 +12,8 @@ pub struct Tollgate {
     pub child: Child,
     /// Held so the model outlives the process.
     pub _llm: FakeLlm,
+    /// The bot token's variable and value, for a restart.
+    pub token: (String, String),
 }
 
 impl Drop for Tollgate {
@@ -45,6 +47,11 @@ impl Tollgate {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
         }
         let _ = self.child.wait();
+    }
+
+    /// Starts the stopped service again, on the same config and store.
+    pub fn restart(&mut self) {
+        self.child = spawn_serve(self._dir.path(), (&self.token.0, &self.token.1));
     }
 
     /// The store's directory.
@@ -225,9 +232,20 @@ pub async fn start_tollgate(
         llm.url
     );
     std::fs::write(dir.path().join("tollgate.toml"), config).unwrap();
-    let child = dies_with_parent(Command::new(env!("CARGO_BIN_EXE_tollgate")))
+    let child = spawn_serve(dir.path(), token);
+    Tollgate {
+        _dir: dir,
+        child,
+        _llm: llm,
+        token: (token.0.to_string(), token.1.to_string()),
+    }
+}
+
+/// `tollgate serve` on `dir`'s `tollgate.toml`, with the bot token variable `token`.
+fn spawn_serve(dir: &std::path::Path, token: (&str, &str)) -> Child {
+    dies_with_parent(Command::new(env!("CARGO_BIN_EXE_tollgate")))
         .args(["serve", "--config", "tollgate.toml"])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env_remove("TELEGRAM_BOT_TOKEN")
         .env_remove("DISCORD_TOKEN")
         .env(token.0, token.1)
@@ -240,10 +258,5 @@ pub async fn start_tollgate(
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
-    Tollgate {
-        _dir: dir,
-        child,
-        _llm: llm,
-    }
+        .unwrap()
 }

@@ -183,12 +183,14 @@ impl Shared {
         self.checkpoint_if_long()
     }
 
-    /// Applies what is pending and folds the log into the database (SQLite's own checkpoint
-    /// at close then finds nothing left and removes the log), then empties the journal's
-    /// files the database now holds: the store's database holds everything on its own.
+    /// Applies what is pending and folds the log into the database, cutting the log's file
+    /// to nothing (a service that stops exits without closing the database, whose close
+    /// would remove it), then empties the journal's files the database now holds: the
+    /// store's database holds everything on its own, and the stopped store takes only its
+    /// database's room on disk.
     pub(super) fn fold_in(&self) -> Result<()> {
         self.apply()?;
-        self.checkpoint()?;
+        self.checkpoint_as(Checkpoint::Truncate)?;
         lock(&self.journal)
             .empty_applied()
             .map_err(|e| self.error("emptying the journal's files", e))
@@ -232,7 +234,7 @@ impl Shared {
     /// Folds the log into the database once it is longer than [`CHECKPOINT_AT_PAGES`].
     pub(super) fn checkpoint_if_long(&self) -> Result<()> {
         if self.wal_pages.load(Ordering::Relaxed) > CHECKPOINT_AT_PAGES {
-            self.checkpoint()?;
+            self.checkpoint_as(Checkpoint::Restart)?;
         }
         Ok(())
     }
@@ -268,17 +270,29 @@ impl Shared {
     /// database after); the next commit writes the log from its start. Flushes wait
     /// meanwhile (it runs once per 8 MiB of log); reads and writes do not. If a read kept
     /// the log in use, the next flush tries again.
-    pub(super) fn checkpoint(&self) -> Result<()> {
+    pub(super) fn checkpoint_as(&self, how: Checkpoint) -> Result<()> {
         let writer = lock(&self.writer);
         self.accepting().refuse_if_lost(&self.dir)?;
+        let pragma = match how {
+            Checkpoint::Restart => "PRAGMA wal_checkpoint(RESTART)",
+            Checkpoint::Truncate => "PRAGMA wal_checkpoint(TRUNCATE)",
+        };
         let busy: i64 = writer
-            .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get(0))
+            .query_row(pragma, [], |r| r.get(0))
             .map_err(|e| self.error("checkpoint", e))?;
         if busy == 0 {
             self.wal_pages.store(0, Ordering::Relaxed);
         }
         Ok(())
     }
+}
+
+/// How a checkpoint leaves the log's file: kept at its length, to be written again from its
+/// start (while the store runs: a file that keeps its length is synced without its inode), or
+/// cut to nothing (when it stops).
+pub(super) enum Checkpoint {
+    Restart,
+    Truncate,
 }
 
 /// A generation as SQLite stores it (an integer is signed there).

@@ -648,6 +648,9 @@ fn a_stop_leaves_everything_in_the_database_and_the_journal_empty() {
             assert_eq!(entry.metadata().unwrap().len(), 0, "{entry:?}");
         }
     }
+    // Nor the log: the stopped store is its database.
+    let wal = std::fs::metadata(dir.path().join(format!("{FILE_NAME}-wal"))).unwrap();
+    assert_eq!(wal.len(), 0);
     // Read through SQLite alone, as a process that knows no journal would.
     let raw = rusqlite::Connection::open(dir.path().join(FILE_NAME)).unwrap();
     let count: i64 = raw
