@@ -63,12 +63,23 @@ async fn disk(fake: &FakeTelegram, tollgate: &mut Tollgate, sessions: i64) {
     let two_turns = common::disk_bytes(&store);
     let pruned = tollgate.prune_as_if_later(31);
     let after = common::disk_bytes(&store);
+    let free = free_pages_bytes(&store);
     println!(
-        "Store on disk, stopped: {one_turn} bytes after {sessions} sessions of one turn ({} bytes a session; {running} bytes while running); +{} bytes for {SECOND_TURNS} more turns ({} bytes a turn; {two_turns} bytes); after a retention pass 31 days later ({pruned}): {after} bytes",
+        "Store on disk, stopped: {one_turn} bytes after {sessions} sessions of one turn ({} bytes a session; {running} bytes while running); +{} bytes for {SECOND_TURNS} more turns ({} bytes a turn; {two_turns} bytes); after a retention pass 31 days later ({pruned}): {after} bytes, of which {free} in free pages (SQLite writes there again before it grows the file)",
         one_turn / sessions as u64,
         two_turns.saturating_sub(one_turn),
         two_turns.saturating_sub(one_turn) / SECOND_TURNS as u64,
     );
+}
+
+/// Bytes of the stopped store's database that hold nothing (pages a deletion freed).
+fn free_pages_bytes(store: &std::path::Path) -> u64 {
+    let db = rusqlite::Connection::open(store.join("tollgate.sqlite3")).unwrap();
+    let pages: i64 = db
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap();
+    let size: i64 = db.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    (pages * size) as u64
 }
 
 async fn start_tollgate(fake: &FakeTelegram, replies: usize, quiet: bool, extra: &str) -> Tollgate {
