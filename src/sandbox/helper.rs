@@ -3,9 +3,13 @@
 //! own uid/gid, fork; the child — PID 1 of the new namespace — dies with the helper
 //! (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, restricts itself with Landlock (files, plus
 //! abstract sockets and signals where the kernel scopes them) and a seccomp filter (no Unix
-//! sockets), and `exec`s
-//! `bash --noprofile --norc -c COMMAND`. The helper waits and exits with the command's status. Any setup step
-//! that fails ends the helper with [`SETUP_FAILED`] before the command runs: never unconfined.
+//! sockets), and forks the command, which `exec`s `bash --noprofile --norc -c COMMAND`. PID 1
+//! stays this code: it reaps, waits for the command and exits with its status, and its death
+//! (with the helper's) ends every process in the namespace. Were the command PID 1, it could
+//! clear its own death signal (`prctl`, or the exec of a program with file capabilities, which
+//! clears it) and outlive the helper killed at its timeout, with the whole namespace. The
+//! helper waits and exits with PID 1's status. Any setup step that fails ends the helper with
+//! [`SETUP_FAILED`] before the command runs: never unconfined.
 
 use super::spec::{BASH_ARGS, DEVICE_WRITE, SYSTEM_READ, SandboxSpec};
 use crate::policy::mode::SandboxPolicy;
@@ -108,11 +112,13 @@ fn enter_namespaces(spec: &SandboxSpec) -> Result<(), String> {
     Ok(())
 }
 
+/// Waits for child `pid` (and, as a namespace's PID 1 must, reaps any other process whose
+/// parent died): its exit code, or 128 + the signal that killed it.
 fn wait_for(pid: libc::pid_t) -> i32 {
     let mut status = 0;
     loop {
-        // SAFETY: waiting on our own child with a valid status pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        // SAFETY: waiting on our own children with a valid status pointer.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
         if r == pid {
             break;
         }
@@ -172,12 +178,37 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
     if !spec.shell.is_absolute() {
         fail("no shell given: commands run only under bash");
     }
-    let error = std::process::Command::new(&spec.shell)
-        .args(BASH_ARGS)
-        .arg(command)
-        .current_dir(&spec.workspace)
-        .exec();
-    fail(&format!("exec {}: {error}", spec.shell.display()))
+    // SAFETY: this process is single-threaded (forked from the single-threaded helper).
+    match unsafe { libc::fork() } {
+        -1 => fail(&format!("fork: {}", std::io::Error::last_os_error())),
+        0 => {
+            let error = std::process::Command::new(&spec.shell)
+                .args(BASH_ARGS)
+                .arg(command)
+                .current_dir(&spec.workspace)
+                .exec();
+            fail(&format!("exec {}: {error}", spec.shell.display()))
+        }
+        command_pid => init(command_pid),
+    }
+}
+
+/// What PID 1 does once the command runs: nothing the command can reach, then its status.
+fn init(command_pid: libc::pid_t) -> ! {
+    // Not dumpable: its memory and `/proc/1/fd` are out of the command's reach (it could
+    // otherwise clear this process's death signal through `ptrace`, or write the
+    // setup-errors file through its descriptor).
+    // SAFETY: prctl with PR_SET_DUMPABLE only changes this process's own flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0);
+    }
+    // Every descriptor from 3 up closed: nothing stays open here that the command does not
+    // hold itself. (A failure leaves them marked close-on-exec, and this process never execs.)
+    // SAFETY: close_range only closes this process's own descriptors.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    }
+    std::process::exit(wait_for(command_pid))
 }
 
 fn mount(

@@ -322,6 +322,38 @@ async fn a_timeout_kills_the_whole_namespace() {
     );
 }
 
+/// A command may clear its own death signal (`prctl(PR_SET_PDEATHSIG, 0)`, as any program can,
+/// and as the kernel does at the exec of a program with file capabilities). Were the command
+/// the namespace's PID 1, that one would outlive the helper killed at the timeout, and the
+/// namespace with it; PID 1 is the helper's own code, which never execs.
+#[tokio::test]
+async fn a_command_that_drops_its_death_signal_still_ends_at_its_timeout() {
+    let p = place();
+    let marker = format!(
+        "tollgate-undying-{}",
+        p.root.file_name().unwrap().to_string_lossy()
+    );
+    #[cfg(target_arch = "x86_64")]
+    const PRCTL: u32 = 157;
+    #[cfg(target_arch = "aarch64")]
+    const PRCTL: u32 = 167;
+    // PR_SET_PDEATHSIG is 1. `exec`: the command replaces the shell, as it would replace
+    // PID 1 were the shell PID 1.
+    let command = format!("exec perl -e 'syscall({PRCTL}, 1, 0); sleep 120' {marker}");
+    let pattern = format!("^perl -e .*{marker}$");
+    let survivors = || processes_matching(&pattern);
+    let spec = spec(&p, SandboxPolicy::WorkspaceWrite, false);
+    let env = env(&p);
+    let runner = runner();
+    let run = runner.run(&command, &spec, &env, Duration::from_secs(1), pending());
+    let (outcome, seen) = tokio::join!(run, eventually(|| !survivors().is_empty()));
+    let outcome = outcome.unwrap();
+    assert!(seen, "the command never showed up");
+    assert!(outcome.timed_out);
+    let gone = eventually(|| survivors().is_empty()).await;
+    assert!(gone, "the command outlived its timeout: {}", survivors());
+}
+
 #[tokio::test]
 async fn cancel_kills_and_reports() {
     let p = place();

@@ -336,8 +336,8 @@ mod tests {
         pending.write("t", b"k", Some(b"3"));
         let both = pending.freeze();
         assert_eq!((first.len(), both.len()), (1, 2));
-        let committed: Vec<(&str, &[u8], Option<&[u8]>)> =
-            both.iter().flat_map(|layer| layer.iter()).collect();
+        type Write<'a> = (&'a str, &'a [u8], Option<&'a [u8]>);
+        let committed: Vec<Write> = both.iter().flat_map(|layer| layer.iter()).collect();
         assert_eq!(
             committed,
             vec![
