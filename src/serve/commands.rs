@@ -160,8 +160,9 @@ pub fn run_command(
                 if let Err(e) = super::dials::save(shared, policy) {
                     return format!("Mode set to `{mode}` for now, but it could not be saved: {e}");
                 }
+                let (whose, others) = whose(service, worker);
                 format!(
-                    "Approval mode of this chat is now `{mode}`; waiting approvals were decided again."
+                    "Approval mode of {whose} is now `{mode}`{others}; waiting approvals were decided again."
                 )
             }
             Err(e) => format!("{e}. Usage: /mode MODE"),
@@ -171,15 +172,36 @@ pub fn run_command(
                 Ok(()) if super::dials::save(shared, policy).is_err() => {
                     format!("Sandbox set to `{sandbox}` for now, but it could not be saved.")
                 }
-                Ok(()) => format!(
-                    "Sandbox of this chat is now `{sandbox}`; waiting approvals were decided again."
-                ),
+                Ok(()) => {
+                    let (whose, others) = whose(service, worker);
+                    format!(
+                        "Sandbox of {whose} is now `{sandbox}`{others}; waiting approvals were decided again."
+                    )
+                }
                 Err(e) => e.to_string(),
             },
             Err(e) => format!("{e}. Usage: /sandbox POLICY"),
         },
         "allowlist" => allowlist(service, worker, args, admin == Admin::OfTheAgent),
         _ => help(&worker.agent),
+    }
+}
+
+/// Whose dials a command changed: the chat's, or, in a group whose members each have a session
+/// of their own (`group_sessions_per_user`), the asking admin's alone — said so, or an admin
+/// tightening a group would believe its other members' sessions tightened too.
+fn whose(service: &Service, worker: &SessionWorker) -> (&'static str, &'static str) {
+    let per_user = service
+        .shared
+        .bridge(worker.chat.platform)
+        .is_some_and(|b| b.settings.group_sessions_per_user);
+    if per_user && worker.chat.kind == tollgate_surface::ChatKind::Group {
+        (
+            "your own session in this chat",
+            " (each member here has a session of their own; theirs are unchanged)",
+        )
+    } else {
+        ("this chat", "")
     }
 }
 

@@ -442,3 +442,31 @@ async fn a_mention_of_another_bot_is_not_a_mention_of_this_one() {
     assert!(asked.to_string().contains("are you there?"));
     assert!(!asked.to_string().contains("toll_bot2"), "{asked}");
 }
+
+/// With a session per member in groups, an admin's `/mode` changes the admin's own session
+/// there, and says so: another member's session keeps its mode.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dial_set_in_a_group_of_per_member_sessions_says_whose_it_is() {
+    let served = Served::start(vec![], "", "group_sessions_per_user = true\n").await;
+    served.telegram.push_message(user_message(
+        GROUP,
+        "supergroup",
+        ADMIN,
+        "/mode@toll_bot always",
+    ));
+    let reply = served.wait_text(GROUP, "is now").await;
+    assert!(
+        reply.contains("Approval mode of your own session in this chat is now `always` (each member here has a session of their own; theirs are unchanged)"),
+        "{reply}"
+    );
+    served
+        .telegram
+        .push_message(user_message(GROUP, "supergroup", USER, "/status@toll_bot"));
+    let status = served.wait_text(GROUP, &format!(":{USER}`")).await;
+    assert!(status.contains("Mode `low-risk`"), "{status}");
+    // In a private chat the chat is the session.
+    served.say(ADMIN, "/mode always");
+    served
+        .wait_text(ADMIN, "Approval mode of this chat is now `always`")
+        .await;
+}
