@@ -1,8 +1,10 @@
 //! The environment a shell child (or a helper in its namespaces) starts with: a fixed base
 //! (`PATH=/usr/local/bin:/usr/bin:/bin` plus the agent's `shell_path`, `HOME`, `TMPDIR`, …), plus
 //! the parent's variables except secrets — names matching `API|KEY|SECRET|TOKEN|PASSWORD|
-//! CREDENTIAL|AUTH`, everything starting `SSH_`, and every variable a `*_env` config key names —
-//! and except the variables that change what bash runs before or instead of the command
+//! CREDENTIAL|AUTH` and the other fragments below (`PASSWD`, `_PWD`, `DSN`, `SESSION`, …),
+//! everything starting `SSH_`, every variable a `*_env` config key names, and any whose value
+//! is a URL carrying a password (`postgres://app:pw@db/…`, a proxy with credentials) — and
+//! except the variables that change what bash runs before or instead of the command
 //! (`BASH_ENV`, exported functions, `SHELLOPTS` …): the shell that runs is the shell the gate
 //! parsed. An agent's `env_allowlist` can un-hide a variable that exists and was hidden by its
 //! name only; it never invents one, and never un-hides `SSH_*`, a `*_env` secret or a shell
@@ -21,7 +23,21 @@ const SECRET_FRAGMENTS: &[&str] = &[
     "PASSWORD",
     "CREDENTIAL",
     "AUTH",
+    // `MYSQL_PWD`, `FTP_PASSWD`, `GPG_PASSPHRASE`, `PRIVATE_KEY_PEM`, `SENTRY_DSN` (its URL
+    // holds a key), `COOKIE_JAR`, and session handles (`DBUS_SESSION_BUS_ADDRESS`: the
+    // user's D-Bus).
+    "PASSWD",
+    "PASSPHRASE",
+    "_PWD",
+    "PRIVATE",
+    "DSN",
+    "COOKIE",
+    "SESSION",
 ];
+
+/// Name endings that mark a variable as a secret where, as a fragment, they would hide
+/// harmless names (`GITHUB_PAT`, but not `NODE_PATH`).
+const SECRET_SUFFIXES: &[&str] = &["_PAT", "_PASS"];
 
 /// The shell's `PATH`, whatever the service's own is; an agent's `shell_path` extends it.
 pub const BASE_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -66,6 +82,23 @@ pub fn shell_path(extra: &[PathBuf]) -> String {
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_FRAGMENTS.iter().any(|f| upper.contains(f))
+        || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
+}
+
+/// Whether a value holds a URL with a password in it (`scheme://user:password@host`), as
+/// `DATABASE_URL`, `REDIS_URL` or `HTTPS_PROXY` often do, whatever the variable's name.
+#[must_use]
+pub fn holds_url_password(value: &str) -> bool {
+    value.match_indices("://").any(|(at, _)| {
+        let authority = value[at + 3..]
+            .split(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .next()
+            .unwrap_or("");
+        authority
+            .rsplit_once('@')
+            .and_then(|(userinfo, _)| userinfo.split_once(':'))
+            .is_some_and(|(_, password)| !password.is_empty())
+    })
 }
 
 /// Where variables are declared secret by name (the config's `*_env` keys). The policy reads
@@ -105,7 +138,7 @@ pub fn child_environment(
         }
         let ssh = name.starts_with("SSH_");
         let declared_secret = configured_secrets.contains(&name);
-        let hidden = ssh || declared_secret || is_secret_name(&name);
+        let hidden = ssh || declared_secret || is_secret_name(&name) || holds_url_password(&value);
         let unhidden = !ssh && !declared_secret && env_allowlist.contains(&name);
         if !hidden || unhidden {
             env.insert(name, value);
@@ -142,6 +175,15 @@ mod tests {
             ("BASH_ENV", "/tmp/x"),
             ("BASH_FUNC_ls%%", "() { id; }"),
             ("SHELLOPTS", "xtrace"),
+            ("DATABASE_URL", "postgres://app:hunter2@db:5432/app"),
+            ("HTTPS_PROXY", "http://u:p@proxy:3128"),
+            ("NO_PROXY", "http://proxy:3128,https://user@host/"),
+            ("MYSQL_PWD", "pw"),
+            ("FTP_PASSWD", "pw"),
+            ("GITHUB_PAT", "ghp"),
+            ("SENTRY_DSN", "https://k@o1.ingest/1"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus"),
+            ("NODE_PATH", "/usr/lib/node"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
         let declared: BTreeSet<String> = ["CUSTOM_BOT".to_string()].into();
@@ -169,6 +211,8 @@ mod tests {
                 "EDITOR",
                 "HOME",
                 "LANG",
+                "NODE_PATH",
+                "NO_PROXY",
                 "PATH",
                 "PWD",
                 "TERM",
@@ -178,5 +222,27 @@ mod tests {
         assert_eq!(env["HOME"], "/ws/s");
         assert_eq!(env["PATH"], "/usr/local/bin:/usr/bin:/bin:/opt/tools/bin");
         assert_eq!(env["TMPDIR"], "/ws/s/.tmp");
+    }
+
+    #[test]
+    fn a_url_with_a_password_is_a_secret_and_one_without_is_not() {
+        for secret in [
+            "postgres://app:pw@db/app",
+            "redis://:pw@cache:6379",
+            "a list: https://x.example, ftp://me:pw@files/",
+            "mongodb+srv://u:p@cluster0.example.net/?retryWrites=true",
+        ] {
+            assert!(holds_url_password(secret), "{secret}");
+        }
+        for plain in [
+            "https://example.com/a:b@c",
+            "https://user@host/",
+            "https://host:8080/",
+            "https://u:@host/",
+            "mailto:me@example.com",
+            "no url",
+        ] {
+            assert!(!holds_url_password(plain), "{plain}");
+        }
     }
 }
