@@ -7,7 +7,8 @@ use std::time::Duration;
 pub const TELEGRAM_MESSAGE: usize = 4096;
 /// Telegram: bytes of a button's `callback_data`.
 pub const TELEGRAM_CALLBACK_DATA: usize = 64;
-/// Telegram: characters of card details before the full text goes out as a file.
+/// Telegram: UTF-16 code units (as Telegram counts) of card details before the full text goes
+/// out as a file.
 pub const TELEGRAM_CARD_DETAILS: usize = 2000;
 /// Telegram's Bot API serves files up to this size.
 pub const TELEGRAM_DOWNLOAD_BYTES: u64 = 20 * 1024 * 1024;

@@ -1,6 +1,9 @@
 //! Cards as Telegram HTML with an inline keyboard: approvals, questions and "all N" rows, and
-//! how each ended. An approval's details are cut to 2,000 characters; the whole text then goes
-//! out as a document beside the card, because nobody should approve what they cannot read.
+//! how each ended. An approval's details (and a question) are cut to 2,000 characters; the
+//! whole text then goes out as a document beside the card, because nobody should approve what
+//! they cannot read. Every text a model, a user or a tool chose is cut, so that a card and its
+//! settled text stay within Telegram's 4,096, counted as Telegram counts them: in UTF-16 code
+//! units (an emoji is two), or the card would be refused and its question never asked.
 
 use crate::render::escape;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -15,19 +18,47 @@ pub struct RenderedCard {
     pub full_details: Option<String>,
 }
 
+/// UTF-16 code units a card's short fields (agent, requester, tool, tier) keep.
+const SHORT_FIELD: usize = 100;
+/// UTF-16 code units a card's reason keeps.
+const REASON: usize = 500;
+/// UTF-16 code units of a question's answer shown on its settled card.
+const ANSWER: usize = 1000;
+
+/// The longest prefix of `text` within `units` UTF-16 code units, and whether it is shorter
+/// than `text`.
+#[must_use]
+pub fn cut_utf16(text: &str, units: usize) -> (&str, bool) {
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        used += c.len_utf16();
+        if used > units {
+            return (&text[..at], true);
+        }
+    }
+    (text, false)
+}
+
+/// `text` within `units`, escaped, with an ellipsis where it was cut.
+fn short(text: &str, units: usize) -> String {
+    match cut_utf16(text, units) {
+        (kept, true) => format!("{}…", escape(kept)),
+        (kept, false) => escape(kept),
+    }
+}
+
 /// The card's text: who asks, for what, why, and what would happen.
 #[must_use]
 pub fn render_card(card: &ApprovalCard) -> RenderedCard {
-    let cut: String = card.details.chars().take(TELEGRAM_CARD_DETAILS).collect();
-    let was_cut = cut.len() < card.details.len();
+    let (cut, was_cut) = cut_utf16(&card.details, TELEGRAM_CARD_DETAILS);
     let mut html = format!(
         "🔐 <b>Approval needed</b> · agent <b>{}</b>\nRequested by {}\nTool <code>{}</code> · tier {}\nWhy: {}\n<pre>{}</pre>",
-        escape(&card.agent),
-        escape(&card.requester),
-        escape(&card.tool),
-        escape(&card.tier),
-        escape(&card.reason),
-        escape(&cut),
+        short(&card.agent, SHORT_FIELD),
+        short(&card.requester, SHORT_FIELD),
+        short(&card.tool, SHORT_FIELD),
+        short(&card.tier, SHORT_FIELD),
+        short(&card.reason, REASON),
+        escape(cut),
     );
     if was_cut {
         html.push_str(&format!(
@@ -47,18 +78,27 @@ pub fn render_view(view: &CardView) -> RenderedCard {
         CardView::Approval(card) => render_card(card),
         CardView::Question {
             agent, question, ..
-        } => RenderedCard {
-            html: format!(
+        } => {
+            let (cut, was_cut) = cut_utf16(question, TELEGRAM_CARD_DETAILS);
+            let mut html = format!(
                 "❓ <b>{}</b> asks: {}\n(answer with a button, or reply with text)",
-                escape(agent),
-                escape(question)
-            ),
-            full_details: None,
-        },
+                short(agent, SHORT_FIELD),
+                escape(cut)
+            );
+            if was_cut {
+                html.push_str(&format!(
+                    "\n(question cut at {TELEGRAM_CARD_DETAILS} characters: the whole text is in the file this card replies to)"
+                ));
+            }
+            RenderedCard {
+                html,
+                full_details: was_cut.then(|| question.clone()),
+            }
+        }
         CardView::Bulk { tools, .. } => {
             let listed: Vec<String> = tools
                 .iter()
-                .map(|t| format!("• <code>{}</code>", escape(t)))
+                .map(|t| format!("• <code>{}</code>", short(t, SHORT_FIELD)))
                 .collect();
             RenderedCard {
                 html: format!(
@@ -88,7 +128,7 @@ pub fn settled_html(view: &CardView, outcome: &CardOutcome) -> String {
         } => format!(
             "{} {answered} of {of} by {}",
             if *approved { "Approved" } else { "Denied" },
-            escape(by)
+            short(by, SHORT_FIELD)
         ),
         _ => resolved_html(&render_view(view).html, outcome),
     }
@@ -98,17 +138,20 @@ pub fn settled_html(view: &CardView, outcome: &CardOutcome) -> String {
 #[must_use]
 pub fn resolved_html(card_html: &str, outcome: &CardOutcome) -> String {
     let line = match outcome {
-        CardOutcome::Approved { by } => format!("✅ Approved by {}", escape(by)),
-        CardOutcome::Denied { by } => format!("⛔ Denied by {}", escape(by)),
+        CardOutcome::Approved { by } => format!("✅ Approved by {}", short(by, SHORT_FIELD)),
+        CardOutcome::Denied { by } => format!("⛔ Denied by {}", short(by, SHORT_FIELD)),
         CardOutcome::TimedOut => {
             "⌛ Nobody answered in time: denied by the runtime (timeout)".to_string()
         }
         CardOutcome::Redecided { decision } => {
-            format!("↪ Decided again without an answer: {}", escape(decision))
+            format!(
+                "↪ Decided again without an answer: {}",
+                short(decision, REASON)
+            )
         }
         CardOutcome::Expired => "⌛ Expired: the run this card belonged to is gone".to_string(),
         CardOutcome::Answered { answer } => {
-            return format!("{card_html}\n\n<b>Answered:</b> {}", escape(answer));
+            return format!("{card_html}\n\n<b>Answered:</b> {}", short(answer, ANSWER));
         }
         CardOutcome::Replaced => "no longer valid".to_string(),
         CardOutcome::AllAnswered { answered, of, .. } => format!("answered {answered} of {of}"),
@@ -167,6 +210,74 @@ mod tests {
         assert_eq!(cut.full_details.as_deref(), Some(long.as_str()));
         assert!(cut.html.contains("whole text is in the file"));
         assert!(!cut.html.contains(&long));
+    }
+
+    /// What Telegram counts against its 4,096: the text once the HTML is parsed, in UTF-16
+    /// code units.
+    fn visible_utf16(html: &str) -> usize {
+        let mut text = String::new();
+        let mut in_tag = false;
+        for c in html.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+        text.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+            .encode_utf16()
+            .count()
+    }
+
+    #[test]
+    fn cards_of_wide_characters_stay_within_telegrams_limit() {
+        let emoji = "😀".repeat(5000);
+        let mut wide = card(&emoji);
+        wide.reason = emoji.clone();
+        wide.tool = emoji.clone();
+        wide.requester = emoji.clone();
+        let rendered = render_card(&wide);
+        assert_eq!(rendered.full_details.as_deref(), Some(emoji.as_str()));
+        let settled = resolved_html(&rendered.html, &CardOutcome::Approved { by: emoji.clone() });
+        assert!(
+            visible_utf16(&settled) <= 4096,
+            "{}",
+            visible_utf16(&settled)
+        );
+        // Two units each: the cut counts units, not characters.
+        let shown = rendered.html.split("<pre>").nth(1).unwrap();
+        let shown = shown.split("</pre>").next().unwrap();
+        assert_eq!(shown.chars().count(), TELEGRAM_CARD_DETAILS / 2);
+
+        let question = CardView::Question {
+            agent: "ops".into(),
+            question: emoji.clone(),
+            rows: Vec::new(),
+        };
+        let asked = render_view(&question);
+        assert_eq!(asked.full_details.as_deref(), Some(emoji.as_str()));
+        assert!(asked.html.contains("whole text is in the file"));
+        let answered = resolved_html(
+            &asked.html,
+            &CardOutcome::Answered {
+                answer: emoji.clone(),
+            },
+        );
+        assert!(
+            visible_utf16(&answered) <= 4096,
+            "{}",
+            visible_utf16(&answered)
+        );
+    }
+
+    #[test]
+    fn a_cut_falls_between_characters() {
+        assert_eq!(cut_utf16("a😀b", 2), ("a", true));
+        assert_eq!(cut_utf16("a😀b", 3), ("a😀", true));
+        assert_eq!(cut_utf16("a😀b", 4), ("a😀b", false));
     }
 
     #[test]

@@ -122,20 +122,20 @@ pub fn markdown_to_html(markdown: &str) -> String {
         .replace("\n</code></pre>", "</code></pre>")
 }
 
-/// The rendered length of one line (an upper bound: fence lines count their markup), given
-/// whether it sits inside a code block.
+/// The rendered length of one line in UTF-16 code units, as Telegram counts (an upper bound:
+/// fence lines count their markup), given whether it sits inside a code block.
 fn line_len(line: &str, in_code: bool) -> usize {
     if let Some(lang) = line.trim_start().strip_prefix("```") {
         return if in_code {
             "</code></pre>".len()
         } else {
-            "<pre><code class=\"language-\">".len() + escape(lang.trim()).chars().count()
+            "<pre><code class=\"language-\">".len() + escape(lang.trim()).encode_utf16().count()
         };
     }
     if in_code {
-        escape(line).chars().count()
+        escape(line).encode_utf16().count()
     } else {
-        inline(line).chars().count() + "<b></b>".len()
+        inline(line).encode_utf16().count() + "<b></b>".len()
     }
 }
 
@@ -148,20 +148,26 @@ pub fn answer_messages(markdown: &str) -> Vec<String> {
         .collect()
 }
 
-/// Plain text split under the limit on line boundaries: the fallback when Telegram rejects the
-/// HTML.
+/// Plain text split under the limit (UTF-16 code units, as Telegram counts) on line
+/// boundaries: the fallback when Telegram rejects the HTML.
 #[must_use]
 pub fn plain_messages(text: &str, limit: usize) -> Vec<String> {
+    let limit = limit.max(2);
     let mut out = Vec::new();
     let mut current = String::new();
+    let mut current_units = 0;
     for line in text.split_inclusive('\n') {
-        let chars: Vec<char> = line.chars().collect();
-        for part in chars.chunks(limit.max(1)) {
-            let part: String = part.iter().collect();
-            if current.chars().count() + part.chars().count() > limit {
+        let mut rest = line;
+        while !rest.is_empty() {
+            let (part, _) = crate::card::cut_utf16(rest, limit);
+            let units = part.encode_utf16().count();
+            if current_units + units > limit {
                 out.push(std::mem::take(&mut current));
+                current_units = 0;
             }
-            current.push_str(&part);
+            current.push_str(part);
+            current_units += units;
+            rest = &rest[part.len()..];
         }
     }
     if !current.is_empty() {
@@ -235,7 +241,28 @@ mod tests {
             "a cut line loses nothing"
         );
         let plain = plain_messages(&answer, 4096);
-        assert!(plain.iter().all(|p| p.chars().count() <= 4096));
+        assert!(plain.iter().all(|p| p.encode_utf16().count() <= 4096));
         assert_eq!(plain.concat(), answer);
+    }
+
+    /// Telegram counts UTF-16 code units: 3,000 emoji are 6,000 of them, over its 4,096 in
+    /// one message though only 3,000 characters.
+    #[test]
+    fn answers_of_wide_characters_split_as_telegram_counts() {
+        let lines = "😀".repeat(100) + "\n";
+        let answer = lines.repeat(30);
+        let messages = answer_messages(&answer);
+        assert!(messages.len() >= 2, "{}", messages.len());
+        for m in &messages {
+            assert!(m.encode_utf16().count() <= TELEGRAM_MESSAGE);
+        }
+        let one_line = "😀".repeat(3000);
+        for p in answer_messages(&one_line) {
+            assert!(p.encode_utf16().count() <= TELEGRAM_MESSAGE);
+        }
+        let plain = plain_messages(&one_line, 4096);
+        assert_eq!(plain.len(), 2);
+        assert!(plain.iter().all(|p| p.encode_utf16().count() <= 4096));
+        assert_eq!(plain.concat(), one_line);
     }
 }
