@@ -59,17 +59,51 @@ pub fn main(args: &[String]) -> ! {
     if spec.sandbox == SandboxPolicy::DangerFullAccess {
         fail("danger-full-access is not run through the sandbox helper");
     }
+    // A SIGCHLD ignored by whoever started the service would be inherited, and `waitpid` would
+    // then find no child to wait for.
+    // SAFETY: resetting a signal's disposition to its default touches no memory.
+    unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+    }
     if let Err(e) = enter_namespaces(&spec) {
         fail(&e);
+    }
+    // The helper holds this pipe's writing end for as long as it lives: PID 1 looks at the
+    // reading end once its death signal is set, and ends if the helper died before that (a
+    // kill between the fork and the `prctl`, which the signal would not cover).
+    let mut alive = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        fail(&format!("pipe: {}", std::io::Error::last_os_error()));
     }
     // SAFETY: this process is single-threaded (the helper runs before any thread or runtime
     // starts), so the child may run arbitrary code after fork.
     let pid = unsafe { libc::fork() };
     match pid {
         -1 => fail(&format!("fork: {}", std::io::Error::last_os_error())),
-        0 => child(&spec, &command),
-        child_pid => std::process::exit(wait_for(child_pid)),
+        0 => {
+            // SAFETY: closing this process's copy of the writing end.
+            unsafe { libc::close(alive[1]) };
+            child(&spec, &command, alive[0])
+        }
+        child_pid => {
+            // SAFETY: closing this process's copy of the reading end.
+            unsafe { libc::close(alive[0]) };
+            std::process::exit(wait_for(child_pid))
+        }
     }
+}
+
+/// Whether the helper (the only holder of the pipe's writing end) has died: its end closed.
+fn helper_gone(alive: libc::c_int) -> bool {
+    let mut watched = libc::pollfd {
+        fd: alive,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: polling one descriptor we own, with a valid pollfd, without waiting.
+    let ready = unsafe { libc::poll(&mut watched, 1, 0) };
+    ready != 0 && watched.revents & (libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// The setup-errors file, once the spec named it.
@@ -136,11 +170,16 @@ fn wait_for(pid: libc::pid_t) -> i32 {
 }
 
 /// PID 1 of the new namespace.
-fn child(spec: &SandboxSpec, command: &str) -> ! {
+fn child(spec: &SandboxSpec, command: &str, alive: libc::c_int) -> ! {
     // SAFETY: prctl with PR_SET_PDEATHSIG only sets this process's parent-death signal.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
         fail(&format!("prctl: {}", std::io::Error::last_os_error()));
     }
+    if helper_gone(alive) {
+        fail("the sandbox helper ended before its command started");
+    }
+    // SAFETY: closing our own descriptor; nothing reads it again.
+    unsafe { libc::close(alive) };
     // A session of its own, without the service's controlling terminal: a command must not
     // type into the operator's console (`TIOCSTI`, answering its approval prompt), read its
     // keys or draw on it (bubblewrap's CVE-2017-5226).
@@ -178,6 +217,14 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
     if !spec.shell.is_absolute() {
         fail("no shell given: commands run only under bash");
     }
+    // Not dumpable from before the command exists, so it never finds this process traceable:
+    // its memory and `/proc/1/fd` are out of the command's reach (it could otherwise clear
+    // this process's death signal through `ptrace`, or take the setup-errors file's
+    // descriptor). The command's own exec makes the command dumpable again.
+    // SAFETY: prctl with PR_SET_DUMPABLE only changes this process's own flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0);
+    }
     // SAFETY: this process is single-threaded (forked from the single-threaded helper).
     match unsafe { libc::fork() } {
         -1 => fail(&format!("fork: {}", std::io::Error::last_os_error())),
@@ -195,13 +242,6 @@ fn child(spec: &SandboxSpec, command: &str) -> ! {
 
 /// What PID 1 does once the command runs: nothing the command can reach, then its status.
 fn init(command_pid: libc::pid_t) -> ! {
-    // Not dumpable: its memory and `/proc/1/fd` are out of the command's reach (it could
-    // otherwise clear this process's death signal through `ptrace`, or write the
-    // setup-errors file through its descriptor).
-    // SAFETY: prctl with PR_SET_DUMPABLE only changes this process's own flag.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0);
-    }
     // Every descriptor from 3 up closed: nothing stays open here that the command does not
     // hold itself. (A failure leaves them marked close-on-exec, and this process never execs.)
     // SAFETY: close_range only closes this process's own descriptors.

@@ -1,9 +1,10 @@
 //! The shell child's confinement. Under `read-only` and `workspace-write` the binary re-executes
 //! itself as a small `sandbox-exec` helper that enters fresh user, PID (with its own `/proc`),
-//! mount and — without network access — network namespaces, applies Landlock, and `exec`s the
-//! command. The command is PID 1 of its namespace: when it ends, or when the helper is killed
-//! (timeout, cancel), every process in the namespace dies with it, so a `setsid` grandchild
-//! cannot outlive it. `danger-full-access` runs the command unconfined, in its own process group.
+//! mount and — without network access — network namespaces, applies Landlock and seccomp, and
+//! runs the command under a PID 1 of its own code (which never execs, so the command cannot
+//! clear its death signal): when the command ends, or when the helper is killed (timeout,
+//! cancel), PID 1 ends and every process in the namespace dies with it, so a `setsid`
+//! grandchild cannot outlive it. `danger-full-access` runs the command unconfined, in its own process group.
 //! Either way the command runs under bash, started as `bash --noprofile --norc -c` — the shell
 //! the gate's lexer models — never `/bin/sh` (dash on Debian reads `&>`, `[[ ]]`, `$'…'` and
 //! aliases differently, which would hide commands from the gate).

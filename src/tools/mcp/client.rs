@@ -423,7 +423,8 @@ impl Launcher {
             let spec_json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
             let mut line = vec![quote_word(&server.command)];
             line.extend(server.args.iter().map(|a| quote_word(a)));
-            // `exec` so the server itself is PID 1 of its namespace.
+            // `exec` so the server replaces the shell (the namespace's PID 1 is the helper's own
+            // code, whose end ends the server).
             let script = format!(
                 "cd {} && exec {}",
                 quote_word(&cwd.display().to_string()),
