@@ -3,8 +3,8 @@
 //! the parent's variables except secrets — names matching `API|KEY|SECRET|TOKEN|PASSWORD|
 //! CREDENTIAL|AUTH` and the other fragments below (`PASSWD`, `_PWD`, `DSN`, `SESSION`, …),
 //! everything starting `SSH_`, every variable a `*_env` config key names, and any whose value
-//! is a URL carrying a password (`postgres://app:pw@db/…`, a proxy with credentials) — and
-//! except the variables that change what bash runs before or instead of the command
+//! holds a credential by its shape (a URL with a user or password, `postgres://app:pw@db/…`, a
+//! proxy with credentials, a `password=` setting in a DSN or JDBC URL) — and except the variables that change what bash runs before or instead of the command
 //! (`BASH_ENV`, exported functions, `SHELLOPTS` …): the shell that runs is the shell the gate
 //! parsed. An agent's `env_allowlist` can un-hide a variable that exists and was hidden by its
 //! name only; it never invents one, and never un-hides `SSH_*`, a `*_env` secret or a shell
@@ -23,21 +23,35 @@ const SECRET_FRAGMENTS: &[&str] = &[
     "PASSWORD",
     "CREDENTIAL",
     "AUTH",
-    // `MYSQL_PWD`, `FTP_PASSWD`, `GPG_PASSPHRASE`, `PRIVATE_KEY_PEM`, `SENTRY_DSN` (its URL
-    // holds a key), `COOKIE_JAR`, and session handles (`DBUS_SESSION_BUS_ADDRESS`: the
-    // user's D-Bus).
+    // `MYSQL_PWD`, `FTP_PASSWD`, `GPG_PASSPHRASE`, `SENTRY_DSN` (its URL holds a key),
+    // `COOKIE_JAR`, and session handles (`DBUS_SESSION_BUS_ADDRESS`: the user's D-Bus). Not
+    // `PRIVATE`: `GOPRIVATE` names modules, and hiding it sends their paths to Go's public
+    // proxy (a private key's name holds `KEY`).
     "PASSWD",
     "PASSPHRASE",
     "_PWD",
-    "PRIVATE",
     "DSN",
     "COOKIE",
     "SESSION",
 ];
 
 /// Name endings that mark a variable as a secret where, as a fragment, they would hide
-/// harmless names (`GITHUB_PAT`, but not `NODE_PATH`).
-const SECRET_SUFFIXES: &[&str] = &["_PAT", "_PASS"];
+/// harmless names (`GITHUB_PAT`, but not `NODE_PATH`; `DBPASS`, `LDAP_BIND_PW`).
+const SECRET_SUFFIXES: &[&str] = &["_PAT", "PASS", "_PW"];
+
+/// Values that hold a credential by their shape, whatever the variable's name: a URL with a
+/// user part (a password, or a token as the user: `https://ghp_x@github.com/`; a password may
+/// hold `/`), a proxy given as `user:password@host` (which `mailto:me@host` looks like too:
+/// hidden, as anything in doubt is), and a `password=` setting (key=value DSNs, JDBC URLs'
+/// `?password=` or `;password=`).
+static CREDENTIAL_SHAPED: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(
+    || {
+        regex::Regex::new(
+            r"(?i)://(?:[^/@\s:]*:[^@\s]+|[^/@\s]+)@|^[^/@\s:]+:[^@\s/]+@|(?:^|[\s;?&,])(?:password|passwd|pwd|pass)\s*=",
+        )
+        .ok()
+    },
+);
 
 /// The shell's `PATH`, whatever the service's own is; an agent's `shell_path` extends it.
 pub const BASE_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -85,20 +99,14 @@ pub fn is_secret_name(name: &str) -> bool {
         || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
-/// Whether a value holds a URL with a password in it (`scheme://user:password@host`), as
-/// `DATABASE_URL`, `REDIS_URL` or `HTTPS_PROXY` often do, whatever the variable's name.
+/// Whether a value holds a credential by its shape ([`CREDENTIAL_SHAPED`]), as
+/// `DATABASE_URL`, `REDIS_URL` or `HTTPS_PROXY` often do, whatever the variable's name. A
+/// pattern that failed to compile counts every value as one (fail closed).
 #[must_use]
-pub fn holds_url_password(value: &str) -> bool {
-    value.match_indices("://").any(|(at, _)| {
-        let authority = value[at + 3..]
-            .split(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
-            .next()
-            .unwrap_or("");
-        authority
-            .rsplit_once('@')
-            .and_then(|(userinfo, _)| userinfo.split_once(':'))
-            .is_some_and(|(_, password)| !password.is_empty())
-    })
+pub fn holds_credential(value: &str) -> bool {
+    CREDENTIAL_SHAPED
+        .as_ref()
+        .is_none_or(|shape| shape.is_match(value))
 }
 
 /// Where variables are declared secret by name (the config's `*_env` keys). The policy reads
@@ -138,7 +146,7 @@ pub fn child_environment(
         }
         let ssh = name.starts_with("SSH_");
         let declared_secret = configured_secrets.contains(&name);
-        let hidden = ssh || declared_secret || is_secret_name(&name) || holds_url_password(&value);
+        let hidden = ssh || declared_secret || is_secret_name(&name) || holds_credential(&value);
         let unhidden = !ssh && !declared_secret && env_allowlist.contains(&name);
         if !hidden || unhidden {
             env.insert(name, value);
@@ -177,7 +185,10 @@ mod tests {
             ("SHELLOPTS", "xtrace"),
             ("DATABASE_URL", "postgres://app:hunter2@db:5432/app"),
             ("HTTPS_PROXY", "http://u:p@proxy:3128"),
-            ("NO_PROXY", "http://proxy:3128,https://user@host/"),
+            ("NO_PROXY", "localhost,.internal,10.0.0.0/8"),
+            ("GOPRIVATE", "git.corp/*"),
+            ("LDAP_BIND_PW", "pw"),
+            ("DBPASS", "pw"),
             ("MYSQL_PWD", "pw"),
             ("FTP_PASSWD", "pw"),
             ("GITHUB_PAT", "ghp"),
@@ -209,6 +220,7 @@ mod tests {
             [
                 "DB_PASSWORD",
                 "EDITOR",
+                "GOPRIVATE",
                 "HOME",
                 "LANG",
                 "NODE_PATH",
@@ -225,24 +237,32 @@ mod tests {
     }
 
     #[test]
-    fn a_url_with_a_password_is_a_secret_and_one_without_is_not() {
+    fn a_value_shaped_like_a_credential_is_a_secret_and_others_are_not() {
         for secret in [
             "postgres://app:pw@db/app",
             "redis://:pw@cache:6379",
             "a list: https://x.example, ftp://me:pw@files/",
             "mongodb+srv://u:p@cluster0.example.net/?retryWrites=true",
+            "postgres://u:pa/ss@db",
+            "https://ghp_xxx@github.com/org/repo.git",
+            "u:p@proxy:3128",
+            "jdbc:postgresql://h/db?user=u&password=x",
+            "jdbc:sqlserver://h;user=u;password=x",
+            "host=db user=app PASSWORD = x",
+            "http://[::1]:8080@x",
         ] {
-            assert!(holds_url_password(secret), "{secret}");
+            assert!(holds_credential(secret), "{secret}");
         }
         for plain in [
             "https://example.com/a:b@c",
-            "https://user@host/",
+            "https://example.com/@scope/pkg",
             "https://host:8080/",
-            "https://u:@host/",
-            "mailto:me@example.com",
+            "/usr/local/bin:/usr/bin",
+            "en_US.UTF-8",
+            "localhost,.internal",
             "no url",
         ] {
-            assert!(!holds_url_password(plain), "{plain}");
+            assert!(!holds_credential(plain), "{plain}");
         }
     }
 }
