@@ -187,9 +187,18 @@ impl TelegramBot {
         Ok(())
     }
 
-    /// Sends a short notice as plain text (never split: notices are short).
+    /// Sends a notice as plain text, split under the limit where it is long (an allowlist
+    /// that grew, a tool name a model chose): returns the last message's id.
     pub async fn send_notice(&self, chat: &ChatRef, text: &str) -> Result<i64, BridgeError> {
-        self.send_text(chat, text, None, None, None).await
+        let mut sent = None;
+        for part in plain_messages(text, TELEGRAM_MESSAGE) {
+            sent = Some(self.send_text(chat, &part, None, None, None).await?);
+        }
+        match sent {
+            Some(id) => Ok(id),
+            // An empty notice still goes out (Telegram refuses it, and the caller hears why).
+            None => self.send_text(chat, text, None, None, None).await,
+        }
     }
 
     /// Sends a card (HTML) with its buttons, as a reply to `reply_to` (its details file) when

@@ -24,6 +24,8 @@ const SHORT_FIELD: usize = 100;
 const REASON: usize = 500;
 /// UTF-16 code units of a question's answer shown on its settled card.
 const ANSWER: usize = 1000;
+/// Tools an "all N" row's card lists by name (each up to [`SHORT_FIELD`]); the rest counted.
+const BULK_LISTED: usize = 25;
 
 /// The longest prefix of `text` within `units` UTF-16 code units, and whether it is shorter
 /// than `text`.
@@ -96,10 +98,17 @@ pub fn render_view(view: &CardView) -> RenderedCard {
             }
         }
         CardView::Bulk { tools, .. } => {
-            let listed: Vec<String> = tools
+            let mut listed: Vec<String> = tools
                 .iter()
+                .take(BULK_LISTED)
                 .map(|t| format!("• <code>{}</code>", short(t, SHORT_FIELD)))
                 .collect();
+            if tools.len() > BULK_LISTED {
+                listed.push(format!(
+                    "…and {} more (each on its own card above)",
+                    tools.len() - BULK_LISTED
+                ));
+            }
             RenderedCard {
                 html: format!(
                     "{} approvals are waiting here (admins only):\n{}",
@@ -265,6 +274,16 @@ mod tests {
             &CardOutcome::Answered {
                 answer: emoji.clone(),
             },
+        );
+        let bulk = render_view(&CardView::Bulk {
+            tools: vec![emoji.clone(); 200],
+            rows: Vec::new(),
+        });
+        assert!(bulk.html.contains("…and 175 more"), "{}", bulk.html);
+        assert!(
+            visible_utf16(&bulk.html) <= 4096,
+            "{}",
+            visible_utf16(&bulk.html)
         );
         assert!(
             visible_utf16(&answered) <= 4096,

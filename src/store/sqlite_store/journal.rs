@@ -33,7 +33,7 @@ const FILE_PREFIX: &str = "tollgate.journal-";
 
 /// A file's first bytes: this, the database's number, the generation it holds, the header's
 /// own random number, and their checksum.
-const MAGIC: &[u8; 8] = b"TGJRNL01";
+const MAGIC: &[u8; 8] = b"TGJRNL02";
 const HEADER_LEN: usize = 8 + 8 + 8 + 8 + 4;
 
 /// A record's own header: the payload's length, the generation, the checksum of the file
