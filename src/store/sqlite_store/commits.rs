@@ -5,7 +5,7 @@
 //! committer thread that applies every [`COMMIT_EVERY`].
 
 use super::journal::Journal;
-use super::pending::{Committing, Writes};
+use super::pending::Committing;
 use super::{
     BEGIN, CHECKPOINT_AT_PAGES, COMMIT, COMMIT_EVERY, REMOVE_ONE, Result, SET_APPLIED, Shared,
     WRITE_ONE, lock,
@@ -166,7 +166,8 @@ impl Shared {
             self.journal_durably(&mut journal, tail)?;
             (layers, journal.rotate())
         };
-        if let Err(e) = commit(&writer, &layers, closed) {
+        let oldest_first = layers.iter().flat_map(|layer| layer.iter());
+        if let Err(e) = commit(&writer, oldest_first, closed) {
             self.accepting().commit_failed = Some(e.to_string());
             return Err(self.error("commit", e));
         }
@@ -203,26 +204,10 @@ impl Shared {
             return Ok(());
         }
         let writer = lock(&self.writer);
-        let replayed = (|| {
-            writer.prepare_cached(BEGIN)?.execute([])?;
-            let mut write_one = writer.prepare_cached(WRITE_ONE)?;
-            let mut remove_one = writer.prepare_cached(REMOVE_ONE)?;
-            for (tree, key, value) in writes {
-                match value {
-                    Some(value) => write_one.execute(params![tree, key, value])?,
-                    None => remove_one.execute(params![tree, key])?,
-                };
-            }
-            drop((write_one, remove_one));
-            writer
-                .prepare_cached(SET_APPLIED)?
-                .execute(params![generation_value(through)])?;
-            writer.prepare_cached(COMMIT)?.execute([])
-        })();
-        if let Err(e) = replayed {
-            if !writer.is_autocommit() {
-                let _ = writer.execute_batch("ROLLBACK");
-            }
+        let in_order = writes
+            .iter()
+            .map(|(tree, key, value)| (tree.as_str(), key.as_slice(), value.as_deref()));
+        if let Err(e) = commit(&writer, in_order, through) {
             return Err(self.error("replaying the journal", e));
         }
         drop(writer);
@@ -300,12 +285,12 @@ fn generation_value(generation: u64) -> i64 {
     i64::try_from(generation).unwrap_or(i64::MAX)
 }
 
-/// Commits the layers of writes (oldest first), and that the database holds the journal
-/// through `generation`, in one transaction; on failure nothing of them is left in the
-/// database.
-fn commit(
+/// Commits `writes` in their order (a deletion's value is `None`), and that the database
+/// holds the journal through `generation`, in one transaction; on failure nothing of them is
+/// left in the database.
+fn commit<'a>(
     writer: &Connection,
-    layers: &[std::sync::Arc<Writes>],
+    writes: impl Iterator<Item = (&'a str, &'a [u8], Option<&'a [u8]>)>,
     generation: u64,
 ) -> rusqlite::Result<()> {
     let committed = (|| {
@@ -313,7 +298,7 @@ fn commit(
         // Taken from the cache once a commit, not once a write (each take hashes the text).
         let mut write_one = writer.prepare_cached(WRITE_ONE)?;
         let mut remove_one = writer.prepare_cached(REMOVE_ONE)?;
-        for (tree, key, value) in layers.iter().flat_map(|layer| layer.iter()) {
+        for (tree, key, value) in writes {
             match value {
                 Some(value) => write_one.execute(params![tree, key, value])?,
                 None => remove_one.execute(params![tree, key])?,

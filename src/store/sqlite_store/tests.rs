@@ -46,7 +46,11 @@ fn scans_are_not_recompiled_at_each_use() {
 /// A store holding one entry, `t/kept`, in `dir`, in the database (applied, not only
 /// journaled).
 fn with_one_entry(dir: &std::path::Path) -> SqliteStore {
-    let store = SqliteStore::open(dir, 8).unwrap();
+    holding_one_entry(SqliteStore::open(dir, 8).unwrap())
+}
+
+/// `store` once it holds `t/kept` in its database.
+fn holding_one_entry(store: SqliteStore) -> SqliteStore {
     store.insert("t", b"kept", b"v").unwrap();
     store.flush().unwrap();
     store.shared.apply().unwrap();
@@ -509,11 +513,7 @@ fn the_end_of_a_prefix_range() {
 
 /// A store holding one entry, `t/kept`, in the database, with no committer thread.
 fn unattended_with_one_entry(dir: &std::path::Path) -> SqliteStore {
-    let store = SqliteStore::open_unattended(dir, 8).unwrap();
-    store.insert("t", b"kept", b"v").unwrap();
-    store.flush().unwrap();
-    store.shared.apply().unwrap();
-    store
+    holding_one_entry(SqliteStore::open_unattended(dir, 8).unwrap())
 }
 
 /// `key` of tree `t` as the database file alone holds it (read as a process that knows no
