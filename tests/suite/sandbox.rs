@@ -285,41 +285,47 @@ async fn eventually(mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
+/// Runs `command` with a 1 s timeout in a workspace-write sandbox, seeing a process whose
+/// command line matches `pattern` (built from the place's unique `marker`) while it runs, and
+/// asserting it is gone afterwards: one that outlived the timeout would still be running.
+async fn outlives_no_timeout(p: &Place, command: &str, pattern: &str) {
+    let survivors = || processes_matching(pattern);
+    let spec = spec(p, SandboxPolicy::WorkspaceWrite, false);
+    let env = env(p);
+    let runner = runner();
+    let run = runner.run(command, &spec, &env, Duration::from_secs(1), pending());
+    // While it runs, the process is seen from here: its absence afterwards means something.
+    let (outcome, seen) = tokio::join!(run, eventually(|| !survivors().is_empty()));
+    let outcome = outcome.unwrap();
+    assert!(seen, "{pattern} never showed up");
+    assert!(outcome.timed_out);
+    assert_eq!(outcome.exit_code, None);
+    // The namespace's end reaches its processes just after the helper's (a death signal):
+    // polled for about 30 s, well short of the commands' own end.
+    let gone = eventually(|| survivors().is_empty()).await;
+    assert!(gone, "it outlived the timeout: {}", survivors());
+}
+
+/// A name unique to this test's place, to find its processes from outside the namespace
+/// (other tests run beside this one).
+fn marker(p: &Place, what: &str) -> String {
+    format!(
+        "tollgate-{what}-{}",
+        p.root.file_name().unwrap().to_string_lossy()
+    )
+}
+
 #[tokio::test]
 async fn a_timeout_kills_the_whole_namespace() {
     let p = place();
-    // A comment in the grandchild's script names it uniquely, so it can be looked for from
-    // outside the namespace (other tests run beside this one).
-    let marker = format!(
-        "tollgate-beat-{}",
-        p.root.file_name().unwrap().to_string_lossy()
-    );
+    let marker = marker(&p, "beat");
     let command = format!(
         "setsid sh -c 'while true; do date +%s%N > beat; sleep 0.1; done # {marker}' & sleep 30"
     );
     // The grandchild alone: the shell and the helper above it carry the marker too, but their
     // command lines start otherwise.
-    let grandchild = format!("^sh -c while true.*{marker}$");
-    let survivors = || processes_matching(&grandchild);
-    let spec = spec(&p, SandboxPolicy::WorkspaceWrite, false);
-    let env = env(&p);
-    let runner = runner();
-    let run = runner.run(&command, &spec, &env, Duration::from_secs(1), pending());
-    // While it runs, the grandchild is seen from here: its absence afterwards means something.
-    let (outcome, seen) = tokio::join!(run, eventually(|| !survivors().is_empty()));
-    let outcome = outcome.unwrap();
-    assert!(seen, "the grandchild never showed up");
-    assert!(outcome.timed_out);
-    assert_eq!(outcome.exit_code, None);
+    outlives_no_timeout(&p, &command, &format!("^sh -c while true.*{marker}$")).await;
     assert!(p.root.join("ws/beat").exists(), "the grandchild never beat");
-    // The namespace's end reaches its processes just after the helper's (a death signal):
-    // wait for them to be gone. One that outlived the timeout would still be looping.
-    let gone = eventually(|| survivors().is_empty()).await;
-    assert!(
-        gone,
-        "the setsid grandchild outlived the timeout: {}",
-        survivors()
-    );
 }
 
 /// A command may clear its own death signal (`prctl(PR_SET_PDEATHSIG, 0)`, as any program can,
@@ -329,10 +335,7 @@ async fn a_timeout_kills_the_whole_namespace() {
 #[tokio::test]
 async fn a_command_that_drops_its_death_signal_still_ends_at_its_timeout() {
     let p = place();
-    let marker = format!(
-        "tollgate-undying-{}",
-        p.root.file_name().unwrap().to_string_lossy()
-    );
+    let marker = marker(&p, "undying");
     #[cfg(target_arch = "x86_64")]
     const PRCTL: u32 = 157;
     #[cfg(target_arch = "aarch64")]
@@ -340,18 +343,7 @@ async fn a_command_that_drops_its_death_signal_still_ends_at_its_timeout() {
     // PR_SET_PDEATHSIG is 1. `exec`: the command replaces the shell, as it would replace
     // PID 1 were the shell PID 1.
     let command = format!("exec perl -e 'syscall({PRCTL}, 1, 0); sleep 120' {marker}");
-    let pattern = format!("^perl -e .*{marker}$");
-    let survivors = || processes_matching(&pattern);
-    let spec = spec(&p, SandboxPolicy::WorkspaceWrite, false);
-    let env = env(&p);
-    let runner = runner();
-    let run = runner.run(&command, &spec, &env, Duration::from_secs(1), pending());
-    let (outcome, seen) = tokio::join!(run, eventually(|| !survivors().is_empty()));
-    let outcome = outcome.unwrap();
-    assert!(seen, "the command never showed up");
-    assert!(outcome.timed_out);
-    let gone = eventually(|| survivors().is_empty()).await;
-    assert!(gone, "the command outlived its timeout: {}", survivors());
+    outlives_no_timeout(&p, &command, &format!("^perl -e .*{marker}$")).await;
 }
 
 #[tokio::test]
