@@ -4,11 +4,12 @@
 //! CREDENTIAL|AUTH` and the other fragments below (`PASSWD`, `_PWD`, `DSN`, `SESSION`, …),
 //! everything starting `SSH_`, every variable a `*_env` config key names, and any whose value
 //! holds a credential by its shape (a URL with a user or password, `postgres://app:pw@db/…`, a
-//! proxy with credentials, a `password=` setting in a DSN or JDBC URL) — and except the variables that change what bash runs before or instead of the command
-//! (`BASH_ENV`, exported functions, `SHELLOPTS` …): the shell that runs is the shell the gate
-//! parsed. An agent's `env_allowlist` can un-hide a variable that exists and was hidden by its
-//! name only; it never invents one, and never un-hides `SSH_*`, a `*_env` secret or a shell
-//! control variable.
+//! proxy with credentials, a `password=` setting in a DSN or JDBC URL) — and except the
+//! variables that change what bash runs before or instead of the command (`BASH_ENV`, exported
+//! functions, `SHELLOPTS` …): the shell that runs is the shell the gate parsed. An agent's
+//! `env_allowlist` can un-hide a variable that exists and was hidden by its name or its value
+//! only; it never invents one, and never un-hides `SSH_*`, a `*_env` secret or a shell control
+//! variable.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
