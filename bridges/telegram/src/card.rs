@@ -5,7 +5,7 @@
 //! settled text stay within Telegram's 4,096, counted as Telegram counts them: in UTF-16 code
 //! units (an emoji is two), or the card would be refused and its question never asked.
 
-use crate::render::escape;
+use crate::render::{cut_utf16, escape};
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use tollgate_surface::limits::{TELEGRAM_CALLBACK_DATA, TELEGRAM_CARD_DETAILS};
 use tollgate_surface::{ApprovalCard, BridgeError, Button, CardOutcome, CardView};
@@ -26,20 +26,6 @@ const REASON: usize = 500;
 const ANSWER: usize = 1000;
 /// Tools an "all N" row's card lists by name (each up to [`SHORT_FIELD`]); the rest counted.
 const BULK_LISTED: usize = 25;
-
-/// The longest prefix of `text` within `units` UTF-16 code units, and whether it is shorter
-/// than `text`.
-#[must_use]
-pub fn cut_utf16(text: &str, units: usize) -> (&str, bool) {
-    let mut used = 0;
-    for (at, c) in text.char_indices() {
-        used += c.len_utf16();
-        if used > units {
-            return (&text[..at], true);
-        }
-    }
-    (text, false)
-}
 
 /// `text` within `units`, escaped, with an ellipsis where it was cut.
 fn short(text: &str, units: usize) -> String {
@@ -290,13 +276,6 @@ mod tests {
             "{}",
             visible_utf16(&answered)
         );
-    }
-
-    #[test]
-    fn a_cut_falls_between_characters() {
-        assert_eq!(cut_utf16("a😀b", 2), ("a", true));
-        assert_eq!(cut_utf16("a😀b", 3), ("a😀", true));
-        assert_eq!(cut_utf16("a😀b", 4), ("a😀b", false));
     }
 
     #[test]

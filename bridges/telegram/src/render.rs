@@ -12,6 +12,20 @@ pub fn escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// The longest prefix of `text` within `units` UTF-16 code units, and whether it is shorter
+/// than `text`.
+#[must_use]
+pub fn cut_utf16(text: &str, units: usize) -> (&str, bool) {
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        used += c.len_utf16();
+        if used > units {
+            return (&text[..at], true);
+        }
+    }
+    (text, false)
+}
+
 /// Inline Markdown (one line, outside code blocks) as Telegram HTML.
 #[must_use]
 pub fn inline(line: &str) -> String {
@@ -159,7 +173,7 @@ pub fn plain_messages(text: &str, limit: usize) -> Vec<String> {
     for line in text.split_inclusive('\n') {
         let mut rest = line;
         while !rest.is_empty() {
-            let (part, _) = crate::card::cut_utf16(rest, limit);
+            let (part, _) = cut_utf16(rest, limit);
             let units = part.encode_utf16().count();
             if current_units + units > limit {
                 out.push(std::mem::take(&mut current));
@@ -179,6 +193,13 @@ pub fn plain_messages(text: &str, limit: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_falls_between_characters() {
+        assert_eq!(cut_utf16("a😀b", 2), ("a", true));
+        assert_eq!(cut_utf16("a😀b", 3), ("a😀", true));
+        assert_eq!(cut_utf16("a😀b", 4), ("a😀b", false));
+    }
 
     #[test]
     fn converts_and_escapes() {

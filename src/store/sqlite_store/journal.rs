@@ -334,11 +334,9 @@ fn read_records(
         let Some(payload) = bytes.get(at + RECORD_HEADER_LEN..at + RECORD_HEADER_LEN + len) else {
             return Ok(());
         };
-        let mut hasher = crc32fast::Hasher::new();
-        hasher.update(&nonce.to_le_bytes());
-        hasher.update(&header[..12]);
-        hasher.update(payload);
-        if u64::from_le_bytes(named) != generation || hasher.finalize().to_le_bytes() != checksum {
+        if u64::from_le_bytes(named) != generation
+            || record_checksum(nonce, &header[..12], payload) != checksum
+        {
             return Ok(());
         }
         decode_writes(payload, out)?;
@@ -346,16 +344,23 @@ fn read_records(
     }
 }
 
+/// A record's checksum: its file header's random number, its length and generation (`head`),
+/// and its payload. One function for writing and reading, so the two cannot differ.
+fn record_checksum(nonce: u64, head: &[u8], payload: &[u8]) -> [u8; 4] {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&nonce.to_le_bytes());
+    hasher.update(head);
+    hasher.update(payload);
+    hasher.finalize().to_le_bytes()
+}
+
 fn push_record(bytes: &mut Vec<u8>, generation: u64, nonce: u64, payload: &[u8]) -> io::Result<()> {
     let len = u32::try_from(payload.len()).map_err(|_| io::Error::other("record too long"))?;
     let start = bytes.len();
     bytes.extend_from_slice(&len.to_le_bytes());
     bytes.extend_from_slice(&generation.to_le_bytes());
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(&nonce.to_le_bytes());
-    hasher.update(&bytes[start..]);
-    hasher.update(payload);
-    bytes.extend_from_slice(&hasher.finalize().to_le_bytes());
+    let checksum = record_checksum(nonce, &bytes[start..], payload);
+    bytes.extend_from_slice(&checksum);
     bytes.extend_from_slice(payload);
     Ok(())
 }
