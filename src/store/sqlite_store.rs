@@ -36,11 +36,13 @@ mod commits;
 mod journal;
 mod open;
 mod pending;
+mod reader;
 
 use super::{Result, Store, StoreError};
 use commits::spawn_committer;
 use journal::Journal;
 use pending::Pending;
+use reader::Reader;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -95,7 +97,7 @@ struct Shared {
     accepting: Mutex<Accepting>,
     /// Reads what is committed. Declared before `writer`: closed first, so the writer, last
     /// to close, folds the log into the database and removes it.
-    reader: Mutex<Connection>,
+    reader: Mutex<Reader>,
     /// Commits, checkpoints: only an apply (or closing) holds it.
     writer: Mutex<Connection>,
     /// Where a flush makes writes durable; held across its write and sync.
@@ -232,24 +234,29 @@ const SCAN_RANGE: &str =
 const SCAN_FROM: &str = "SELECT k, v FROM kv WHERE tree = CAST(?1 AS TEXT) AND k >= ?2 ORDER BY k";
 
 impl SqliteStore {
-    /// The committed value of `key`.
-    fn read_committed(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let read = |reader: &Connection| {
-            let read = reader
+    /// The committed value of `key`, read on a snapshot holding every apply settled by the
+    /// time `settles` had been (see [`Reader`]).
+    fn read_committed(&self, tree: &str, key: &[u8], settles: u64) -> Result<Option<Vec<u8>>> {
+        let read = self.with_reader(settles, |reader| {
+            reader
                 .prepare_cached(READ_ONE)
-                .and_then(|mut s| s.query_row(params![tree, key], |r| r.get(0)).optional());
-            read.map_err(|e| self.shared.error(&format!("reading tree `{tree}`"), e))
-        };
-        self.with_reader(read)
+                .and_then(|mut s| s.query_row(params![tree, key], |r| r.get(0)).optional())
+        });
+        read.map_err(|e| self.shared.error(&format!("reading tree `{tree}`"), e))
     }
 
-    /// Runs `read` on the reader connection, stepping aside from an async worker (a read can
-    /// wait for another read or for the disk; the worker's other tasks go on meanwhile). No
-    /// write or commit holds this lock. Most of what this first cost in memory was the
-    /// blocking threads an idle serve kept; serve's runtime lets them go after a second
+    /// Runs `read` on the reader connection, on a snapshot holding every apply settled by
+    /// the time `settles` had been, stepping aside from an async worker (a read can wait for
+    /// another read or for the disk; the worker's other tasks go on meanwhile). No write or
+    /// commit holds this lock. Most of what this first cost in memory was the blocking
+    /// threads an idle serve kept; serve's runtime lets them go after a second
     /// (`cli::serve::runtime`, docs/benchmarks.md).
-    fn with_reader<T>(&self, read: impl FnOnce(&Connection) -> T) -> T {
-        crate::step_aside::step_aside(|| read(&lock(&self.shared.reader)))
+    fn with_reader<T>(
+        &self,
+        settles: u64,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        crate::step_aside::step_aside(|| lock(&self.shared.reader).read(settles, read))
     }
 
     /// The latest value of `key`, and the lock to write after it under (a read-then-write
@@ -262,15 +269,15 @@ impl SqliteStore {
         key: &[u8],
     ) -> Result<(MutexGuard<'_, Accepting>, Option<Vec<u8>>)> {
         for _ in 0..SCAN_TRIES {
-            let settled = {
+            let (settled, settles) = {
                 let accepting = self.shared.accepting();
                 if let Some(pending) = accepting.pending.get(tree, key) {
                     let latest = pending.map(<[u8]>::to_vec);
                     return Ok((accepting, latest));
                 }
-                accepting.pending.settled(tree)
+                (accepting.pending.settled(tree), accepting.pending.settles())
             };
-            let committed = self.read_committed(tree, key)?;
+            let committed = self.read_committed(tree, key, settles)?;
             let accepting = self.shared.accepting();
             if let Some(pending) = accepting.pending.get(tree, key) {
                 let latest = pending.map(<[u8]>::to_vec);
@@ -295,7 +302,7 @@ impl SqliteStore {
     ) -> Result<Option<Vec<u8>>> {
         match accepting.pending.get(tree, key) {
             Some(pending) => Ok(pending.map(<[u8]>::to_vec)),
-            None => self.read_committed(tree, key),
+            None => self.read_committed(tree, key, accepting.pending.settles()),
         }
     }
 
@@ -344,21 +351,26 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// The committed rows of `tree` from `from` (and before `before`).
-    fn scan_committed(&self, tree: &str, from: &[u8], before: Option<&[u8]>) -> Result<Rows> {
-        self.with_reader(|reader| {
-            let rows = match before {
-                Some(end) => reader.prepare_cached(SCAN_RANGE).and_then(|mut s| {
-                    s.query_map(params![tree, from, end], |r| Ok((r.get(0)?, r.get(1)?)))?
-                        .collect()
-                }),
-                None => reader.prepare_cached(SCAN_FROM).and_then(|mut s| {
-                    s.query_map(params![tree, from], |r| Ok((r.get(0)?, r.get(1)?)))?
-                        .collect()
-                }),
-            };
-            rows.map_err(|e| self.shared.error(&format!("scanning tree `{tree}`"), e))
-        })
+    /// The committed rows of `tree` from `from` (and before `before`), read on a snapshot
+    /// holding every apply settled by the time `settles` had been.
+    fn scan_committed(
+        &self,
+        tree: &str,
+        from: &[u8],
+        before: Option<&[u8]>,
+        settles: u64,
+    ) -> Result<Rows> {
+        let rows = self.with_reader(settles, |reader| match before {
+            Some(end) => reader.prepare_cached(SCAN_RANGE).and_then(|mut s| {
+                s.query_map(params![tree, from, end], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            }),
+            None => reader.prepare_cached(SCAN_FROM).and_then(|mut s| {
+                s.query_map(params![tree, from], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            }),
+        });
+        rows.map_err(|e| self.shared.error(&format!("scanning tree `{tree}`"), e))
     }
 
     fn scan(&self, tree: &str, from: &[u8], before: Option<&[u8]>) -> Result<Rows> {
@@ -366,25 +378,30 @@ impl SqliteStore {
         // commit's writes stay pending until it is settled, so if no commit settled while
         // the database was read, what it read plus what is pending now is the store now.
         for _ in 0..SCAN_TRIES {
-            let settled = self.shared.accepting().pending.settled(tree);
-            let committed = self.scan_committed(tree, from, before)?;
+            let (settled, settles) = {
+                let accepting = self.shared.accepting();
+                (accepting.pending.settled(tree), accepting.pending.settles())
+            };
+            let committed = self.scan_committed(tree, from, before, settles)?;
             let accepting = self.shared.accepting();
             if accepting.pending.settled(tree) == settled {
                 return Ok(accepting.pending.lay_over(tree, from, before, committed));
             }
         }
         let accepting = self.shared.accepting();
-        let committed = self.scan_committed(tree, from, before)?;
+        let committed = self.scan_committed(tree, from, before, accepting.pending.settles())?;
         Ok(accepting.pending.lay_over(tree, from, before, committed))
     }
 
     /// Every tree's name (for copying a store).
     pub fn tree_names(&self) -> Result<Vec<String>> {
         let accepting = self.shared.accepting();
-        let reader = lock(&self.shared.reader);
-        let names: rusqlite::Result<Vec<String>> = reader
-            .prepare_cached("SELECT DISTINCT tree FROM kv ORDER BY tree")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect());
+        let names: rusqlite::Result<Vec<String>> =
+            lock(&self.shared.reader).read(accepting.pending.settles(), |reader| {
+                reader
+                    .prepare_cached("SELECT DISTINCT tree FROM kv ORDER BY tree")
+                    .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            });
         let mut names = names.map_err(|e| self.shared.error("listing trees", e))?;
         names.extend(accepting.pending.trees().map(str::to_string));
         names.sort();
@@ -395,12 +412,16 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        if let Some(pending) = self.shared.accepting().pending.get(tree, key) {
-            return Ok(pending.map(<[u8]>::to_vec));
-        }
+        let settles = {
+            let accepting = self.shared.accepting();
+            if let Some(pending) = accepting.pending.get(tree, key) {
+                return Ok(pending.map(<[u8]>::to_vec));
+            }
+            accepting.pending.settles()
+        };
         // Not pending when looked at: the database held its latest value then, and can
         // only have been given a newer one since.
-        self.read_committed(tree, key)
+        self.read_committed(tree, key, settles)
     }
 
     fn insert(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {

@@ -13,8 +13,17 @@ use std::time::{Duration, Instant};
 pub struct OpenAiProvider {
     client: reqwest::Client,
     base_url: String,
+    /// `{base_url}/chat/completions`, parsed once: parsing it at every request was a
+    /// measurable part of a turn's cost. `None` if it does not parse; each request then
+    /// passes the text, and reqwest's error says why.
+    completions: Option<reqwest::Url>,
     api_key: Option<String>,
     attempts: u32,
+}
+
+/// The chat completions endpoint under `base_url` (no trailing slash).
+fn completions_url(base_url: &str) -> String {
+    format!("{base_url}/chat/completions")
 }
 
 impl OpenAiProvider {
@@ -26,9 +35,11 @@ impl OpenAiProvider {
         attempts: u32,
     ) -> Result<Self, LlmError> {
         let client = super::retry::http_client(timeout)?;
+        let base_url = base_url.trim_end_matches('/').to_string();
         Ok(OpenAiProvider {
             client,
-            base_url: base_url.trim_end_matches('/').to_string(),
+            completions: reqwest::Url::parse(&completions_url(&base_url)).ok(),
+            base_url,
             api_key,
             attempts: attempts.max(1),
         })
@@ -39,14 +50,15 @@ impl OpenAiProvider {
         request: &LlmRequest,
         on_delta: OnDelta<'_>,
     ) -> Result<LlmReply, LlmError> {
-        let url = format!("{}/chat/completions", self.base_url);
         // Shared by the attempts: a retry sends the same bytes without copying them.
         let body = hyper::body::Bytes::from(super::openai_body::body(request));
         let started = Instant::now();
         let response = send_with_retries(&self.base_url, self.attempts, || {
-            let post = self
-                .client
-                .post(&url)
+            let post = match &self.completions {
+                Some(url) => self.client.post(url.clone()),
+                None => self.client.post(completions_url(&self.base_url)),
+            };
+            let post = post
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(body.clone());
             match &self.api_key {

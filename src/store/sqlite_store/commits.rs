@@ -262,9 +262,12 @@ impl Shared {
             Checkpoint::Restart => "PRAGMA wal_checkpoint(RESTART)",
             Checkpoint::Truncate => "PRAGMA wal_checkpoint(TRUNCATE)",
         };
-        let busy: i64 = writer
-            .query_row(pragma, [], |r| r.get(0))
-            .map_err(|e| self.error("checkpoint", e))?;
+        // Both modes wait for every reader to leave the log: the reading connection's held
+        // transaction is ended, and none is held again until the checkpoint is done.
+        lock(&self.reader).checkpointing(true);
+        let busy: rusqlite::Result<i64> = writer.query_row(pragma, [], |r| r.get(0));
+        lock(&self.reader).checkpointing(false);
+        let busy = busy.map_err(|e| self.error("checkpoint", e))?;
         if busy == 0 {
             self.wal_pages.store(0, Ordering::Relaxed);
         }

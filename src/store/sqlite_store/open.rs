@@ -140,7 +140,7 @@ impl SqliteStore {
                 commit_failed: None,
                 lost: None,
             }),
-            reader: Mutex::new(reader),
+            reader: Mutex::new(super::Reader::new(reader)),
             writer: Mutex::new(writer),
             journal: Mutex::new(journal),
             committer: commits::CommitterCalls::default(),

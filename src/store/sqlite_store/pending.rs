@@ -106,6 +106,9 @@ pub(super) struct Pending {
     /// the map while it read the database knows by this whether writes to its tree left the
     /// map meanwhile (an apply to other trees does not make it read again).
     settled: BTreeMap<String, u64>,
+    /// How many applies were settled, whatever their trees: a read of the database may use
+    /// a snapshot taken at this count while it is unchanged (`reader`).
+    settles: u64,
     /// The writes made since the journal last took them, in order (sharing the map's bytes).
     tail: Vec<Committing>,
     /// The keys' and values' bytes in the tail (a key written many times counts each time).
@@ -139,6 +142,11 @@ impl Pending {
     /// Counts the settled applies that held writes to `tree`.
     pub fn settled(&self, tree: &str) -> u64 {
         self.settled.get(tree).copied().unwrap_or(0)
+    }
+
+    /// Counts the settled applies, whatever their trees.
+    pub fn settles(&self) -> u64 {
+        self.settles
     }
 
     /// Accepts a write (`None` deletes).
@@ -236,6 +244,9 @@ impl Pending {
     /// After the first `count` frozen layers were committed: drops them.
     pub fn settle(&mut self, count: usize) {
         let count = count.min(self.frozen.len());
+        if count > 0 {
+            self.settles += 1;
+        }
         for layer in self.frozen.drain(..count) {
             for tree in layer.trees.keys() {
                 match self.settled.get_mut(&**tree) {
@@ -331,6 +342,9 @@ mod tests {
         assert_eq!(pending.bytes(), 2 + 5);
         assert_eq!(pending.settled("t"), 1);
         assert_eq!(pending.settled("other"), 0);
+        assert_eq!(pending.settles(), 1);
+        pending.settle(0);
+        assert_eq!(pending.settles(), 1, "settling nothing is not an apply");
         // A failed apply's layer stays, beneath the next one's, and both are committed.
         let first = pending.freeze();
         pending.write("t", b"k", Some(b"3"));

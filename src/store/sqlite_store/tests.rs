@@ -26,10 +26,10 @@ fn scans_are_not_recompiled_at_each_use() {
     let reader = super::lock(&store.shared.reader);
     let writer = super::lock(&store.shared.writer);
     for (conn, sql) in [
-        (&reader, SCAN_RANGE),
-        (&reader, SCAN_FROM),
-        (&reader, READ_ONE),
-        (&writer, WRITE_ONE),
+        (reader.connection(), SCAN_RANGE),
+        (reader.connection(), SCAN_FROM),
+        (reader.connection(), READ_ONE),
+        (&*writer, WRITE_ONE),
         (&writer, REMOVE_ONE),
         (&writer, BEGIN),
         (&writer, COMMIT),
@@ -454,6 +454,58 @@ fn a_long_log_is_folded_into_the_database_and_nothing_is_lost() {
     let rows = reopened.scan_prefix("t", b"").unwrap();
     assert_eq!(rows.len(), 3100);
     assert!(rows.iter().all(|(_, v)| *v == value));
+}
+
+/// The reading connection keeps its read transaction from read to read (`reader`): a read
+/// after an apply settled must not use the snapshot taken before it, whose writes have left
+/// the pending map by then.
+#[test]
+fn a_read_after_an_apply_sees_what_it_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_unattended(dir.path(), 8).unwrap();
+    store.put("t", b"k", b"1").unwrap();
+    store.shared.apply().unwrap();
+    // Read from the database: the snapshot is taken here.
+    assert_eq!(store.get("t", b"k").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(store.scan_prefix("t", b"").unwrap().len(), 1);
+    store.put("t", b"k", b"2").unwrap();
+    store.put("t", b"k2", b"2").unwrap();
+    store.shared.apply().unwrap();
+    assert_eq!(store.get("t", b"k").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(store.insert("t", b"k", b"3").unwrap(), Some(b"2".to_vec()));
+    store.shared.apply().unwrap();
+    assert_eq!(
+        store.scan_prefix("t", b"").unwrap(),
+        vec![
+            (b"k".to_vec(), b"3".to_vec()),
+            (b"k2".to_vec(), b"2".to_vec())
+        ]
+    );
+}
+
+/// A checkpoint that starts the log over waits for readers to leave it: the transaction the
+/// reading connection holds from its last read must not keep it waiting (it would give up
+/// after the busy timeout, leaving the log to grow).
+#[test]
+fn a_held_read_does_not_hold_up_the_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_unattended(dir.path(), 8).unwrap();
+    store.put("t", b"k", b"1").unwrap();
+    store.shared.apply().unwrap();
+    assert_eq!(store.get("t", b"k").unwrap(), Some(b"1".to_vec()));
+    store.put("t", b"k", b"2").unwrap();
+    store.shared.apply().unwrap();
+    assert!(store.shared.wal_pages.load(Ordering::Relaxed) > 0);
+    store
+        .shared
+        .checkpoint_as(super::commits::Checkpoint::Restart)
+        .unwrap();
+    assert_eq!(
+        store.shared.wal_pages.load(Ordering::Relaxed),
+        0,
+        "the checkpoint found the log still in use"
+    );
+    assert_eq!(store.get("t", b"k").unwrap(), Some(b"2".to_vec()));
 }
 
 /// A bulk copy (an upgrade's) writes far more than memory should hold before its one flush:
