@@ -118,6 +118,7 @@ names!(
         "nocache", "chronic", "ifne", "fakeroot", "fakechroot", "cgexec", "runcon", "chpst",
         "firejail", "bwrap", "sg", "setarch", "linux32", "linux64", "prlimit", "cpulimit",
         "sshpass", "dbus-launch", "coproc", "caffeinate", "gosu", "su-exec", "ld.so",
-        "systemd-cat", "systemd-inhibit", "tini", "dumb-init", "rlwrap",
+        "systemd-cat", "systemd-inhibit", "tini", "dumb-init", "rlwrap", "envdir", "setlock",
+        "softlimit", "trickle", "sem", "proot",
     ]
 );

@@ -14,6 +14,9 @@ pub fn skip_options<'a>(
     words: &'a [Word],
     view: &mut CommandView<'a>,
 ) -> &'a [Word] {
+    if wrapper.name == "sg" {
+        return sg_command(words, view);
+    }
     let mut i = skip_leading_options(wrapper, words, view);
     // `runcon CONTEXT CMD` names a context only when no option does (`runcon -t T CMD`).
     let mut positionals = if wrapper.name == "runcon" {
@@ -46,6 +49,23 @@ pub fn skip_options<'a>(
             view.inline_scripts.push(value.to_string());
         }
     }
+    &[]
+}
+
+/// `sg [-] GROUP [-c] COMMAND`: shadow's `sg` runs the one word after the group with
+/// `/bin/sh -c`, whether or not `-c` comes first (words after it are ignored).
+fn sg_command<'a>(words: &'a [Word], view: &mut CommandView<'a>) -> &'a [Word] {
+    let mut rest = words;
+    if rest.first().and_then(Word::literal) == Some("-") {
+        rest = rest.get(1..).unwrap_or(&[]);
+    }
+    // The group.
+    rest = rest.get(1..).unwrap_or(&[]);
+    if rest.first().and_then(Word::literal) == Some("-c") {
+        rest = rest.get(1..).unwrap_or(&[]);
+    }
+    view.inline_scripts
+        .extend(rest.first().map(|w| w.text().to_string()));
     &[]
 }
 

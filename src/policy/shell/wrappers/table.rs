@@ -513,6 +513,8 @@ pub const WRAPPERS: &[Wrapper] = &[
             "--ro-bind-fd",
         ],
     ),
+    // Its command line is read by `options::sg_command` (the word after the group, `-c` or
+    // not).
     scripts(positional(wrapper("sg", &["-c"]), 1), &["-c"]),
     positional(wrapper("setarch", &[]), 1),
     wrapper("linux32", &[]),
@@ -523,4 +525,55 @@ pub const WRAPPERS: &[Wrapper] = &[
     wrapper("dbus-launch", &[]),
     wrapper("coproc", &[]),
     wrapper("caffeinate", &["-t", "-w"]),
+    // daemontools' chain-loaders: `envdir DIR CMD`, `setlock [-nNxX] FILE CMD`, `softlimit
+    // [-m N …] CMD`. envdir's variables come from files the command line does not show: a
+    // wrapped command gets no "always" key (`approval_key`), and the classifier sees it all.
+    positional(wrapper("envdir", &[]), 1),
+    positional(wrapper("setlock", &[]), 1),
+    wrapper(
+        "softlimit",
+        &[
+            "-m", "-d", "-s", "-l", "-a", "-o", "-p", "-f", "-c", "-r", "-t",
+        ],
+    ),
+    wrapper("trickle", &["-w", "-t", "-l", "-n", "-d", "-u", "-L", "-P"]),
+    // GNU parallel's `sem [OPTIONS] CMD`.
+    wrapper(
+        "sem",
+        &[
+            "-j",
+            "--jobs",
+            "--id",
+            "--semaphorename",
+            "--timeout",
+            "--semaphoretimeout",
+            "--st",
+        ],
+    ),
+    wrapper(
+        "proot",
+        &[
+            "-r",
+            "--rootfs",
+            "-b",
+            "--bind",
+            "-m",
+            "--mount",
+            "-w",
+            "--pwd",
+            "--cwd",
+            "-q",
+            "--qemu",
+            "-k",
+            "--kernel-release",
+            "-i",
+            "--change-id",
+            "-v",
+            "--verbose",
+            "-p",
+            "--port",
+            "-R",
+            "-S",
+        ],
+    ),
 ];
