@@ -20,6 +20,9 @@ names!(
     /// Shells: `-c` runs their argument as a script.
     pub const SHELLS, fn is_shell = [
         "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "yash",
+        "ksh93", "rksh93", "lksh", "oksh", "loksh", "pdksh", "posh", "sash", "bash-static",
+        "zsh-static", "bosh", "osh", "ysh", "hush", "elvish", "xonsh", "rc", "es", "nu", "ion",
+        "murex",
     ]
 );
 
@@ -63,7 +66,9 @@ names!(
     /// Privilege escalation, as a wrapper or the command itself.
     pub const PRIVILEGE, fn is_privilege = [
         "sudo", "su", "doas", "visudo", "sudoedit", "pkexec", "run0", "runuser", "sudo-rs",
-        "su-rs", "setuidgid", "gpasswd", "vipw", "vigr",
+        "su-rs", "setuidgid", "gpasswd", "vipw", "vigr", "s6-setuidgid", "s6-applyuidgid",
+        "really", "super", "userv", "ksu", "please", "kdesu", "kdesudo", "gksu", "gksudo", "dzdo",
+        "pbrun", "pfexec", "lxqt-sudo",
     ]
 );
 
@@ -119,6 +124,8 @@ names!(
         "firejail", "bwrap", "sg", "setarch", "linux32", "linux64", "prlimit", "cpulimit",
         "sshpass", "dbus-launch", "coproc", "caffeinate", "gosu", "su-exec", "ld.so",
         "systemd-cat", "systemd-inhibit", "tini", "dumb-init", "rlwrap", "envdir", "setlock",
-        "softlimit", "trickle", "sem", "proot",
+        "softlimit", "trickle", "sem", "proot", "pgrphack", "fghack", "envuidgid", "s6-envdir",
+        "s6-envuidgid", "s6-softlimit", "s6-setsid", "s6-setlock", "s6-fghack", "timelimit",
+        "x86_64", "i386", "i686", "uname26", "aarch64",
     ]
 );

@@ -17,10 +17,21 @@ pub fn skip_options<'a>(
     if wrapper.name == "sg" {
         return sg_command(words, view);
     }
+    if wrapper.name == "command" && looks_up_only(words) {
+        // `command -v NAME` says what NAME is; nothing runs (agents check for a program
+        // this way: `command -v sudo` is no use of sudo).
+        return &[];
+    }
     let mut i = skip_leading_options(wrapper, words, view);
-    // `runcon CONTEXT CMD` names a context only when no option does (`runcon -t T CMD`).
+    // `runcon CONTEXT CMD` names a context only when no option does (`runcon -t T CMD`);
+    // `runcon -- CONTEXT CMD` still names one.
     let mut positionals = if wrapper.name == "runcon" {
-        usize::from(i == 0)
+        let named_by_option = words
+            .get(..i)
+            .unwrap_or(&[])
+            .iter()
+            .any(|w| w.literal().is_some_and(|t| t.starts_with('-') && t != "--"));
+        usize::from(!named_by_option)
     } else {
         wrapper.positional
     };
@@ -50,6 +61,23 @@ pub fn skip_options<'a>(
         }
     }
     &[]
+}
+
+/// Whether `command`'s options include `-v` or `-V` (bash: print how the name would be
+/// found, and run nothing). Only literal options count: a word bash expands could be anything.
+fn looks_up_only(words: &[Word]) -> bool {
+    for word in words {
+        let Some(text) = word.literal() else {
+            return false;
+        };
+        if text == "--" || !text.starts_with('-') || text.len() < 2 {
+            return false;
+        }
+        if text.contains(['v', 'V']) {
+            return true;
+        }
+    }
+    false
 }
 
 /// `sg [-] GROUP [-c] COMMAND`: shadow's `sg` runs the one word after the group with
