@@ -112,7 +112,7 @@ names!(
 );
 
 names!(
-    /// Programs whose arguments are a command (see `wrappers::WRAPPERS`, which holds how to
+    /// Programs whose arguments are a command (see `wrappers::all`, which holds how to
     /// skip each one's options; a test keeps the two in step).
     pub const WRAPPER_NAMES, fn is_wrapper_name = [
         "sudo", "doas", "env", "nohup", "nice", "timeout", "stdbuf", "ionice", "command", "builtin",

@@ -5,9 +5,11 @@
 //!
 //! The table of wrappers is in `table`; reading their options is in `options`.
 
+mod chain_loaders;
 mod options;
 mod table;
 
+pub use chain_loaders::CHAIN_LOADERS;
 pub use options::{is_assignment_word, skip_options};
 pub use table::WRAPPERS;
 
@@ -32,9 +34,14 @@ pub struct Wrapper {
     pub runs_rest: bool,
 }
 
+/// Every wrapper: the general table and the chain-loaders.
+pub fn all() -> impl Iterator<Item = &'static Wrapper> {
+    WRAPPERS.iter().chain(CHAIN_LOADERS)
+}
+
 /// The wrappers sorted by name, for a binary search per segment instead of a scan.
 static BY_NAME: LazyLock<Vec<&'static Wrapper>> = LazyLock::new(|| {
-    let mut sorted: Vec<&'static Wrapper> = WRAPPERS.iter().collect();
+    let mut sorted: Vec<&'static Wrapper> = all().collect();
     sorted.sort_by_key(|w| w.name);
     sorted
 });
@@ -60,15 +67,11 @@ mod tests {
     /// The fast name test and the table name the same wrappers.
     #[test]
     fn the_name_list_is_the_table() {
-        let mut table: Vec<&str> = WRAPPERS.iter().map(|w| w.name).collect();
+        let mut table: Vec<&str> = all().map(|w| w.name).collect();
         let mut names = WRAPPER_NAMES.to_vec();
         table.sort_unstable();
         names.sort_unstable();
         assert_eq!(table, names);
-        assert!(
-            WRAPPERS
-                .iter()
-                .all(|w| find(w.name).is_some_and(|f| f.name == w.name))
-        );
+        assert!(all().all(|w| find(w.name).is_some_and(|f| f.name == w.name)));
     }
 }

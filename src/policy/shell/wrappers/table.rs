@@ -1,11 +1,12 @@
-//! The table of wrappers: each program that runs a command given in its arguments, with the
-//! options that take values, the positional words before the command and the options that
-//! carry a command line of their own. Kept apart from the option-skipping logic because it is
-//! data that grows one program at a time.
+//! The table of wrappers (chain-loaders and single-purpose launchers are in `chain_loaders`):
+//! each program that runs a command given in its arguments, with the options that take
+//! values, the positional words before the command and the options that carry a command line
+//! of their own. Kept apart from the option-skipping logic because it is data that grows one
+//! program at a time.
 
 use super::Wrapper;
 
-const fn wrapper(name: &'static str, with_value: &'static [&'static str]) -> Wrapper {
+pub(super) const fn wrapper(name: &'static str, with_value: &'static [&'static str]) -> Wrapper {
     Wrapper {
         name,
         with_value,
@@ -17,27 +18,27 @@ const fn wrapper(name: &'static str, with_value: &'static [&'static str]) -> Wra
     }
 }
 
-const fn positional(mut w: Wrapper, count: usize) -> Wrapper {
+pub(super) const fn positional(mut w: Wrapper, count: usize) -> Wrapper {
     w.positional = count;
     w
 }
 
-const fn scripts(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
+pub(super) const fn scripts(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
     w.script_options = options;
     w
 }
 
-const fn assignments(mut w: Wrapper) -> Wrapper {
+pub(super) const fn assignments(mut w: Wrapper) -> Wrapper {
     w.assignments = true;
     w
 }
 
-const fn no_command_words(mut w: Wrapper) -> Wrapper {
+pub(super) const fn no_command_words(mut w: Wrapper) -> Wrapper {
     w.runs_rest = false;
     w
 }
 
-const fn two_values(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
+pub(super) const fn two_values(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
     w.with_two_values = options;
     w
 }
@@ -404,8 +405,6 @@ pub const WRAPPERS: &[Wrapper] = &[
         ],
     ),
     wrapper("systemd-inhibit", &["--what", "--who", "--why", "--mode"]),
-    wrapper("tini", &["-p", "-e"]),
-    wrapper("dumb-init", &["-r", "--rewrite"]),
     // `-a`, `-A`, `-d`, `-m` and `-p` take a value only attached (`-aPassword:`; getopt's
     // `a::`): the word after them is the command.
     wrapper(
@@ -522,13 +521,6 @@ pub const WRAPPERS: &[Wrapper] = &[
             "-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range",
         ],
     ),
-    wrapper(
-        "chpst",
-        &[
-            "-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c",
-            "-r", "-t",
-        ],
-    ),
     wrapper("firejail", &[]),
     two_values(
         wrapper(
@@ -601,92 +593,4 @@ pub const WRAPPERS: &[Wrapper] = &[
     wrapper("dbus-launch", &["--config-file"]),
     wrapper("coproc", &[]),
     wrapper("caffeinate", &["-t", "-w"]),
-    // daemontools' chain-loaders: `envdir DIR CMD`, `setlock [-nNxX] FILE CMD`, `softlimit
-    // [-m N …] CMD`. envdir's variables come from files the command line does not show: a
-    // wrapped command gets no "always" key (`approval_key`), and the classifier sees it all.
-    positional(wrapper("envdir", &[]), 1),
-    positional(wrapper("setlock", &[]), 1),
-    wrapper(
-        "softlimit",
-        &[
-            "-m", "-d", "-s", "-l", "-a", "-o", "-p", "-f", "-c", "-r", "-t",
-        ],
-    ),
-    wrapper("trickle", &["-w", "-t", "-l", "-n", "-d", "-u", "-L", "-P"]),
-    // GNU parallel's `sem [OPTIONS] CMD`.
-    wrapper(
-        "sem",
-        &[
-            "-j",
-            "--jobs",
-            "--id",
-            "--semaphorename",
-            "--timeout",
-            "--semaphoretimeout",
-            "--st",
-            "-S",
-            "--sshlogin",
-            "-I",
-            "--joblog",
-            "--tmpdir",
-            "--env",
-            "--results",
-            "--delay",
-            "--nice",
-            "--workdir",
-            "--load",
-            "--retries",
-            "--halt",
-            "--memfree",
-        ],
-    ),
-    wrapper(
-        "proot",
-        &[
-            "-r",
-            "--rootfs",
-            "-b",
-            "--bind",
-            "-m",
-            "--mount",
-            "-w",
-            "--pwd",
-            "--cwd",
-            "-q",
-            "--qemu",
-            "-k",
-            "--kernel-release",
-            "-i",
-            "--change-id",
-            "-v",
-            "--verbose",
-            "-p",
-            "--port",
-            "-R",
-            "-S",
-        ],
-    ),
-    wrapper("pgrphack", &[]),
-    wrapper("fghack", &[]),
-    positional(wrapper("envuidgid", &[]), 1),
-    // s6's chain-loaders.
-    positional(wrapper("s6-envdir", &["-c"]), 1),
-    positional(wrapper("s6-envuidgid", &["-D"]), 1),
-    wrapper(
-        "s6-softlimit",
-        &[
-            "-a", "-c", "-d", "-f", "-l", "-m", "-o", "-p", "-r", "-s", "-t",
-        ],
-    ),
-    wrapper("s6-setsid", &["-d"]),
-    positional(wrapper("s6-setlock", &["-t"]), 1),
-    wrapper("s6-fghack", &[]),
-    // `timelimit [-pq] [-S SIG] [-s SIG] [-T N] [-t N] CMD`.
-    wrapper("timelimit", &["-S", "-s", "-T", "-t"]),
-    // setarch's names for itself: `x86_64 CMD` is `setarch x86_64 CMD`.
-    wrapper("x86_64", &[]),
-    wrapper("i386", &[]),
-    wrapper("i686", &[]),
-    wrapper("uname26", &[]),
-    wrapper("aarch64", &[]),
 ];
