@@ -21,8 +21,8 @@ use rusqlite::Connection;
 
 pub(super) struct Reader {
     conn: Connection,
-    /// How many applies had settled when the open read transaction began; `None` when
-    /// none is open.
+    /// How many applies had settled when the open read transaction began (it holds
+    /// everything settled by then); `None` when none is open.
     snapshot_after: Option<u64>,
     /// Set while a checkpoint runs: no read transaction is kept open meanwhile.
     checkpointing: bool,
@@ -44,10 +44,19 @@ impl Reader {
         settled: u64,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
-        if self.snapshot_after != Some(settled) {
+        // A snapshot begun at a later count holds all a caller at this count needs (it began
+        // after this caller's count was reached); only an older one is ended.
+        if self.snapshot_after.is_some_and(|held| held < settled) {
             self.end();
         }
-        if self.snapshot_after.is_none() && !self.checkpointing {
+        if self.snapshot_after.is_none() && !self.conn.is_autocommit() {
+            // A transaction an earlier end could not close: its snapshot is unknown.
+            self.end();
+        }
+        // While a checkpoint runs, each read is its own transaction, unless one is still open
+        // that nothing could end: then BEGIN fails and the read reports it, rather than read
+        // a snapshot of unknown age.
+        if self.snapshot_after.is_none() && (!self.checkpointing || !self.conn.is_autocommit()) {
             // Deferred: the snapshot is taken by the first read in it, after `settled` was
             // counted, so it holds at least what had settled then.
             self.conn.execute_batch("BEGIN")?;
@@ -69,10 +78,10 @@ impl Reader {
 
     /// Ends the open read transaction, if any.
     fn end(&mut self) {
-        if !self.conn.is_autocommit() {
-            // A read-only transaction: ending it cannot fail in a way that matters; if it
-            // did, the next BEGIN fails and the read reports it.
-            let _ = self.conn.execute_batch("COMMIT");
+        if !self.conn.is_autocommit() && self.conn.execute_batch("COMMIT").is_err() {
+            // A read-only transaction: a rollback ends it just as well; if that fails too,
+            // the next read's BEGIN fails and reports it.
+            let _ = self.conn.execute_batch("ROLLBACK");
         }
         self.snapshot_after = None;
     }

@@ -80,20 +80,24 @@ fn looks_up_only(words: &[Word]) -> bool {
     false
 }
 
-/// `sg [-] GROUP [-c] COMMAND`: shadow's `sg` runs the one word after the group with
-/// `/bin/sh -c`, whether or not `-c` comes first (words after it are ignored).
+/// `sg [-|-l] GROUP [-c] COMMAND`: shadow's `sg` runs the one word after the group with
+/// `/bin/sh -c`, whether or not `-c` comes first (words after it are ignored). A first word
+/// bash expands could be `-` or the group: both readings are judged.
 fn sg_command<'a>(words: &'a [Word], view: &mut CommandView<'a>) -> &'a [Word] {
-    let mut rest = words;
-    if rest.first().and_then(Word::literal) == Some("-") {
-        rest = rest.get(1..).unwrap_or(&[]);
+    let first = words.first();
+    let login = first
+        .and_then(Word::literal)
+        .is_some_and(|t| t == "-" || t == "-l");
+    let expanded = first.is_some_and(|w| w.literal().is_none());
+    let groups_at = [(login || expanded).then_some(1), (!login).then_some(0)];
+    for group_at in groups_at.into_iter().flatten() {
+        let mut rest = words.get(group_at + 1..).unwrap_or(&[]);
+        if rest.first().and_then(Word::literal) == Some("-c") {
+            rest = rest.get(1..).unwrap_or(&[]);
+        }
+        view.inline_scripts
+            .extend(rest.first().map(|w| w.text().to_string()));
     }
-    // The group.
-    rest = rest.get(1..).unwrap_or(&[]);
-    if rest.first().and_then(Word::literal) == Some("-c") {
-        rest = rest.get(1..).unwrap_or(&[]);
-    }
-    view.inline_scripts
-        .extend(rest.first().map(|w| w.text().to_string()));
     &[]
 }
 
