@@ -1,8 +1,9 @@
 //! Chain-loaders and single-purpose launchers: the small programs of daemontools, runit, s6
-//! and container init systems, and their kin (trickle, GNU parallel's sem, timelimit, proot,
-//! setarch's own names), each of which sets one thing about a process (its variables, limits,
-//! lock, process group, user, bandwidth, root view, architecture) and execs the command in its
-//! remaining arguments. The general table (sudo, env, coreutils, util-linux, tracers) is in
+//! and container init systems (tini, gosu, su-exec), and their kin (trickle, GNU parallel's
+//! sem, timelimit, proot, eatmydata, nocache, moreutils' chronic and ifne, setarch's own names),
+//! each of which sets one thing about a process (its variables, limits, lock, process group,
+//! user, bandwidth, root view, syncs, architecture) and execs the command in its remaining
+//! arguments. The general table (sudo, env, coreutils, util-linux, tracers) is in
 //! `table`.
 
 use super::Wrapper;
@@ -16,6 +17,14 @@ pub const CHAIN_LOADERS: &[Wrapper] = &[
             "-r", "-t",
         ],
     ),
+    // Containers' user switchers.
+    positional(wrapper("gosu", &[]), 1),
+    positional(wrapper("su-exec", &[]), 1),
+    // moreutils' and others' single-purpose launchers.
+    wrapper("eatmydata", &[]),
+    wrapper("nocache", &["-n"]),
+    wrapper("chronic", &[]),
+    wrapper("ifne", &[]),
     wrapper("tini", &["-p", "-e"]),
     wrapper("dumb-init", &["-r", "--rewrite"]),
     // daemontools' chain-loaders: `envdir DIR CMD`, `setlock [-nNxX] FILE CMD`, `softlimit

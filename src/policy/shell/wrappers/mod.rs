@@ -23,6 +23,8 @@ pub struct Wrapper {
     pub with_value: &'static [&'static str],
     /// Options that take the next two words (`bwrap --bind SRC DEST`).
     pub with_two_values: &'static [&'static str],
+    /// Options that take the next three words (`bwrap --overlay RWSRC WORKDIR DEST`).
+    pub with_three_values: &'static [&'static str],
     /// Accepts `NAME=value` words before the command (for `env`, any word holding `=`).
     pub assignments: bool,
     /// Positional words before the command (`timeout DURATION`, `chroot DIR`, `taskset MASK`).

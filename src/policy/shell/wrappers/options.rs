@@ -128,6 +128,10 @@ fn skip_leading_options<'a>(
                 i += 3;
                 continue;
             }
+            if wrapper.with_three_values.contains(&option) {
+                i += 4;
+                continue;
+            }
             let takes = wrapper.with_value.contains(&option);
             let value = match attached {
                 Some(v) => Some(v),
@@ -190,6 +194,7 @@ fn long_option<'a>(wrapper: &Wrapper, written: &'a str) -> &'a str {
     let known = wrapper
         .with_two_values
         .iter()
+        .chain(wrapper.with_three_values)
         .chain(wrapper.with_value)
         .chain(wrapper.script_options)
         .copied()

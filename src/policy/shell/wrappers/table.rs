@@ -11,6 +11,7 @@ pub(super) const fn wrapper(name: &'static str, with_value: &'static [&'static s
         name,
         with_value,
         with_two_values: &[],
+        with_three_values: &[],
         assignments: false,
         positional: 0,
         script_options: &[],
@@ -40,6 +41,11 @@ pub(super) const fn no_command_words(mut w: Wrapper) -> Wrapper {
 
 pub(super) const fn two_values(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
     w.with_two_values = options;
+    w
+}
+
+const fn three_values(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
+    w.with_three_values = options;
     w
 }
 
@@ -391,7 +397,6 @@ pub const WRAPPERS: &[Wrapper] = &[
     // `faketime [-m] [-f] [-p PID] [--exclude-monotonic] [--date-prog PROG] TIMESTAMP CMD`:
     // `-f` is a flag (libfaketime's source), not an option with a value.
     positional(wrapper("faketime", &["-p", "--date-prog"]), 1),
-    positional(wrapper("gosu", &[]), 1),
     wrapper(
         "systemd-cat",
         &[
@@ -444,7 +449,6 @@ pub const WRAPPERS: &[Wrapper] = &[
             "--wait-before-prompt",
         ],
     ),
-    positional(wrapper("su-exec", &[]), 1),
     // The dynamic loader run as a program: `ld.so [OPTIONS] PROGRAM ARGS…`.
     wrapper(
         "ld.so",
@@ -494,10 +498,6 @@ pub const WRAPPERS: &[Wrapper] = &[
     wrapper("ssh-agent", &["-a", "-E", "-t", "-P", "-O"]),
     wrapper("valgrind", &[]),
     wrapper("catchsegv", &[]),
-    wrapper("eatmydata", &[]),
-    wrapper("nocache", &["-n"]),
-    wrapper("chronic", &[]),
-    wrapper("ifne", &[]),
     wrapper("fakeroot", &["-l", "-s", "-i", "-b", "--lib", "--faked"]),
     wrapper(
         "fakechroot",
@@ -522,61 +522,64 @@ pub const WRAPPERS: &[Wrapper] = &[
         ],
     ),
     wrapper("firejail", &[]),
-    two_values(
-        wrapper(
-            "bwrap",
+    three_values(
+        two_values(
+            wrapper(
+                "bwrap",
+                &[
+                    "--args",
+                    "--userns",
+                    "--userns2",
+                    "--pidns",
+                    "--uid",
+                    "--gid",
+                    "--hostname",
+                    "--chdir",
+                    "--unsetenv",
+                    "--lock-file",
+                    "--sync-fd",
+                    "--remount-ro",
+                    "--exec-label",
+                    "--file-label",
+                    "--proc",
+                    "--dev",
+                    "--tmpfs",
+                    "--tmp-overlay",
+                    "--ro-overlay",
+                    "--overlay-src",
+                    "--mqueue",
+                    "--dir",
+                    "--seccomp",
+                    "--add-seccomp-fd",
+                    "--block-fd",
+                    "--userns-block-fd",
+                    "--info-fd",
+                    "--json-status-fd",
+                    "--cap-add",
+                    "--cap-drop",
+                    "--perms",
+                    "--size",
+                    "--argv0",
+                ],
+            ),
             &[
-                "--args",
-                "--userns",
-                "--userns2",
-                "--pidns",
-                "--uid",
-                "--gid",
-                "--hostname",
-                "--chdir",
-                "--unsetenv",
-                "--lock-file",
-                "--sync-fd",
-                "--remount-ro",
-                "--exec-label",
-                "--file-label",
-                "--proc",
-                "--dev",
-                "--tmpfs",
-                "--tmp-overlay",
-                "--ro-overlay",
-                "--overlay-src",
-                "--mqueue",
-                "--dir",
-                "--seccomp",
-                "--add-seccomp-fd",
-                "--block-fd",
-                "--userns-block-fd",
-                "--info-fd",
-                "--json-status-fd",
-                "--cap-add",
-                "--cap-drop",
-                "--perms",
-                "--size",
-                "--argv0",
+                "--setenv",
+                "--bind",
+                "--bind-try",
+                "--dev-bind",
+                "--dev-bind-try",
+                "--ro-bind",
+                "--ro-bind-try",
+                "--symlink",
+                "--file",
+                "--bind-data",
+                "--ro-bind-data",
+                "--chmod",
+                "--bind-fd",
+                "--ro-bind-fd",
             ],
         ),
-        &[
-            "--setenv",
-            "--bind",
-            "--bind-try",
-            "--dev-bind",
-            "--dev-bind-try",
-            "--ro-bind",
-            "--ro-bind-try",
-            "--symlink",
-            "--file",
-            "--bind-data",
-            "--ro-bind-data",
-            "--chmod",
-            "--bind-fd",
-            "--ro-bind-fd",
-        ],
+        &["--overlay"],
     ),
     // Its command line is read by `options::sg_command` (the word after the group, `-c` or
     // not).
