@@ -248,9 +248,9 @@ impl SqliteStore {
     /// Runs `read` on the reader connection, on a snapshot holding every apply settled by
     /// the time `settles` had been, stepping aside from an async worker (a read can wait for
     /// another read or for the disk; the worker's other tasks go on meanwhile). No write or
-    /// commit holds this lock (a checkpoint takes it only to end the held transaction). Most of what this first cost in memory was the blocking
-    /// threads an idle serve kept; serve's runtime lets them go after a second
-    /// (`cli::serve::runtime`, docs/benchmarks.md).
+    /// commit holds this lock (a checkpoint takes it only to end the held transaction). Most
+    /// of what this first cost in memory was the blocking threads an idle serve kept; serve's
+    /// runtime lets them go after a second (`cli::serve::runtime`, docs/benchmarks.md).
     fn with_reader<T>(
         &self,
         settles: u64,

@@ -45,12 +45,9 @@ impl Reader {
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
         // A snapshot begun at a later count holds all a caller at this count needs (it began
-        // after this caller's count was reached); only an older one is ended.
-        if self.snapshot_after.is_some_and(|held| held < settled) {
-            self.end();
-        }
-        if self.snapshot_after.is_none() && !self.conn.is_autocommit() {
-            // A transaction an earlier end could not close: its snapshot is unknown.
+        // after this caller's count was reached); only an older one is ended, or a transaction
+        // an earlier end could not close (its snapshot is unknown).
+        if self.snapshot_after.is_none_or(|held| held < settled) {
             self.end();
         }
         // While a checkpoint runs, each read is its own transaction, unless one is still open

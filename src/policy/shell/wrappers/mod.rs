@@ -9,9 +9,9 @@ mod chain_loaders;
 mod options;
 mod table;
 
-pub use chain_loaders::CHAIN_LOADERS;
+use chain_loaders::CHAIN_LOADERS;
 pub use options::{is_assignment_word, skip_options};
-pub use table::WRAPPERS;
+use table::WRAPPERS;
 
 use super::names::is_wrapper_name;
 use std::sync::LazyLock;

@@ -24,22 +24,22 @@ pub(super) const fn positional(mut w: Wrapper, count: usize) -> Wrapper {
     w
 }
 
-pub(super) const fn scripts(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
+const fn scripts(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
     w.script_options = options;
     w
 }
 
-pub(super) const fn assignments(mut w: Wrapper) -> Wrapper {
+const fn assignments(mut w: Wrapper) -> Wrapper {
     w.assignments = true;
     w
 }
 
-pub(super) const fn no_command_words(mut w: Wrapper) -> Wrapper {
+const fn no_command_words(mut w: Wrapper) -> Wrapper {
     w.runs_rest = false;
     w
 }
 
-pub(super) const fn two_values(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
+const fn two_values(mut w: Wrapper, options: &'static [&'static str]) -> Wrapper {
     w.with_two_values = options;
     w
 }
@@ -581,9 +581,9 @@ pub const WRAPPERS: &[Wrapper] = &[
         ),
         &["--overlay"],
     ),
-    // Its command line is read by `options::sg_command` (the word after the group, `-c` or
-    // not).
-    scripts(positional(wrapper("sg", &["-c"]), 1), &["-c"]),
+    // Read by `options::sg_command` alone (the word after the group, `-c` or not): no option
+    // data here.
+    wrapper("sg", &[]),
     positional(wrapper("setarch", &[]), 1),
     wrapper("linux32", &[]),
     wrapper("linux64", &[]),
