@@ -7,6 +7,7 @@
 
 mod args;
 mod awk;
+mod containers;
 mod git;
 mod sed;
 mod tools;
@@ -126,7 +127,25 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
         "kubectl" | "helm" | "oc" => (args.has(&["--kubeconfig"])
             // `config set-credentials --exec-command=…` runs it on the next request.
             || (args.first() == Some("config") && args.any(|t| t.starts_with("set"))))
-        .then(|| format!("`{name} --kubeconfig` reads a file that can run credential plugins")),
+        .then(|| format!("`{name} --kubeconfig` reads a file that can run credential plugins"))
+        .or_else(|| containers::runs_elsewhere(name, args)),
+        "docker"
+        | "podman"
+        | "nerdctl"
+        | "finch"
+        | "docker-compose"
+        | "podman-compose"
+        | "lxc"
+        | "incus"
+        | "toolbox"
+        | "distrobox"
+        | "distrobox-enter"
+        | "distrobox-ephemeral"
+        | "machinectl"
+        | "flatpak"
+        | "vagrant"
+        | "systemd-nspawn"
+        | "schroot" => containers::runs_elsewhere(name, args),
         "faketime" => args
             .has(&["--date-prog"])
             .then(|| "`faketime --date-prog` runs a program".into()),
