@@ -344,7 +344,10 @@ fn collect_inline(view: &mut CommandView<'_>) {
                 }
             }
         }
-        _ => {}
+        // `uv run CMD…`, `pyenv exec CMD…`, `kubectl exec POD -- CMD…`.
+        _ => view
+            .nested_argv
+            .extend(super::launchers::command(name, after)),
     }
 }
 

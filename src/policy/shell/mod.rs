@@ -16,6 +16,7 @@ pub mod hazards;
 pub mod inline;
 pub mod inline_code;
 pub mod late_eval;
+pub mod launchers;
 pub mod lexer;
 pub mod marks;
 pub mod names;

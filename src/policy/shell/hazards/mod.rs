@@ -202,8 +202,15 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
         | "alacritty" | "kitty" | "terminator" | "tilix" | "st" | "foot" | "wezterm" => {
             found("a terminal emulator runs the command it is given")
         }
-        _ => python_module(name, args),
+        _ => python_module(name, args).or_else(|| launched(name, argv)),
     }
+}
+
+/// `pyenv exec CMD…`, `op run -- CMD…` and the other launchers of `launchers`: they run
+/// whatever command follows, so no saved key may cover them (the command itself is judged too).
+fn launched(name: &str, argv: &[Word]) -> Option<String> {
+    super::launchers::command(name, argv.get(1..).unwrap_or(&[]))
+        .map(|_| format!("`{name}` runs whatever command follows"))
 }
 
 /// `python -m timeit '…'` and `python -m pdb -c '…'` run code given as arguments.
