@@ -5,6 +5,10 @@
 //! exec` or `kubectl exec` key saved for `ls` would otherwise run any command in any container
 //! unasked (`kubectl exec db -- rm -rf /data`).
 //!
+//! kubectl and oc also have options that run a program (`kustomize --helm-command`) or hand
+//! the cluster's credentials to another server or to the model (`-s URL`, `config view --raw`,
+//! `get secrets -o yaml`): [`cluster_client`].
+//!
 //! Subcommands are looked for among all the words that are not options, not only the first:
 //! global options that take a value come before the subcommand (`docker -H tcp://h run …`,
 //! `kubectl -n prod exec …`), and a container or service that happens to be named like a
@@ -13,7 +17,9 @@
 use super::args::Args;
 
 /// Subcommands of a Docker-like command line that run a container or a command in one.
-const DOCKER_RUNS: &[&str] = &["run", "exec", "create", "debug", "unshare"];
+/// `build` and `bake` run a Dockerfile's `RUN` steps on the daemon (with the host's network
+/// when asked).
+const DOCKER_RUNS: &[&str] = &["run", "exec", "create", "debug", "unshare", "build", "bake"];
 
 /// Docker's management commands, with those of their subcommands that run something.
 const DOCKER_GROUPS: &[(&str, &[&str])] = &[
@@ -26,7 +32,7 @@ const DOCKER_GROUPS: &[(&str, &[&str])] = &[
 ];
 
 /// Compose's subcommands that start services from a compose file or run a command in one.
-const COMPOSE_RUNS: &[&str] = &["up", "run", "exec", "create", "watch"];
+const COMPOSE_RUNS: &[&str] = &["up", "run", "exec", "create", "watch", "scale", "build"];
 
 /// Why `name` with `args` runs a command or an image's program in a container or a cluster.
 pub fn runs_elsewhere(name: &str, args: Args<'_>) -> Option<String> {
@@ -39,7 +45,14 @@ pub fn runs_elsewhere(name: &str, args: Args<'_>) -> Option<String> {
             .map(|s| (*s).to_string())
             .or_else(|| group_hit(&words, DOCKER_GROUPS)),
         "docker-compose" | "podman-compose" => find(&words, COMPOSE_RUNS),
-        "kubectl" | "oc" => find(&words, &["exec", "run", "debug", "attach", "rsh"]),
+        "kubectl" | "oc" => {
+            find(&words, &["exec", "run", "debug", "attach", "rsh"]).or_else(|| {
+                // `kubectl create job x --image=i -- CMD`, like `kubectl run`.
+                let at = words.iter().position(|w| *w == "create")?;
+                find(&words[at + 1..], &["job", "deployment", "cronjob"])
+                    .map(|kind| format!("create {kind}"))
+            })
+        }
         "lxc" | "incus" => find(&words, &["exec", "shell", "launch", "console"]),
         "toolbox" => find(&words, &["run", "enter"]),
         "distrobox" => find(&words, &["enter", "ephemeral", "assemble"]),
@@ -76,4 +89,35 @@ fn group_hit(words: &[&str], groups: &[(&str, &[&str])]) -> Option<String> {
         let at = words.iter().position(|w| w == group)?;
         find(&words[at + 1..], runs).map(|action| format!("{group} {action}"))
     })
+}
+
+/// kubectl and oc options that run a program of the caller's choosing or hand the cluster's
+/// credentials to the model or another server.
+pub fn cluster_client(name: &str, args: Args<'_>) -> Option<String> {
+    let words: Vec<&str> = args.texts().filter(|t| !t.starts_with('-')).collect();
+    if args.has(&["--kubeconfig"])
+        // `config set-credentials --exec-command=…` runs it on the next request.
+        || (args.first() == Some("config") && args.any(|t| t.starts_with("set")))
+    {
+        return Some(format!(
+            "`{name} --kubeconfig` reads a file that can run credential plugins"
+        ));
+    }
+    // `kustomize --enable-helm --helm-command=./x`, and plugins that run programs.
+    if args.has(&["--helm-command", "--enable-alpha-plugins", "--enable-exec"]) {
+        return Some(format!(
+            "`{name}` is told to run a program to build manifests"
+        ));
+    }
+    // `-s`/`--server` sends the kubeconfig's token to that server; `config view --raw`,
+    // `create token` and secrets printed whole show credentials.
+    let shows_secrets = (words.contains(&"config") && args.has(&["--raw"]))
+        || (words.contains(&"create") && words.contains(&"token"))
+        || (words.contains(&"get")
+            && words.iter().any(|w| w.starts_with("secret"))
+            && args.any(|t| t.starts_with("-o") || t.starts_with("--output")));
+    if args.any(|t| t == "-s" || t.starts_with("-s=")) || args.has(&["--server"]) || shows_secrets {
+        return Some(format!("`{name}` sends or shows the cluster's credentials"));
+    }
+    runs_elsewhere(name, args)
 }

@@ -87,7 +87,29 @@ fn key_runs_code(key: &str) -> bool {
         "interactive.difffilter",
         "core.packedgitwindowsize",
     ];
+    // The key's last part whatever its section: `git config x.fsmonitor …` is harmless only
+    // until the section is renamed to `core` (`--rename-section`, judged on its own too).
+    const LAST: &[&str] = &[
+        "pager",
+        "editor",
+        "fsmonitor",
+        "hookspath",
+        "sshcommand",
+        "askpass",
+        "gitproxy",
+        "alternaterefscommand",
+        "external",
+        "sendmailcmd",
+        "tunnel",
+        "templatedir",
+        "difffilter",
+        "packobjectshook",
+        "procreceiverefs",
+    ];
     EXACT.contains(&key.as_str())
+        || key
+            .rsplit_once('.')
+            .is_some_and(|(_, last)| LAST.contains(&last))
         || [
             "alias.",
             "pager.",
@@ -192,9 +214,17 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
                     .any(|a| cluster_has(a, 'x') || cluster_has(a, 't'))
         }
         "filter-branch" | "filter-repo" => true,
-        "config" => rest.iter().any(|a| !a.starts_with('-') && key_runs_code(a)),
+        // Renaming a section turns its harmless keys into code-running ones (`x.fsmonitor`
+        // becomes `core.fsmonitor`); editing runs an editor on the whole file.
+        "config" => {
+            rest.iter().any(|a| !a.starts_with('-') && key_runs_code(a))
+                || has(&["--rename-section", "--edit"])
+                || rest
+                    .iter()
+                    .any(|a| matches!(*a, "rename-section" | "edit") || cluster_has(a, 'e'))
+        }
         "daemon" | "instaweb" | "send-email" | "credential" | "upload-pack" | "receive-pack"
-        | "shell" | "remote-ext" | "remote-fd" => true,
+        | "shell" | "remote-ext" | "remote-fd" | "submodule--helper" => true,
         _ => false,
     };
     runs.then(|| format!("`git {subcommand}` with these arguments runs programs"))
@@ -241,6 +271,12 @@ mod tests {
             "git config --global alias.st '!id'",
             "git config core.hooksPath .h",
             "git config diff.x.textconv id",
+            "git config x.fsmonitor 'sh -c id'",
+            "git config --rename-section x core",
+            "git config rename-section x alias",
+            "git config --edit",
+            "git config -e",
+            "git submodule--helper foreach id",
             "git grep -O'sh -c id' TODO",
             "git grep --open-files-in-pager=id TODO",
             "git diff --output=/tmp/x",

@@ -113,22 +113,15 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
         }
         "parallel" => found("`parallel` runs shell commands built from its arguments"),
         "make" | "gmake" | "cargo" | "go" | "npm" | "pnpm" | "yarn" | "bun" | "npx" | "pnpx"
-        | "bunx" | "uv" | "uvx" | "pipx" | "poetry" | "pipenv" | "conda" | "bundle" | "pdm"
-        | "hatch" | "rye" | "mise" | "rtx" | "direnv" => tools::build_tool(name, args),
+        | "bunx" | "uv" | "uvx" | "pip" | "pip3" | "pipx" | "poetry" | "pipenv" | "conda"
+        | "bundle" | "pdm" | "hatch" | "rye" | "mise" | "rtx" | "direnv" => {
+            tools::build_tool(name, args)
+        }
         "split" | "gsplit" => args
             .has(&["--filter"])
             .then(|| "`split --filter` runs a command for each piece".into()),
-        "pip" | "pip3" => args
-            .has(&["--python"])
-            .then(|| "`pip --python` runs another interpreter".into()),
-        "gh" => (matches!(args.first(), Some("alias" | "config" | "extension" | "ext"))
-            && args.any(|t| matches!(t, "set" | "install" | "exec" | "import")))
-        .then(|| "`gh` is set up to run a program or shell alias".into()),
-        "kubectl" | "helm" | "oc" => (args.has(&["--kubeconfig"])
-            // `config set-credentials --exec-command=…` runs it on the next request.
-            || (args.first() == Some("config") && args.any(|t| t.starts_with("set"))))
-        .then(|| format!("`{name} --kubeconfig` reads a file that can run credential plugins"))
-        .or_else(|| containers::runs_elsewhere(name, args)),
+        "gh" => gh(args),
+        "kubectl" | "helm" | "oc" => containers::cluster_client(name, args),
         "docker"
         | "podman"
         | "nerdctl"
@@ -211,6 +204,27 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
 fn launched(name: &str, argv: &[Word]) -> Option<String> {
     super::launchers::command(name, argv.get(1..).unwrap_or(&[]))
         .map(|_| format!("`{name}` runs whatever command follows"))
+}
+
+/// gh set up to run a program or a shell alias, handing git options on (`gh repo clone R --
+/// -c core.fsmonitor=…` is `git clone -c …`), or printing its token.
+fn gh(args: Args<'_>) -> Option<String> {
+    if matches!(args.first(), Some("alias" | "config" | "extension" | "ext"))
+        && args.any(|t| matches!(t, "set" | "install" | "exec" | "import"))
+    {
+        return Some("`gh` is set up to run a program or shell alias".into());
+    }
+    if args.first() == Some("repo")
+        && args.any(|t| matches!(t, "clone" | "fork"))
+        && args.contains("--")
+    {
+        return Some("`gh repo clone … --` hands options to `git clone`".into());
+    }
+    (args.first() == Some("auth")
+        && (args.any(|t| matches!(t, "token" | "git-credential"))
+            || args.has(&["--show-token"])
+            || args.contains("-t")))
+    .then(|| "`gh auth` prints the token it holds".into())
 }
 
 /// `python -m timeit '…'` and `python -m pdb -c '…'` run code given as arguments.

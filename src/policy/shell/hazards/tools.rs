@@ -103,6 +103,27 @@ fn make_cluster(args: Args<'_>) -> bool {
         })
 }
 
+/// `make test CC=./x`, `make test 'ARGS=-x; id'`: a variable given on the command line
+/// overrides the makefile's, and a recipe that uses it hands its value to the shell or runs
+/// the program it names (`X!=cmd` runs cmd as make starts). Which variables a recipe uses is
+/// the makefile's business, so any variable counts whose value is more than a plain word
+/// (`VERBOSE=1`, `ARGS=-x` are): shell syntax, a path, make code, a shell or interpreter.
+fn make_variable_runs_code(word: &str) -> bool {
+    let Some((name, value)) = word.split_once('=') else {
+        return false;
+    };
+    let name = name.trim().trim_end_matches([':', '+', '?', '!']).trim();
+    let plain = value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_.,:+=@%-".contains(c))
+        && !value.starts_with('.');
+    word.contains("!=")
+        || !plain
+        || super::variables::names_code(name)
+        || matches!(name, "AS" | "SHELL" | "MAKESHELL" | "MAKEFILES")
+        || crate::policy::shell::command::is_shell_or_interpreter(value)
+}
+
 /// sqlite3: dot-commands (`.shell`, `.system`, `.once '|cmd'`) given as arguments, or run at
 /// start (`-cmd`, `-init`).
 pub fn sqlite(args: Args<'_>) -> Option<String> {
@@ -121,22 +142,8 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
     let first = args.first();
     let hit = match name {
         "make" | "gmake" => {
-            // `make build CC=./x`: a variable given on the command line overrides the
-            // makefile's; one that names a program, or a value with make code, runs it. The
-            // name is read without its assignment operator (`SHELL:=`, `X?=`), and `X!=cmd`
-            // runs cmd in the shell as make starts.
-            args.any(|t| {
-                !t.starts_with('-')
-                    && t.split_once('=').is_some_and(|(name, value)| {
-                        let name = name.trim().trim_end_matches([':', '+', '?', '!']).trim();
-                        t.contains("!=")
-                            || super::variables::names_code(name)
-                            || matches!(name, "AS" | "SHELL" | "MAKESHELL" | "MAKEFILES")
-                            || value.contains("$(")
-                            || value.contains("${")
-                            || value.contains('`')
-                    })
-            }) || make_cluster(args)
+            args.any(|t| !t.starts_with('-') && make_variable_runs_code(t))
+                || make_cluster(args)
                 || args.has(&[
                     "--eval",
                     "-E",
@@ -156,7 +163,12 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 || args.any(|t| t.starts_with("-f") || t.starts_with("-C"))
         }
         "cargo" => {
-            args.has(&["--config", "--manifest-path", "-Z"]) || args.any(|t| t.starts_with("-Z"))
+            args.has(&["--config", "--manifest-path", "-Z"])
+                || args.any(|t| t.starts_with("-Z"))
+                // `cargo rustc -- -C linker=./x`: flags handed to the compiler name programs.
+                || (matches!(first, Some("rustc" | "rustdoc")) && args.contains("--"))
+                // `cargo clean --target-dir .` deletes whatever directory it is given.
+                || (first == Some("clean") && args.has(&["--target-dir"]))
         }
         "go" => {
             args.has(&[
@@ -167,16 +179,33 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 "-vettool",
                 "--vettool",
                 "-overlay",
+                // `go test -C DIR` runs another directory's code, like `make -C`.
+                "-C",
             ]) || (matches!(first, Some("run" | "install" | "get" | "generate"))
                 && args.any(|t| t.contains('@') || t == "generate"))
                 // `go env -w GOFLAGS=-toolexec=…` changes what every later go command runs.
                 || (first == Some("env") && args.has(&["-w", "-u"]))
                 // `-ldflags '-extld=./x'` links with a program of the caller's choosing.
-                || args.any(|t| t.contains("extld") || t.contains("toolexec"))
+                // `-ldflags=-extar=./x` archives with one.
+                || args.any(|t| t.contains("extld") || t.contains("extar") || t.contains("toolexec"))
         }
         "npm" | "pnpm" | "yarn" | "bun" => {
             let operands = args.texts().skip(1).filter(|t| !t.starts_with('-')).count();
-            args.has(&[
+            // `-C DIR` (npm's short `--prefix`, pnpm's `--dir`): another directory's scripts.
+            args.any(|t| t.starts_with("-C"))
+                // `config edit`, `edit` and `--editor=…` run the editor they are given.
+                || matches!(first, Some("edit"))
+                || (matches!(first, Some("config" | "c")) && args.contains("edit"))
+                // `yarn workspaces foreach -A exec …`, `pnpm recursive exec …`: the running
+                // subcommand need not come first.
+                || (matches!(name, "yarn" | "pnpm") && args.any(|t| matches!(t, "exec" | "dlx")))
+                // Plugins and a Yarn release run in every later yarn command.
+                || (name == "yarn"
+                    && ((args.contains("plugin") && args.contains("import"))
+                        || (args.contains("set") && args.contains("version"))))
+                || args.has(&[
+                "--editor",
+                "--dir",
                 "--script-shell",
                 "--node-options",
                 "--userconfig",
@@ -206,6 +235,10 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 || args
                     .values(&["--python", "-p"])
                     .any(|v| v.contains('/') || v.starts_with(['.', '~']))
+        }
+        "pip" | "pip3" => {
+            args.has(&["--python", "--editor"])
+                || (first == Some("config") && args.contains("edit"))
         }
         "pipx" | "poetry" | "pipenv" | "conda" | "pdm" | "hatch" | "rye" => first == Some("run"),
         "mise" | "rtx" => matches!(first, Some("exec" | "x" | "run" | "r")),
