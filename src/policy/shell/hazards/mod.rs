@@ -220,6 +220,18 @@ fn gh(args: Args<'_>) -> Option<String> {
     {
         return Some("`gh repo clone … --` hands options to `git clone`".into());
     }
+    // `gh api -X DELETE …`, `-f`/`-F` (fields make it a POST), `--input`: a write to the
+    // API, as `http_request` with any method but GET or HEAD is high-risk.
+    if args.first() == Some("api") {
+        let method = args.values(&["-X", "--method"]).next();
+        let writes = method
+            .is_some_and(|m| !m.eq_ignore_ascii_case("GET") && !m.eq_ignore_ascii_case("HEAD"))
+            || args.has(&["-f", "-F", "--field", "--raw-field", "--input"])
+            || args.any(|t| t.starts_with("-f") || t.starts_with("-F"));
+        if writes {
+            return Some("`gh api` with a method or fields writes to the API".into());
+        }
+    }
     (args.first() == Some("auth")
         && (args.any(|t| matches!(t, "token" | "git-credential"))
             || args.has(&["--show-token"])
