@@ -3,6 +3,11 @@
 //! subcommand-shaped second word gets a prefix key (binary + subcommand, covering every command
 //! with the same key); anything else an exact key (its whole argv, covering only itself). Keys
 //! are compared as keys, never as raw strings.
+//!
+//! Where the second word only names a group of commands (`gh repo`, `docker compose`,
+//! `uv pip`, `git stash`), the key takes the third word too: "Always" pressed for `gh repo
+//! view` must not cover `gh repo delete --yes`, nor `git stash list` cover `git stash clear`.
+//! Without a subcommand-shaped third word (`docker compose -f x.yml ps`) the key is exact.
 
 use super::command::{command_name, is_wrapper};
 use super::lexer::Lexed;
@@ -15,11 +20,126 @@ pub const DEFAULT_PREFIX_BINARIES: &[&str] = &[
     "git", "cargo", "npm", "pnpm", "yarn", "docker", "kubectl", "go", "make", "pip", "uv", "gh",
 ];
 
+/// Second words that name a group of commands, by binary: the third word is the command.
+const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "git",
+        &[
+            "stash",
+            "remote",
+            "submodule",
+            "worktree",
+            "notes",
+            "reflog",
+            "lfs",
+            "sparse-checkout",
+            "maintenance",
+            "bisect",
+        ],
+    ),
+    (
+        "docker",
+        &[
+            "compose",
+            "container",
+            "image",
+            "volume",
+            "network",
+            "system",
+            "context",
+            "buildx",
+            "builder",
+            "plugin",
+            "swarm",
+            "service",
+            "stack",
+            "secret",
+            "config",
+            "node",
+            "trust",
+            "manifest",
+            "scout",
+            "model",
+        ],
+    ),
+    (
+        "kubectl",
+        &[
+            "config",
+            "rollout",
+            "auth",
+            "certificate",
+            "create",
+            "set",
+            "plugin",
+        ],
+    ),
+    (
+        "gh",
+        &[
+            "repo",
+            "pr",
+            "issue",
+            "release",
+            "workflow",
+            "run",
+            "secret",
+            "variable",
+            "gist",
+            "cache",
+            "label",
+            "codespace",
+            "extension",
+            "ext",
+            "auth",
+            "ruleset",
+            "project",
+            "org",
+            "ssh-key",
+            "gpg-key",
+            "alias",
+            "config",
+            "attestation",
+        ],
+    ),
+    (
+        "npm",
+        &[
+            "config", "cache", "token", "team", "access", "owner", "dist-tag", "profile", "org",
+            "hook", "pkg",
+        ],
+    ),
+    ("pnpm", &["config", "store", "env"]),
+    (
+        "yarn",
+        &[
+            "config",
+            "cache",
+            "plugin",
+            "workspaces",
+            "npm",
+            "constraints",
+        ],
+    ),
+    ("uv", &["pip", "tool", "python", "cache", "self"]),
+    ("pip", &["config", "cache"]),
+    ("go", &["mod", "work"]),
+    ("cargo", &["owner"]),
+];
+
+/// Whether `sub` of `binary` names a group of commands rather than a command.
+fn is_group(binary: &str, sub: &str) -> bool {
+    GROUPS
+        .iter()
+        .any(|(b, groups)| *b == binary && groups.contains(&sub))
+}
+
 /// A saved "always" for commands.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum ApprovalKey {
-    /// `git status` covers `git status --short`.
+    /// `git status` covers `git status --short`; `gh repo view` (a group and its command,
+    /// one space apart) covers `gh repo view --web`.
     Prefix { binary: String, subcommand: String },
     /// `=rm old.log` covers exactly that argv.
     Exact { argv: Vec<String> },
@@ -61,9 +181,17 @@ impl ApprovalKey {
             && let Some(sub) = argv.get(1)
             && is_subcommand(sub)
         {
+            let subcommand = if is_group(binary, sub) {
+                match argv.get(2) {
+                    Some(command) if is_subcommand(command) => format!("{sub} {command}"),
+                    _ => return Some(ApprovalKey::Exact { argv }),
+                }
+            } else {
+                sub.clone()
+            };
             return Some(ApprovalKey::Prefix {
                 binary: binary.clone(),
-                subcommand: sub.clone(),
+                subcommand,
             });
         }
         Some(ApprovalKey::Exact { argv })
@@ -152,15 +280,26 @@ impl FromStr for ApprovalKey {
             };
         }
         let mut parts = s.split(' ');
-        match (parts.next(), parts.next(), parts.next()) {
-            (Some(binary), Some(sub), None) if !binary.is_empty() && is_subcommand(sub) => {
-                Ok(ApprovalKey::Prefix {
-                    binary: binary.to_string(),
-                    subcommand: sub.to_string(),
-                })
+        let key = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some(binary), Some(sub), None, None) if is_subcommand(sub) => {
+                Some((binary, sub.to_string()))
             }
+            // A group and its command (`gh repo view`).
+            (Some(binary), Some(group), Some(command), None)
+                if is_group(binary, group) && is_subcommand(command) =>
+            {
+                Some((binary, format!("{group} {command}")))
+            }
+            _ => None,
+        };
+        match key {
+            Some((binary, subcommand)) if !binary.is_empty() => Ok(ApprovalKey::Prefix {
+                binary: binary.to_string(),
+                subcommand,
+            }),
             _ => Err(format!(
-                "`{s}` is not an approval key: write `binary subcommand` or `=exact command`"
+                "`{s}` is not an approval key: write `binary subcommand`, `binary group \
+                 command` (`gh repo view`) or `=exact command`"
             )),
         }
     }
@@ -187,6 +326,7 @@ mod tests {
     fn notation_round_trips() {
         for text in [
             "git status",
+            "gh repo view",
             "=rm old.log",
             "=rm 'my file.txt'",
             "=ls",
@@ -196,6 +336,9 @@ mod tests {
             assert_eq!(key.to_string(), text);
         }
         assert!("git".parse::<ApprovalKey>().is_err());
+        // Three words only for a group and its command.
+        assert!("git status short".parse::<ApprovalKey>().is_err());
+        assert!("gh repo view web".parse::<ApprovalKey>().is_err());
         assert!("=".parse::<ApprovalKey>().is_err());
         assert!("=rm $x".parse::<ApprovalKey>().is_err());
     }
