@@ -344,10 +344,11 @@ fn collect_inline(view: &mut CommandView<'_>) {
                 }
             }
         }
-        // `uv run CMD…`, `pyenv exec CMD…`, `kubectl exec POD -- CMD…`.
-        _ => view
-            .nested_argv
-            .extend(super::launchers::command(name, after)),
+        // `uv run CMD…`, `pyenv exec CMD…`, `op run -- CMD…`.
+        _ => {
+            let launched = super::launchers::command(name, after, view);
+            view.nested_argv.extend(launched);
+        }
     }
 }
 

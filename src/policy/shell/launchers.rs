@@ -1,57 +1,58 @@
-//! Programs that run a command given after one of their subcommands: version managers
-//! (`pyenv exec CMD…`, `rustup run TOOLCHAIN CMD…`), project runners (`uv run`, `poetry run`,
-//! `bundle exec`), secret injectors (`op run -- CMD…`, `aws-vault exec PROFILE -- CMD…`) and
-//! container or cluster shells (`kubectl exec POD -- CMD…`, `guix shell PKG -- CMD…`). Unlike
-//! a wrapper (`sudo`, `timeout`), the program's first word after its name is a subcommand, and
-//! only that subcommand runs a command.
+//! Programs that run a command given after one of their subcommands, on this host: version
+//! managers (`pyenv exec CMD…`, `rustup run TOOLCHAIN CMD…`), project runners (`uv run`,
+//! `poetry run`, `bundle exec`) and secret injectors (`op run -- CMD…`, `aws-vault exec
+//! PROFILE -- CMD…`). Unlike a wrapper (`sudo`, `timeout`), the program's own word after its
+//! name (after any global options: `uv -q run`) is a subcommand, and only that subcommand runs
+//! a command. Its options are read as a wrapper's are (`wrappers::skip_options`).
 //!
 //! The command found is judged as a nested command: the denylist sees `uv run sudo reboot` as
-//! `sudo reboot`. That only adds denies. The launcher itself is high-risk (`hazards`: no saved
-//! key covers a command it may run), so a command misread here (an option whose value this
-//! table does not know, taken for the command) stays a high-risk prompt, never anything laxer.
-
+//! `sudo reboot`. That only adds denies. A launcher that runs a command is high-risk itself
+//! (`hazards`: no saved key covers what it may run), so a command misread here (an option whose
+//! value this table does not know, taken for the command) stays a high-risk prompt, never
+//! anything laxer. Container and cluster shells (`kubectl exec`, `toolbox run`) are not here:
+//! what they run runs elsewhere, where this host's denylist does not apply (`toolbox run sudo
+//! dnf install …` is ordinary); they are high-risk (`hazards::containers`).
 use super::ast::Word;
+use super::command::CommandView;
+use super::wrappers::{Wrapper, skip_options, wrapper};
 
 struct Launcher {
-    name: &'static str,
-    /// The subcommand that runs a command (`None`: the program itself does, `uvx CMD`).
-    subcommand: Option<&'static str>,
-    /// Its options that take the next word as their value.
-    with_value: &'static [&'static str],
-    /// Positional words between its options and the command (`rustup run TOOLCHAIN`).
-    positional: usize,
-    /// The command comes only after `--` (`kubectl exec POD -- CMD`); the subcommand may then
-    /// follow global options (`kubectl -n prod exec …`).
+    /// The program and the words of its subcommand (`["uv", "tool", "run"]`; the program
+    /// alone when it runs the command itself, `uvx CMD…`).
+    words: &'static [&'static str],
+    /// How the subcommand's options are read (its name is the program's).
+    options: Wrapper,
+    /// The command comes only after `--` (`mise exec node@20 -- CMD…`: the words before it
+    /// name tools or packages).
     after_dashes: bool,
 }
 
-const fn launcher(name: &'static str, subcommand: &'static str) -> Launcher {
+const fn launcher(words: &'static [&'static str]) -> Launcher {
     Launcher {
-        name,
-        subcommand: Some(subcommand),
-        with_value: &[],
-        positional: 0,
+        words,
+        options: wrapper(words[0], &[]),
         after_dashes: false,
     }
 }
 
 const fn values(mut l: Launcher, with_value: &'static [&'static str]) -> Launcher {
-    l.with_value = with_value;
+    l.options.with_value = with_value;
     l
 }
 
 const fn positional(mut l: Launcher, count: usize) -> Launcher {
-    l.positional = count;
+    l.options.positional = count;
+    l
+}
+
+/// Options whose value is a command line run by a shell (also listed among the values).
+const fn scripts(mut l: Launcher, options: &'static [&'static str]) -> Launcher {
+    l.options.script_options = options;
     l
 }
 
 const fn after_dashes(mut l: Launcher) -> Launcher {
     l.after_dashes = true;
-    l
-}
-
-const fn no_subcommand(mut l: Launcher) -> Launcher {
-    l.subcommand = None;
     l
 }
 
@@ -81,58 +82,74 @@ const UV_VALUES: &[&str] = &[
     "--cache-dir",
     "--python-preference",
     "--from",
+    "--color",
+    "--index-strategy",
+    "--keyring-provider",
+    "--resolution",
+    "--prerelease",
+    "--link-mode",
+    "--exclude-newer",
 ];
 
 const CONDA_VALUES: &[&str] = &["-n", "--name", "-p", "--prefix", "--cwd", "-a", "--arch"];
 
 const LAUNCHERS: &[Launcher] = &[
-    launcher("pyenv", "exec"),
-    launcher("rbenv", "exec"),
-    launcher("nodenv", "exec"),
-    launcher("goenv", "exec"),
-    launcher("plenv", "exec"),
-    launcher("jenv", "exec"),
-    launcher("phpenv", "exec"),
-    launcher("asdf", "exec"),
-    after_dashes(launcher("mise", "exec")),
-    after_dashes(launcher("mise", "x")),
-    positional(launcher("rustup", "run"), 1),
-    values(launcher("uv", "run"), UV_VALUES),
-    values(no_subcommand(launcher("uvx", "")), UV_VALUES),
+    launcher(&["pyenv", "exec"]),
+    launcher(&["rbenv", "exec"]),
+    launcher(&["nodenv", "exec"]),
+    launcher(&["goenv", "exec"]),
+    launcher(&["plenv", "exec"]),
+    launcher(&["jenv", "exec"]),
+    launcher(&["phpenv", "exec"]),
+    launcher(&["asdf", "exec"]),
+    after_dashes(launcher(&["mise", "exec"])),
+    after_dashes(launcher(&["mise", "x"])),
+    positional(launcher(&["rustup", "run"]), 1),
+    values(launcher(&["uv", "run"]), UV_VALUES),
+    values(launcher(&["uv", "tool", "run"]), UV_VALUES),
+    values(launcher(&["uvx"]), UV_VALUES),
     values(
-        launcher("pipx", "run"),
+        launcher(&["pipx", "run"]),
         &["--spec", "--python", "--index-url", "--pip-args"],
     ),
-    launcher("poetry", "run"),
-    launcher("pipenv", "run"),
-    launcher("pdm", "run"),
-    launcher("rye", "run"),
-    launcher("hatch", "run"),
+    launcher(&["poetry", "run"]),
+    launcher(&["pipenv", "run"]),
+    launcher(&["pdm", "run"]),
+    launcher(&["rye", "run"]),
+    values(launcher(&["hatch", "run"]), &["-e", "--env"]),
     values(
-        launcher("pixi", "run"),
+        launcher(&["pixi", "run"]),
         &["-e", "--environment", "--manifest-path"],
     ),
-    values(launcher("conda", "run"), CONDA_VALUES),
-    values(launcher("mamba", "run"), CONDA_VALUES),
-    values(launcher("micromamba", "run"), CONDA_VALUES),
-    launcher("bundle", "exec"),
-    positional(launcher("direnv", "exec"), 1),
-    values(launcher("op", "run"), &["--env-file", "--environment"]),
     values(
-        launcher("doppler", "run"),
-        &[
-            "-p",
-            "--project",
-            "-c",
-            "--config",
-            "--fallback",
-            "--mount",
-            "--token",
-        ],
+        launcher(&["pixi", "exec"]),
+        &["-s", "--spec", "-c", "--channel"],
+    ),
+    values(launcher(&["conda", "run"]), CONDA_VALUES),
+    values(launcher(&["mamba", "run"]), CONDA_VALUES),
+    values(launcher(&["micromamba", "run"]), CONDA_VALUES),
+    launcher(&["bundle", "exec"]),
+    positional(launcher(&["direnv", "exec"]), 1),
+    values(launcher(&["op", "run"]), &["--env-file", "--environment"]),
+    scripts(
+        values(
+            launcher(&["doppler", "run"]),
+            &[
+                "-p",
+                "--project",
+                "-c",
+                "--config",
+                "--fallback",
+                "--mount",
+                "--token",
+                "--command",
+            ],
+        ),
+        &["--command"],
     ),
     positional(
         values(
-            launcher("aws-vault", "exec"),
+            launcher(&["aws-vault", "exec"]),
             &[
                 "-d",
                 "--duration",
@@ -144,96 +161,103 @@ const LAUNCHERS: &[Launcher] = &[
         ),
         1,
     ),
-    after_dashes(launcher("chamber", "exec")),
-    after_dashes(launcher("dotenvx", "run")),
-    after_dashes(launcher("infisical", "run")),
-    positional(no_subcommand(launcher("envchain", "")), 1),
-    after_dashes(launcher("guix", "shell")),
-    after_dashes(launcher("guix", "environment")),
-    after_dashes(launcher("kubectl", "exec")),
-    after_dashes(launcher("oc", "exec")),
-    after_dashes(launcher("lxc", "exec")),
-    after_dashes(launcher("incus", "exec")),
-    after_dashes(launcher("distrobox", "enter")),
-    after_dashes(no_subcommand(launcher("distrobox-enter", ""))),
-    values(
-        launcher("toolbox", "run"),
-        &["-c", "--container", "-d", "--distro", "-r", "--release"],
+    after_dashes(launcher(&["chamber", "exec"])),
+    after_dashes(launcher(&["dotenvx", "run"])),
+    scripts(
+        values(
+            after_dashes(launcher(&["infisical", "run"])),
+            &["--command"],
+        ),
+        &["--command"],
     ),
+    positional(launcher(&["envchain"]), 1),
+    after_dashes(launcher(&["guix", "shell"])),
+    after_dashes(launcher(&["guix", "environment"])),
 ];
 
-/// The command a launcher called `name` (normalized) runs, from the words after its name.
-#[must_use]
-pub fn command<'a>(name: &str, after: &'a [Word]) -> Option<&'a [Word]> {
+/// The command a launcher called `name` (normalized) runs, from the words after its name;
+/// the command lines its options carry (`doppler run --command '…'`) go to `view`.
+pub fn command<'a>(
+    name: &str,
+    after: &'a [Word],
+    view: &mut CommandView<'a>,
+) -> Option<&'a [Word]> {
     LAUNCHERS
         .iter()
-        .filter(|l| l.name == name)
-        .find_map(|l| l.command(after))
+        .filter(|l| l.words[0] == name)
+        .find_map(|l| l.command(l.after_subcommand(after)?, view))
+}
+
+/// Whether a launcher called `name` runs a command, or a command line, with these words.
+#[must_use]
+pub fn runs_something(name: &str, after: &[Word]) -> bool {
+    let mut view = CommandView::default();
+    command(name, after, &mut view).is_some() || !view.inline_scripts.is_empty()
 }
 
 impl Launcher {
-    fn command<'a>(&self, after: &'a [Word]) -> Option<&'a [Word]> {
-        if self.after_dashes {
-            let dashes = after.iter().position(|w| w.text() == "--")?;
-            let named = match self.subcommand {
-                Some(sub) => after[..dashes].iter().any(|w| w.text() == sub),
-                None => true,
-            };
-            return after.get(dashes + 1..).filter(|c| named && !c.is_empty());
+    /// The words after the subcommand, which may follow the program's global options (`uv -q
+    /// run`, `uv --directory x run`: a word after an option may be its value). Any other word
+    /// first means another subcommand.
+    fn after_subcommand<'a>(&self, after: &'a [Word]) -> Option<&'a [Word]> {
+        let subcommand = &self.words[1..];
+        if subcommand.is_empty() {
+            return Some(after);
         }
-        let rest = match self.subcommand {
-            Some(sub) => {
-                let (first, rest) = after.split_first()?;
-                if first.text() != sub {
-                    return None;
-                }
-                rest
-            }
-            None => after,
-        };
-        self.command_after_options(rest)
-    }
-
-    /// Skips the subcommand's options (and their values) and its positional words; `--`
-    /// before the command ends the options.
-    fn command_after_options<'a>(&self, words: &'a [Word]) -> Option<&'a [Word]> {
-        let mut positional = self.positional;
-        let mut at = 0;
-        while let Some(word) = words.get(at) {
+        let mut maybe_value = false;
+        for (at, word) in after.iter().enumerate() {
             let text = word.text();
-            if text == "--" {
-                at += 1;
-                continue;
+            let rest = &after[at..];
+            if rest.len() >= subcommand.len()
+                && rest.iter().zip(subcommand).all(|(w, s)| w.text() == *s)
+            {
+                return after.get(at + subcommand.len()..);
             }
-            if text.len() > 1 && text.starts_with('-') && positional == self.positional {
-                at += if self.with_value.contains(&text) {
-                    2
-                } else {
-                    1
-                };
+            // `+nightly` picks a toolchain (rustup's proxies).
+            let option = text.len() > 1 && text.starts_with(['-', '+']);
+            if option {
+                maybe_value = !text.contains('=');
+            } else if std::mem::take(&mut maybe_value) {
                 continue;
+            } else {
+                return None;
             }
-            if positional > 0 {
-                positional -= 1;
-                at += 1;
-                continue;
-            }
-            return Some(&words[at..]);
         }
         None
+    }
+
+    fn command<'a>(&self, words: &'a [Word], view: &mut CommandView<'a>) -> Option<&'a [Word]> {
+        if !self.after_dashes {
+            return Some(skip_options(&self.options, words, view)).filter(|c| !c.is_empty());
+        }
+        let dashes = words.iter().position(|w| w.text() == "--");
+        // The options before `--` (or all of them) may carry a command line.
+        let before = &words[..dashes.unwrap_or(words.len())];
+        let mut scripts = CommandView::default();
+        for (at, word) in before.iter().enumerate() {
+            let text = word.text();
+            let option = text.split_once('=').map_or(text, |(option, _)| option);
+            if self.options.script_options.contains(&option) {
+                let _ = skip_options(&self.options, &before[at..], &mut scripts);
+            }
+        }
+        view.inline_scripts.extend(scripts.inline_scripts);
+        words.get(dashes? + 1..).filter(|c| !c.is_empty())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::command;
+    use crate::policy::shell::command::CommandView;
     use crate::policy::shell::lexer::lex;
 
     fn found(cmd: &str) -> Option<String> {
         let lexed = lex(cmd);
         let words = &lexed.script.segments[0].words;
         let name = crate::policy::shell::command::command_name(&words[0])?;
-        command(name, &words[1..]).map(|c| c.iter().map(|w| w.text()).collect::<Vec<_>>().join(" "))
+        command(name, &words[1..], &mut CommandView::default())
+            .map(|c| c.iter().map(|w| w.text()).collect::<Vec<_>>().join(" "))
     }
 
     #[test]
@@ -252,16 +276,35 @@ mod tests {
             ("op run --env-file .env -- rm -rf ~", "rm -rf ~"),
             ("aws-vault exec prod -- aws s3 ls", "aws s3 ls"),
             ("aws-vault exec -d 1h prod aws s3 ls", "aws s3 ls"),
+            ("uv -q run sudo reboot", "sudo reboot"),
+            ("uv --directory x run sudo reboot", "sudo reboot"),
+            ("uv run --color always sudo reboot", "sudo reboot"),
+            ("uv tool run ruff check", "ruff check"),
             (
-                "kubectl -n prod exec -it db -- rm -rf /data",
-                "rm -rf /data",
+                "aws-vault exec prod --no-session -- sudo reboot",
+                "sudo reboot",
             ),
+            ("pixi exec sudo reboot", "sudo reboot"),
+            ("bundle --gemfile x exec rake", "rake"),
             ("guix shell coreutils -- rm -rf /", "rm -rf /"),
             ("mise exec node@20 -- node x.js", "node x.js"),
-            ("distrobox-enter box -- sudo reboot", "sudo reboot"),
             ("/usr/bin/pyenv exec ls", "ls"),
         ] {
             assert_eq!(found(cmd).as_deref(), Some(expected), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn a_command_line_in_an_option_is_a_script() {
+        for cmd in [
+            "doppler run --command 'sudo reboot'",
+            "infisical run --command='sudo reboot'",
+        ] {
+            let lexed = lex(cmd);
+            let words = &lexed.script.segments[0].words;
+            let mut view = CommandView::default();
+            let _ = command(words[0].text(), &words[1..], &mut view);
+            assert_eq!(view.inline_scripts, ["sudo reboot"], "{cmd}");
         }
     }
 
@@ -272,7 +315,9 @@ mod tests {
             "uv pip install sudo",
             "poetry add reboot",
             "kubectl get pods",
-            "kubectl exec db ls",
+            "kubectl exec db -- ls",
+            "poetry add run sudo",
+            "uv tool install sudo",
             "rustup run stable",
             "guix install reboot",
             "aws-vault list",

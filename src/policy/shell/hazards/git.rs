@@ -87,8 +87,9 @@ fn key_runs_code(key: &str) -> bool {
         "interactive.difffilter",
         "core.packedgitwindowsize",
     ];
-    // The key's last part whatever its section: `git config x.fsmonitor …` is harmless only
-    // until the section is renamed to `core` (`--rename-section`, judged on its own too).
+    // The key's last part whatever its section (`x.fsmonitor` is harmless only until the
+    // section is renamed to `core`). Sections matched by their start (`alias.`, `filter.`)
+    // are not repeated here: renaming a section is high-risk on its own.
     const LAST: &[&str] = &[
         "pager",
         "editor",
@@ -105,6 +106,10 @@ fn key_runs_code(key: &str) -> bool {
         "difffilter",
         "packobjectshook",
         "procreceiverefs",
+        "smtpserver",
+        "browser",
+        "httpd",
+        "tool",
     ];
     EXACT.contains(&key.as_str())
         || key

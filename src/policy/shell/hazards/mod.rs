@@ -24,6 +24,10 @@ use super::command::interpreter_family;
 pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
     let args = Args::of(argv);
     let found = |why: &str| Some(why.to_string());
+    // Every launcher, whatever arm below knows its program too (`uv`, `mise`).
+    if let Some(why) = launched(name, argv) {
+        return Some(why);
+    }
     match name {
         "find" | "gfind" | "bfs" => {
             let hit = args.texts().find(|t| {
@@ -195,15 +199,15 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
         | "alacritty" | "kitty" | "terminator" | "tilix" | "st" | "foot" | "wezterm" => {
             found("a terminal emulator runs the command it is given")
         }
-        _ => python_module(name, args).or_else(|| launched(name, argv)),
+        _ => python_module(name, args),
     }
 }
 
 /// `pyenv exec CMD…`, `op run -- CMD…` and the other launchers of `launchers`: they run
 /// whatever command follows, so no saved key may cover them (the command itself is judged too).
 fn launched(name: &str, argv: &[Word]) -> Option<String> {
-    super::launchers::command(name, argv.get(1..).unwrap_or(&[]))
-        .map(|_| format!("`{name}` runs whatever command follows"))
+    super::launchers::runs_something(name, argv.get(1..).unwrap_or(&[]))
+        .then(|| format!("`{name}` runs whatever command follows"))
 }
 
 /// gh set up to run a program or a shell alias, handing git options on (`gh repo clone R --
@@ -220,23 +224,32 @@ fn gh(args: Args<'_>) -> Option<String> {
     {
         return Some("`gh repo clone … --` hands options to `git clone`".into());
     }
-    // `gh api -X DELETE …`, `-f`/`-F` (fields make it a POST), `--input`: a write to the
-    // API, as `http_request` with any method but GET or HEAD is high-risk.
-    if args.first() == Some("api") {
-        let method = args.values(&["-X", "--method"]).next();
-        let writes = method
-            .is_some_and(|m| !m.eq_ignore_ascii_case("GET") && !m.eq_ignore_ascii_case("HEAD"))
-            || args.has(&["-f", "-F", "--field", "--raw-field", "--input"])
-            || args.any(|t| t.starts_with("-f") || t.starts_with("-F"));
-        if writes {
-            return Some("`gh api` with a method or fields writes to the API".into());
-        }
+    if args.first() == Some("api") && gh_api_writes(args) {
+        return Some("`gh api` with a method or fields writes to the API".into());
     }
+    // `-t` may sit in a cluster (`gh auth status -th github.com`).
+    let short_t = args.any(|t| {
+        t.strip_prefix('-')
+            .is_some_and(|c| !c.starts_with('-') && c.contains('t'))
+    });
     (args.first() == Some("auth")
         && (args.any(|t| matches!(t, "token" | "git-credential"))
             || args.has(&["--show-token"])
-            || args.contains("-t")))
-    .then(|| "`gh auth` prints the token it holds".into())
+            || short_t))
+        .then(|| "`gh auth` prints the token it holds".into())
+}
+
+/// `gh api -X DELETE …`, a POST made by fields (`-f`, `-F`) or `--input`: a write to the API,
+/// as `http_request` with any method but GET or HEAD is high-risk. gh takes the last `-X`;
+/// every one given must be a read. With an explicit GET, fields are query parameters.
+fn gh_api_writes(args: Args<'_>) -> bool {
+    let mut methods = args.values(&["-X", "--method"]).peekable();
+    let explicit = methods.peek().is_some();
+    let reads = |m: &str| m.eq_ignore_ascii_case("GET") || m.eq_ignore_ascii_case("HEAD");
+    let all_read = methods.all(reads);
+    let fields = args.has(&["-f", "-F", "--field", "--raw-field"])
+        || args.any(|t| t.starts_with("-f") || t.starts_with("-F"));
+    !all_read || args.has(&["--input"]) || (fields && !explicit)
 }
 
 /// `python -m timeit '…'` and `python -m pdb -c '…'` run code given as arguments.

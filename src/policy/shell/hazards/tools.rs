@@ -104,24 +104,27 @@ fn make_cluster(args: Args<'_>) -> bool {
 }
 
 /// `make test CC=./x`, `make test 'ARGS=-x; id'`: a variable given on the command line
-/// overrides the makefile's, and a recipe that uses it hands its value to the shell or runs
+/// overrides the makefile's, and a recipe that uses it hands its value to the shell, or runs
 /// the program it names (`X!=cmd` runs cmd as make starts). Which variables a recipe uses is
-/// the makefile's business, so any variable counts whose value is more than a plain word
-/// (`VERBOSE=1`, `ARGS=-x` are): shell syntax, a path, make code, a shell or interpreter.
+/// the makefile's business, so any value counts that holds shell syntax or make code (a
+/// separator, a substitution, a redirection, a quote, a glob, a newline), names a program by
+/// a relative or home path (`./x`, `~/x`), or is a shell; so does a variable that names a
+/// program (`CC`, `PAGER` …) given a path. Spaces, flags and data paths stay plain:
+/// `FILE=tests/x.py`, `CFLAGS=-O2 -g`, `PREFIX=/usr/local`, `PYTHON=python3`.
 fn make_variable_runs_code(word: &str) -> bool {
     let Some((name, value)) = word.split_once('=') else {
         return false;
     };
     let name = name.trim().trim_end_matches([':', '+', '?', '!']).trim();
-    let plain = value
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "_.,:+=@%-".contains(c))
-        && !value.starts_with('.');
+    let shell_syntax = value.contains([
+        ';', '|', '&', '$', '`', '<', '>', '(', ')', '\n', '\'', '"', '\\', '*', '?', '[', '{',
+    ]);
     word.contains("!=")
-        || !plain
-        || super::variables::names_code(name)
+        || shell_syntax
+        || value.starts_with(['.', '~'])
+        || crate::policy::shell::command::is_shell(value)
+        || (super::variables::names_code(name) && value.contains('/'))
         || matches!(name, "AS" | "SHELL" | "MAKESHELL" | "MAKEFILES")
-        || crate::policy::shell::command::is_shell_or_interpreter(value)
 }
 
 /// sqlite3: dot-commands (`.shell`, `.system`, `.once '|cmd'`) given as arguments, or run at
@@ -163,12 +166,22 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 || args.any(|t| t.starts_with("-f") || t.starts_with("-C"))
         }
         "cargo" => {
+            // The subcommand may follow a toolchain (`+nightly`) and global options, one of
+            // which may take a value (`--color always`): either of the first two other words.
+            let sub = |names: &[&str]| {
+                args.texts()
+                    .filter(|t| !t.starts_with(['-', '+']))
+                    .take(2)
+                    .any(|t| names.contains(&t))
+            };
             args.has(&["--config", "--manifest-path", "-Z"])
                 || args.any(|t| t.starts_with("-Z"))
                 // `cargo rustc -- -C linker=./x`: flags handed to the compiler name programs.
-                || (matches!(first, Some("rustc" | "rustdoc")) && args.contains("--"))
-                // `cargo clean --target-dir .` deletes whatever directory it is given.
-                || (first == Some("clean") && args.has(&["--target-dir"]))
+                || (sub(&["rustc", "rustdoc"]) && args.contains("--"))
+                // `cargo clean --target-dir .` deletes whatever directory it is given (cargo
+                // takes no abbreviations: `--target` is another option).
+                || (sub(&["clean"])
+                    && args.any(|t| t == "--target-dir" || t.starts_with("--target-dir=")))
         }
         "go" => {
             args.has(&[

@@ -12,6 +12,7 @@ mod table;
 use chain_loaders::CHAIN_LOADERS;
 pub use options::{is_assignment_word, skip_options};
 use table::WRAPPERS;
+pub(crate) use table::wrapper;
 
 use super::names::is_wrapper_name;
 use std::sync::LazyLock;

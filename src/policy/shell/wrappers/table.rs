@@ -6,7 +6,8 @@
 
 use super::Wrapper;
 
-pub(super) const fn wrapper(name: &'static str, with_value: &'static [&'static str]) -> Wrapper {
+/// A wrapper that runs the words after its options, whose options in `with_value` take a value.
+pub(crate) const fn wrapper(name: &'static str, with_value: &'static [&'static str]) -> Wrapper {
     Wrapper {
         name,
         with_value,
