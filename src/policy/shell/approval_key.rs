@@ -89,10 +89,12 @@ const GROUPS: &[(&str, &[&str])] = &[
             "cache",
             "label",
             "codespace",
+            "cs",
             "extension",
             "ext",
             "auth",
             "ruleset",
+            "rs",
             "project",
             "org",
             "ssh-key",
@@ -100,16 +102,29 @@ const GROUPS: &[(&str, &[&str])] = &[
             "alias",
             "config",
             "attestation",
+            "at",
         ],
     ),
     (
         "npm",
         &[
-            "config", "cache", "token", "team", "access", "owner", "dist-tag", "profile", "org",
-            "hook", "pkg",
+            "config",
+            "cache",
+            "token",
+            "team",
+            "access",
+            "owner",
+            "dist-tag",
+            "profile",
+            "org",
+            "hook",
+            "pkg",
+            "run",
+            "run-script",
+            "audit",
         ],
     ),
-    ("pnpm", &["config", "store", "env"]),
+    ("pnpm", &["config", "store", "env", "run", "run-script"]),
     (
         "yarn",
         &[
@@ -119,6 +134,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "workspaces",
             "npm",
             "constraints",
+            "run",
         ],
     ),
     ("uv", &["pip", "tool", "python", "cache", "self"]),
@@ -126,6 +142,11 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("go", &["mod", "work"]),
     ("cargo", &["owner"]),
 ];
+
+/// Second words followed by a name before the command they run (`yarn workspace APP CMD`,
+/// `yarn workspaces foreach … CMD`): their commands get exact keys only (`yarn workspaces
+/// list` keeps its group key).
+const NAMED_FIRST: &[(&str, &str)] = &[("yarn", "workspace"), ("yarn", "workspaces")];
 
 /// Whether `sub` of `binary` names a group of commands rather than a command.
 fn is_group(binary: &str, sub: &str) -> bool {
@@ -181,6 +202,11 @@ impl ApprovalKey {
             && let Some(sub) = argv.get(1)
             && is_subcommand(sub)
         {
+            if NAMED_FIRST.contains(&(binary.as_str(), sub.as_str()))
+                && argv.get(2).is_some_and(|w| w != "list")
+            {
+                return Some(ApprovalKey::Exact { argv });
+            }
             let subcommand = if is_group(binary, sub) {
                 match argv.get(2) {
                     Some(command) if is_subcommand(command) => format!("{sub} {command}"),

@@ -8,12 +8,13 @@
 //! The command found is judged as a nested command: the denylist sees `uv run sudo reboot` as
 //! `sudo reboot`. That only adds denies. A launcher that runs a command is high-risk itself
 //! (`hazards`: no saved key covers what it may run), so a command misread here (an option whose
-//! value this table does not know, taken for the command) stays a high-risk prompt, never
-//! anything laxer. Container and cluster shells (`kubectl exec`, `toolbox run`) are not here:
+//! value this table does not know, taken for the command; a command after no `--` where one
+//! is needed) stays a high-risk prompt, never anything laxer. Container and cluster shells (`kubectl exec`, `toolbox run`) are not here:
 //! what they run runs elsewhere, where this host's denylist does not apply (`toolbox run sudo
 //! dnf install …` is ordinary); they are high-risk (`hazards::containers`).
 use super::ast::Word;
 use super::command::CommandView;
+use super::names::names;
 use super::wrappers::{Wrapper, skip_options, wrapper};
 
 struct Launcher {
@@ -89,9 +90,52 @@ const UV_VALUES: &[&str] = &[
     "--prerelease",
     "--link-mode",
     "--exclude-newer",
+    "-P",
+    "--upgrade-package",
+    "-C",
+    "--config-setting",
+    "--allow-insecure-host",
+    "--fork-strategy",
+    "--reinstall-package",
+    "--refresh-package",
+    "--no-binary-package",
+    "--no-build-package",
+    "--no-build-isolation-package",
+    "--only-binary-package",
+    "--no-sources-package",
 ];
 
 const CONDA_VALUES: &[&str] = &["-n", "--name", "-p", "--prefix", "--cwd", "-a", "--arch"];
+
+const MISE_VALUES: &[&str] = &[
+    "-c",
+    "--command",
+    "-C",
+    "--cd",
+    "-j",
+    "--jobs",
+    "-E",
+    "--env",
+];
+
+/// npm's, pnpm's and yarn's ways to run a package's program; `-c` is a shell command line.
+const NPX_VALUES: &[&str] = &["-p", "--package", "-c", "--call", "--workspace", "-w"];
+
+const AWS_VAULT_VALUES: &[&str] = &[
+    "-d",
+    "--duration",
+    "-t",
+    "--mfa-token",
+    "--region",
+    "--prompt",
+    "--backend",
+    "--keychain",
+    "--pass-dir",
+    "--pass-cmd",
+    "--pass-prefix",
+    "--file-dir",
+    "--secret-service-collection",
+];
 
 const LAUNCHERS: &[Launcher] = &[
     launcher(&["pyenv", "exec"]),
@@ -102,8 +146,14 @@ const LAUNCHERS: &[Launcher] = &[
     launcher(&["jenv", "exec"]),
     launcher(&["phpenv", "exec"]),
     launcher(&["asdf", "exec"]),
-    after_dashes(launcher(&["mise", "exec"])),
-    after_dashes(launcher(&["mise", "x"])),
+    scripts(
+        values(after_dashes(launcher(&["mise", "exec"])), MISE_VALUES),
+        &["-c", "--command"],
+    ),
+    scripts(
+        values(after_dashes(launcher(&["mise", "x"])), MISE_VALUES),
+        &["-c", "--command"],
+    ),
     positional(launcher(&["rustup", "run"]), 1),
     values(launcher(&["uv", "run"]), UV_VALUES),
     values(launcher(&["uv", "tool", "run"]), UV_VALUES),
@@ -123,7 +173,7 @@ const LAUNCHERS: &[Launcher] = &[
     ),
     values(
         launcher(&["pixi", "exec"]),
-        &["-s", "--spec", "-c", "--channel"],
+        &["-s", "--spec", "-c", "--channel", "-w", "--with"],
     ),
     values(launcher(&["conda", "run"]), CONDA_VALUES),
     values(launcher(&["mamba", "run"]), CONDA_VALUES),
@@ -148,31 +198,62 @@ const LAUNCHERS: &[Launcher] = &[
         &["--command"],
     ),
     positional(
-        values(
-            launcher(&["aws-vault", "exec"]),
-            &[
-                "-d",
-                "--duration",
-                "-t",
-                "--mfa-token",
-                "--region",
-                "--prompt",
-            ],
-        ),
+        values(launcher(&["aws-vault", "exec"]), AWS_VAULT_VALUES),
         1,
     ),
     after_dashes(launcher(&["chamber", "exec"])),
-    after_dashes(launcher(&["dotenvx", "run"])),
+    values(
+        launcher(&["dotenvx", "run"]),
+        &[
+            "-f",
+            "--env-file",
+            "-e",
+            "--env",
+            "--convention",
+            "-fk",
+            "--env-keys-file",
+        ],
+    ),
     scripts(
         values(
-            after_dashes(launcher(&["infisical", "run"])),
-            &["--command"],
+            launcher(&["infisical", "run"]),
+            &[
+                "--command",
+                "--env",
+                "--path",
+                "--projectId",
+                "--token",
+                "--domain",
+                "-t",
+            ],
         ),
         &["--command"],
     ),
     positional(launcher(&["envchain"]), 1),
     after_dashes(launcher(&["guix", "shell"])),
     after_dashes(launcher(&["guix", "environment"])),
+    scripts(values(launcher(&["npx"]), NPX_VALUES), &["-c", "--call"]),
+    scripts(values(launcher(&["pnpx"]), NPX_VALUES), &["-c", "--call"]),
+    values(launcher(&["bunx"]), &["-p", "--package"]),
+    scripts(
+        values(launcher(&["npm", "exec"]), NPX_VALUES),
+        &["-c", "--call"],
+    ),
+    scripts(
+        values(launcher(&["npm", "x"]), NPX_VALUES),
+        &["-c", "--call"],
+    ),
+    scripts(
+        values(launcher(&["pnpm", "exec"]), NPX_VALUES),
+        &["-c", "--call"],
+    ),
+    scripts(
+        values(launcher(&["pnpm", "dlx"]), NPX_VALUES),
+        &["-c", "--call"],
+    ),
+    values(launcher(&["yarn", "exec"]), NPX_VALUES),
+    values(launcher(&["yarn", "dlx"]), NPX_VALUES),
+    values(launcher(&["bun", "x"]), &["-p", "--package"]),
 ];
 
 /// The command a launcher called `name` (normalized) runs, from the words after its name;
@@ -182,18 +263,38 @@ pub fn command<'a>(
     after: &'a [Word],
     view: &mut CommandView<'a>,
 ) -> Option<&'a [Word]> {
+    if !is_launcher(name) {
+        return None;
+    }
     LAUNCHERS
         .iter()
         .filter(|l| l.words[0] == name)
         .find_map(|l| l.command(l.after_subcommand(after)?, view))
 }
 
-/// Whether a launcher called `name` runs a command, or a command line, with these words.
+/// Whether a launcher called `name` is given its running subcommand and anything after it:
+/// whether or not the command is found in those words (`chamber exec svc CMD` without `--`),
+/// it may run one.
 #[must_use]
 pub fn runs_something(name: &str, after: &[Word]) -> bool {
-    let mut view = CommandView::default();
-    command(name, after, &mut view).is_some() || !view.inline_scripts.is_empty()
+    is_launcher(name)
+        && LAUNCHERS.iter().filter(|l| l.words[0] == name).any(|l| {
+            l.after_subcommand(after)
+                .is_some_and(|rest| !rest.is_empty())
+        })
 }
+
+names!(
+    /// The programs of [`LAUNCHERS`]: most commands are none, answered by a `match` (the list
+    /// itself is read by a test only).
+    #[cfg_attr(not(test), allow(dead_code))]
+    const LAUNCHER_NAMES, fn is_launcher = [
+        "pyenv", "rbenv", "nodenv", "goenv", "plenv", "jenv", "phpenv", "asdf", "mise", "rustup",
+        "uv", "uvx", "pipx", "poetry", "pipenv", "pdm", "rye", "hatch", "pixi", "conda", "mamba",
+        "micromamba", "bundle", "direnv", "op", "doppler", "aws-vault", "chamber", "dotenvx",
+        "infisical", "envchain", "guix", "npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun",
+    ]
+);
 
 impl Launcher {
     /// The words after the subcommand, which may follow the program's global options (`uv -q
@@ -294,11 +395,24 @@ mod tests {
         }
     }
 
+    /// The fast name test and the table name the same programs.
+    #[test]
+    fn the_name_list_is_the_table() {
+        let mut table: Vec<&str> = super::LAUNCHERS.iter().map(|l| l.words[0]).collect();
+        table.sort_unstable();
+        table.dedup();
+        let mut names = super::LAUNCHER_NAMES.to_vec();
+        names.sort_unstable();
+        assert_eq!(table, names);
+    }
+
     #[test]
     fn a_command_line_in_an_option_is_a_script() {
         for cmd in [
             "doppler run --command 'sudo reboot'",
             "infisical run --command='sudo reboot'",
+            "mise exec -c 'sudo reboot'",
+            "npx -c 'sudo reboot'",
         ] {
             let lexed = lex(cmd);
             let words = &lexed.script.segments[0].words;

@@ -16,6 +16,9 @@ macro_rules! names {
     };
 }
 
+/// For the lists kept beside their tables elsewhere (`launchers`).
+pub(crate) use names;
+
 names!(
     /// Shells: `-c` runs their argument as a script.
     pub const SHELLS, fn is_shell = [

@@ -27,7 +27,7 @@ const DOCKER_GROUPS: &[(&str, &[&str])] = &[
     ("container", &["run", "exec", "create", "debug"]),
     ("image", &["build"]),
     ("builder", &["build"]),
-    ("buildx", &["build", "bake"]),
+    ("buildx", &["build", "b", "bake"]),
     ("compose", COMPOSE_RUNS),
     ("stack", &["deploy", "up"]),
     ("service", &["create", "update"]),
@@ -217,10 +217,9 @@ fn kubectl_hit(args: Args<'_>, every_word: &[&str]) -> Option<String> {
     if RUNS.contains(&sub) {
         return Some(sub.to_string());
     }
-    let from_file = args.has(&["-f", "--filename", "-k", "--kustomize"]);
     match (sub, kind) {
-        ("create", _) if from_file => Some("create -f".into()),
-        ("create", Some(kind @ ("job" | "deployment" | "cronjob" | "token"))) => {
+        ("create", _) if from_file(args) => Some("create -f".into()),
+        ("create", Some(kind @ ("job" | "deployment" | "deploy" | "cronjob" | "cj" | "token"))) => {
             Some(format!("create {kind}"))
         }
         ("set", Some("image")) => Some("set image".into()),
@@ -240,6 +239,12 @@ fn subcommand_hit(words: &[&str], runs: &[&str], groups: &[(&str, &[&str])]) -> 
     find(&words[1..], group_runs).map(|action| format!("{group} {action}"))
 }
 
+/// `-f FILE`, `-fFILE`, `--filename`, `-k DIR`, `--kustomize`: what to act on comes from files.
+fn from_file(args: Args<'_>) -> bool {
+    args.has(&["-f", "--filename", "-k", "--kustomize"])
+        || args.any(|t| (t.starts_with("-f") || t.starts_with("-k")) && !t.starts_with("--"))
+}
+
 fn find(words: &[&str], subcommands: &[&str]) -> Option<String> {
     subcommands
         .iter()
@@ -257,8 +262,9 @@ pub fn cluster_client(name: &str, args: Args<'_>) -> Option<String> {
     }
     // `config set-credentials --exec-command=…` runs it on the next request, and
     // `config set-cluster --server=…` sends the next request's token elsewhere.
-    let mut operands = args.texts().filter(|t| !t.starts_with('-'));
-    if operands.next() == Some("config") && operands.next().is_some_and(|t| t.starts_with("set")) {
+    let words = operands(args, KUBECTL_GLOBAL_VALUES, KUBECTL_GLOBAL_FLAGS)
+        .unwrap_or_else(|| args.texts().filter(|t| !t.starts_with('-')).collect());
+    if words.first() == Some(&"config") && words.get(1).is_some_and(|t| t.starts_with("set")) {
         return Some(format!(
             "`{name} config set…` can name a program the next request runs"
         ));
@@ -272,6 +278,16 @@ pub fn cluster_client(name: &str, args: Args<'_>) -> Option<String> {
         "--post-renderer",
     ]) {
         return Some(format!("`{name}` is told to run a program"));
+    }
+    // `edit` runs an editor; `proxy` serves the cluster with the caller's credentials.
+    if name != "helm"
+        && words
+            .first()
+            .is_some_and(|w| matches!(*w, "edit" | "proxy"))
+    {
+        return Some(format!(
+            "`{name}` runs an editor or serves the cluster's credentials"
+        ));
     }
     if name != "helm" && (sends_credentials(args) || shows_secrets(args)) {
         return Some(format!("`{name}` sends or shows the cluster's credentials"));
@@ -306,9 +322,15 @@ fn shows_secrets(args: Args<'_>) -> bool {
         .iter()
         .flat_map(|w| w.split([',', '/']))
         .any(|part| part.starts_with("secret"));
+    // `-Ao yaml`: `-o` bunched after another option.
     let output = args
         .values(&["-o", "--output"])
         .any(|format| format != "name")
-        || args.has(&["--template"]);
-    secrets && output
+        || args.has(&["--template"])
+        || args.any(|t| {
+            t.strip_prefix('-')
+                .is_some_and(|c| !c.starts_with('-') && c.len() > 1 && c.contains('o'))
+        });
+    // A file names what is read (`get -f s.yaml -o yaml`): it may be a secret.
+    (secrets || from_file(args)) && output
 }

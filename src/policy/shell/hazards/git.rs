@@ -230,6 +230,8 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
         }
         "daemon" | "instaweb" | "send-email" | "credential" | "upload-pack" | "receive-pack"
         | "shell" | "remote-ext" | "remote-fd" | "submodule--helper" => true,
+        // `git hook run NAME` runs a hook the agent can write.
+        "hook" => rest.contains(&"run"),
         _ => false,
     };
     runs.then(|| format!("`git {subcommand}` with these arguments runs programs"))

@@ -249,7 +249,12 @@ fn gh_api_writes(args: Args<'_>) -> bool {
     let all_read = methods.all(reads);
     let fields = args.has(&["-f", "-F", "--field", "--raw-field"])
         || args.any(|t| t.starts_with("-f") || t.starts_with("-F"));
-    !all_read || args.has(&["--input"]) || (fields && !explicit)
+    // `-iX DELETE`, `-iF title=x`: an option bunched after another (its value unread here).
+    let bunched = args.any(|t| {
+        t.strip_prefix('-')
+            .is_some_and(|c| !c.starts_with('-') && c.len() > 1 && c[1..].contains(['X', 'f', 'F']))
+    });
+    !all_read || bunched || args.has(&["--input"]) || (fields && !explicit)
 }
 
 /// `python -m timeit '…'` and `python -m pdb -c '…'` run code given as arguments.

@@ -245,6 +245,8 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
         // `--python ./p` runs that file to inspect it, in every uv command (`uv pip list`).
         "uv" => {
             matches!(first, Some("run" | "tool"))
+                // `uv auth token` prints a credential.
+                || (first == Some("auth") && args.contains("token"))
                 || args
                     .values(&["--python", "-p"])
                     .any(|v| v.contains('/') || v.starts_with(['.', '~']))
