@@ -9,9 +9,12 @@
 //! `sudo reboot`. That only adds denies. A launcher that runs a command is high-risk itself
 //! (`hazards`: no saved key covers what it may run), so a command misread here (an option whose
 //! value this table does not know, taken for the command; a command after no `--` where one
-//! is needed) stays a high-risk prompt, never anything laxer. Container and cluster shells (`kubectl exec`, `toolbox run`) are not here:
-//! what they run runs elsewhere, where this host's denylist does not apply (`toolbox run sudo
-//! dnf install …` is ordinary); they are high-risk (`hazards::containers`).
+//! is needed) stays a high-risk prompt, never anything laxer.
+//!
+//! Container and cluster shells (`kubectl exec`, `toolbox run`) are not here: what they run
+//! runs elsewhere, where this host's denylist does not apply (`toolbox run sudo dnf install …`
+//! is ordinary); they are high-risk (`hazards::containers`).
+
 use super::ast::Word;
 use super::command::CommandView;
 use super::names::names;

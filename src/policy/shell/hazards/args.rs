@@ -82,6 +82,22 @@ pub fn option_is(word: &str, name: &str) -> bool {
         && name.starts_with(given)
 }
 
+/// The letters of a cluster of short options (`-qx` → `qx`; `-` → empty), or `None` for a
+/// long option or a word that is no option.
+#[must_use]
+pub fn short_cluster(word: &str) -> Option<&str> {
+    word.strip_prefix('-')
+        .filter(|cluster| !cluster.starts_with('-'))
+}
+
+/// Whether `word` is a cluster of short options (`-qx`, `-iO'cmd'`) holding `letter`: tools
+/// read `-qx cmd` as `-q -x cmd`. Letters of an attached value count too, so a value that
+/// holds the letter is judged as if it were the option (a prompt, never a miss).
+#[must_use]
+pub fn cluster_has(word: &str, letter: char) -> bool {
+    short_cluster(word).is_some_and(|cluster| cluster.contains(letter))
+}
+
 /// The value attached to `name` in `word` (`--name=v`, a prefix of it `=v`, or `-xv`).
 fn attached_value<'w>(word: &'w str, name: &str) -> Option<&'w str> {
     if let Some((given, value)) = word.split_once('=')
@@ -90,8 +106,7 @@ fn attached_value<'w>(word: &'w str, name: &str) -> Option<&'w str> {
         return Some(value);
     }
     let short = name.strip_prefix('-').filter(|n| n.len() == 1)?;
-    word.strip_prefix('-')
-        .filter(|w| !w.starts_with('-'))
+    short_cluster(word)
         .and_then(|w| w.strip_prefix(short))
         .filter(|v| !v.is_empty())
 }

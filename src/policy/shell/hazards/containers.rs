@@ -327,10 +327,8 @@ fn shows_secrets(args: Args<'_>) -> bool {
         .values(&["-o", "--output"])
         .any(|format| format != "name")
         || args.has(&["--template"])
-        || args.any(|t| {
-            t.strip_prefix('-')
-                .is_some_and(|c| !c.starts_with('-') && c.len() > 1 && c.contains('o'))
-        });
+        || args
+            .any(|t| super::args::short_cluster(t).is_some_and(|c| c.len() > 1 && c.contains('o')));
     // A file names what is read (`get -f s.yaml -o yaml`): it may be a secret.
     (secrets || from_file(args)) && output
 }

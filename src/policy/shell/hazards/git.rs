@@ -6,7 +6,7 @@
 //! setting a key that names a program. A saved `git pull` key never covers these: the pre-check
 //! marks them high-risk before any allowlist is read.
 
-use super::args::{Args, option_is};
+use super::args::{Args, cluster_has, option_is};
 
 /// Global options (before the subcommand) that take the next word.
 const GLOBAL_WITH_VALUE: &[&str] = &[
@@ -46,15 +46,6 @@ const GLOBAL_FLAGS: &[&str] = &[
     "--help",
     "-h",
 ];
-
-/// Whether `word` is a cluster of short options (`-qx`, `-iO'cmd'`) holding `letter`: git
-/// reads `-qx cmd` as `-q -x cmd`. Letters of an attached value count too, so a value that
-/// holds the letter is judged as if it were the option (a prompt, never a miss).
-fn cluster_has(word: &str, letter: char) -> bool {
-    word.strip_prefix('-')
-        .filter(|cluster| !cluster.starts_with('-'))
-        .is_some_and(|cluster| cluster.contains(letter))
-}
 
 /// Config keys (lowercased) whose value is a program, a shell snippet or a hook location.
 fn key_runs_code(key: &str) -> bool {

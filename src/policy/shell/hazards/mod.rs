@@ -228,15 +228,11 @@ fn gh(args: Args<'_>) -> Option<String> {
         return Some("`gh api` with a method or fields writes to the API".into());
     }
     // `-t` may sit in a cluster (`gh auth status -th github.com`).
-    let short_t = args.any(|t| {
-        t.strip_prefix('-')
-            .is_some_and(|c| !c.starts_with('-') && c.contains('t'))
-    });
     (args.first() == Some("auth")
         && (args.any(|t| matches!(t, "token" | "git-credential"))
             || args.has(&["--show-token"])
-            || short_t))
-        .then(|| "`gh auth` prints the token it holds".into())
+            || args.any(|t| args::cluster_has(t, 't'))))
+    .then(|| "`gh auth` prints the token it holds".into())
 }
 
 /// `gh api -X DELETE …`, a POST made by fields (`-f`, `-F`) or `--input`: a write to the API,
@@ -251,8 +247,7 @@ fn gh_api_writes(args: Args<'_>) -> bool {
         || args.any(|t| t.starts_with("-f") || t.starts_with("-F"));
     // `-iX DELETE`, `-iF title=x`: an option bunched after another (its value unread here).
     let bunched = args.any(|t| {
-        t.strip_prefix('-')
-            .is_some_and(|c| !c.starts_with('-') && c.len() > 1 && c[1..].contains(['X', 'f', 'F']))
+        args::short_cluster(t).is_some_and(|c| c.len() > 1 && c[1..].contains(['X', 'f', 'F']))
     });
     !all_read || bunched || args.has(&["--input"]) || (fields && !explicit)
 }

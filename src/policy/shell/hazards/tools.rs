@@ -94,7 +94,7 @@ pub fn tar(args: Args<'_>) -> Option<String> {
 /// `-I` give it code, another makefile or directory; `-o`, `-W`, `-j`, `-l` take the rest.
 fn make_cluster(args: Args<'_>) -> bool {
     args.texts()
-        .filter_map(|t| t.strip_prefix('-').filter(|c| !c.starts_with('-')))
+        .filter_map(super::args::short_cluster)
         .any(|cluster| {
             cluster
                 .chars()
