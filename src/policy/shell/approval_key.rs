@@ -35,6 +35,9 @@ const GROUPS: &[(&str, &[&str])] = &[
             "sparse-checkout",
             "maintenance",
             "bisect",
+            "rerere",
+            // git 2.46's `git config get|set|unset|list…`; `git config user.name x` is exact.
+            "config",
         ],
     ),
     (
@@ -139,7 +142,8 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("uv", &["pip", "tool", "python", "cache", "self"]),
     ("pip", &["config", "cache"]),
-    ("go", &["mod", "work"]),
+    // `go tool NAME` runs a toolchain tool or one go.mod declares: each its own key.
+    ("go", &["mod", "work", "tool"]),
     ("cargo", &["owner"]),
 ];
 

@@ -164,9 +164,16 @@ fn operands<'a>(args: Args<'a>, with_value: &[&str], flags: &[&str]) -> Option<V
     Some(operands)
 }
 
-/// Why `name` with `args` runs a command or an image's program in a container or a cluster.
+/// Why `name` with `args` runs a command or an image's program in a container or a cluster,
+/// or copies files between one and this host.
 pub fn runs_elsewhere(name: &str, args: Args<'_>) -> Option<String> {
     let every_word: Vec<&str> = args.texts().filter(|t| !t.starts_with('-')).collect();
+    if let Some(hit) = copy_hit(name, args, &every_word) {
+        return Some(format!(
+            "`{name} {hit}` copies files between this host and a container, a machine or a \
+             cluster, outside this command's sandbox"
+        ));
+    }
     let hit = match name {
         "docker" | "podman" | "nerdctl" | "finch" => {
             match operands(args, DOCKER_GLOBAL_VALUES, DOCKER_GLOBAL_FLAGS) {
@@ -201,6 +208,33 @@ pub fn runs_elsewhere(name: &str, args: Args<'_>) -> Option<String> {
         "{what} runs a command or an image's program in a container, a machine or a cluster, \
          outside this command's sandbox"
     ))
+}
+
+/// The subcommand that copies files between this host and a container, a machine or a
+/// cluster. The daemon (often root) or the cluster writes what it is given where it is told,
+/// where this command's sandbox does not reach: a `docker cp` key saved for one copy must not
+/// cover `docker cp c:/x ~/.bashrc`, nor a `kubectl cp` key an upload of `~/.ssh`.
+fn copy_hit(name: &str, args: Args<'_>, every_word: &[&str]) -> Option<String> {
+    match name {
+        "docker" | "podman" | "nerdctl" | "finch" => {
+            match operands(args, DOCKER_GLOBAL_VALUES, DOCKER_GLOBAL_FLAGS) {
+                Some(words) => subcommand_hit(&words, &["cp"], &[("container", &["cp"])]),
+                None => find(every_word, &["cp"]),
+            }
+        }
+        "kubectl" | "oc" => match operands(args, KUBECTL_GLOBAL_VALUES, KUBECTL_GLOBAL_FLAGS) {
+            Some(words) => (words.first() == Some(&"cp")).then(|| "cp".to_string()),
+            None => find(every_word, &["cp"]),
+        },
+        "lxc" | "incus" => every_word
+            .contains(&"file")
+            .then(|| find(every_word, &["push", "pull", "edit", "mount"]))
+            .flatten()
+            .map(|action| format!("file {action}")),
+        "machinectl" => find(every_word, &["copy-to", "copy-from", "bind"]),
+        "vagrant" => find(every_word, &["upload", "scp"]),
+        _ => None,
+    }
 }
 
 /// The running subcommand of kubectl or oc: one that runs a command or an image (`exec`,

@@ -18,7 +18,11 @@
 use super::ast::Word;
 use super::command::CommandView;
 use super::names::names;
-use super::wrappers::{Wrapper, skip_options, wrapper};
+use super::wrappers::{Wrapper, skip_options};
+
+mod table;
+
+use table::LAUNCHERS;
 
 struct Launcher {
     /// The program and the words of its subcommand (`["uv", "tool", "run"]`; the program
@@ -29,235 +33,9 @@ struct Launcher {
     /// The command comes only after `--` (`mise exec node@20 -- CMD…`: the words before it
     /// name tools or packages).
     after_dashes: bool,
+    /// Words starting with `+` name packages before the command (`pkgx +node@20 npm …`).
+    plus_packages: bool,
 }
-
-const fn launcher(words: &'static [&'static str]) -> Launcher {
-    Launcher {
-        words,
-        options: wrapper(words[0], &[]),
-        after_dashes: false,
-    }
-}
-
-const fn values(mut l: Launcher, with_value: &'static [&'static str]) -> Launcher {
-    l.options.with_value = with_value;
-    l
-}
-
-const fn positional(mut l: Launcher, count: usize) -> Launcher {
-    l.options.positional = count;
-    l
-}
-
-/// Options whose value is a command line run by a shell (also listed among the values).
-const fn scripts(mut l: Launcher, options: &'static [&'static str]) -> Launcher {
-    l.options.script_options = options;
-    l
-}
-
-const fn after_dashes(mut l: Launcher) -> Launcher {
-    l.after_dashes = true;
-    l
-}
-
-const UV_VALUES: &[&str] = &[
-    "--with",
-    "-w",
-    "--with-editable",
-    "--with-requirements",
-    "--python",
-    "-p",
-    "--package",
-    "--extra",
-    "--group",
-    "--only-group",
-    "--no-group",
-    "--env-file",
-    "--directory",
-    "--project",
-    "--index",
-    "--default-index",
-    "--index-url",
-    "-i",
-    "--extra-index-url",
-    "--find-links",
-    "-f",
-    "--config-file",
-    "--cache-dir",
-    "--python-preference",
-    "--from",
-    "--color",
-    "--index-strategy",
-    "--keyring-provider",
-    "--resolution",
-    "--prerelease",
-    "--link-mode",
-    "--exclude-newer",
-    "-P",
-    "--upgrade-package",
-    "-C",
-    "--config-setting",
-    "--allow-insecure-host",
-    "--fork-strategy",
-    "--reinstall-package",
-    "--refresh-package",
-    "--no-binary-package",
-    "--no-build-package",
-    "--no-build-isolation-package",
-    "--only-binary-package",
-    "--no-sources-package",
-];
-
-const CONDA_VALUES: &[&str] = &["-n", "--name", "-p", "--prefix", "--cwd", "-a", "--arch"];
-
-const MISE_VALUES: &[&str] = &[
-    "-c",
-    "--command",
-    "-C",
-    "--cd",
-    "-j",
-    "--jobs",
-    "-E",
-    "--env",
-];
-
-/// npm's, pnpm's and yarn's ways to run a package's program; `-c` is a shell command line.
-const NPX_VALUES: &[&str] = &["-p", "--package", "-c", "--call", "--workspace", "-w"];
-
-const AWS_VAULT_VALUES: &[&str] = &[
-    "-d",
-    "--duration",
-    "-t",
-    "--mfa-token",
-    "--region",
-    "--prompt",
-    "--backend",
-    "--keychain",
-    "--pass-dir",
-    "--pass-cmd",
-    "--pass-prefix",
-    "--file-dir",
-    "--secret-service-collection",
-];
-
-const LAUNCHERS: &[Launcher] = &[
-    launcher(&["pyenv", "exec"]),
-    launcher(&["rbenv", "exec"]),
-    launcher(&["nodenv", "exec"]),
-    launcher(&["goenv", "exec"]),
-    launcher(&["plenv", "exec"]),
-    launcher(&["jenv", "exec"]),
-    launcher(&["phpenv", "exec"]),
-    launcher(&["asdf", "exec"]),
-    scripts(
-        values(after_dashes(launcher(&["mise", "exec"])), MISE_VALUES),
-        &["-c", "--command"],
-    ),
-    scripts(
-        values(after_dashes(launcher(&["mise", "x"])), MISE_VALUES),
-        &["-c", "--command"],
-    ),
-    positional(launcher(&["rustup", "run"]), 1),
-    values(launcher(&["uv", "run"]), UV_VALUES),
-    values(launcher(&["uv", "tool", "run"]), UV_VALUES),
-    values(launcher(&["uvx"]), UV_VALUES),
-    values(
-        launcher(&["pipx", "run"]),
-        &["--spec", "--python", "--index-url", "--pip-args"],
-    ),
-    launcher(&["poetry", "run"]),
-    launcher(&["pipenv", "run"]),
-    launcher(&["pdm", "run"]),
-    launcher(&["rye", "run"]),
-    values(launcher(&["hatch", "run"]), &["-e", "--env"]),
-    values(
-        launcher(&["pixi", "run"]),
-        &["-e", "--environment", "--manifest-path"],
-    ),
-    values(
-        launcher(&["pixi", "exec"]),
-        &["-s", "--spec", "-c", "--channel", "-w", "--with"],
-    ),
-    values(launcher(&["conda", "run"]), CONDA_VALUES),
-    values(launcher(&["mamba", "run"]), CONDA_VALUES),
-    values(launcher(&["micromamba", "run"]), CONDA_VALUES),
-    launcher(&["bundle", "exec"]),
-    positional(launcher(&["direnv", "exec"]), 1),
-    values(launcher(&["op", "run"]), &["--env-file", "--environment"]),
-    scripts(
-        values(
-            launcher(&["doppler", "run"]),
-            &[
-                "-p",
-                "--project",
-                "-c",
-                "--config",
-                "--fallback",
-                "--mount",
-                "--token",
-                "--command",
-            ],
-        ),
-        &["--command"],
-    ),
-    positional(
-        values(launcher(&["aws-vault", "exec"]), AWS_VAULT_VALUES),
-        1,
-    ),
-    after_dashes(launcher(&["chamber", "exec"])),
-    values(
-        launcher(&["dotenvx", "run"]),
-        &[
-            "-f",
-            "--env-file",
-            "-e",
-            "--env",
-            "--convention",
-            "-fk",
-            "--env-keys-file",
-        ],
-    ),
-    scripts(
-        values(
-            launcher(&["infisical", "run"]),
-            &[
-                "--command",
-                "--env",
-                "--path",
-                "--projectId",
-                "--token",
-                "--domain",
-                "-t",
-            ],
-        ),
-        &["--command"],
-    ),
-    positional(launcher(&["envchain"]), 1),
-    after_dashes(launcher(&["guix", "shell"])),
-    after_dashes(launcher(&["guix", "environment"])),
-    scripts(values(launcher(&["npx"]), NPX_VALUES), &["-c", "--call"]),
-    scripts(values(launcher(&["pnpx"]), NPX_VALUES), &["-c", "--call"]),
-    values(launcher(&["bunx"]), &["-p", "--package"]),
-    scripts(
-        values(launcher(&["npm", "exec"]), NPX_VALUES),
-        &["-c", "--call"],
-    ),
-    scripts(
-        values(launcher(&["npm", "x"]), NPX_VALUES),
-        &["-c", "--call"],
-    ),
-    scripts(
-        values(launcher(&["pnpm", "exec"]), NPX_VALUES),
-        &["-c", "--call"],
-    ),
-    scripts(
-        values(launcher(&["pnpm", "dlx"]), NPX_VALUES),
-        &["-c", "--call"],
-    ),
-    values(launcher(&["yarn", "exec"]), NPX_VALUES),
-    values(launcher(&["yarn", "dlx"]), NPX_VALUES),
-    values(launcher(&["bun", "x"]), &["-p", "--package"]),
-];
 
 /// The command a launcher called `name` (normalized) runs, from the words after its name;
 /// the command lines its options carry (`doppler run --command '…'`) go to `view`.
@@ -296,6 +74,8 @@ names!(
         "uv", "uvx", "pipx", "poetry", "pipenv", "pdm", "rye", "hatch", "pixi", "conda", "mamba",
         "micromamba", "bundle", "direnv", "op", "doppler", "aws-vault", "chamber", "dotenvx",
         "infisical", "envchain", "guix", "npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun",
+        "nvm", "n", "volta", "fnm", "opam", "stack", "cabal", "devbox", "pkgx", "cargo",
+        "cargo-watch",
     ]
 );
 
@@ -332,7 +112,14 @@ impl Launcher {
 
     fn command<'a>(&self, words: &'a [Word], view: &mut CommandView<'a>) -> Option<&'a [Word]> {
         if !self.after_dashes {
-            return Some(skip_options(&self.options, words, view)).filter(|c| !c.is_empty());
+            let mut command = skip_options(&self.options, words, view);
+            while self.plus_packages
+                && let Some((first, rest)) = command.split_first()
+                && first.text().starts_with('+')
+            {
+                command = skip_options(&self.options, rest, view);
+            }
+            return Some(command).filter(|c| !c.is_empty());
         }
         let dashes = words.iter().position(|w| w.text() == "--");
         // The options before `--` (or all of them) may carry a command line.
@@ -393,6 +180,21 @@ mod tests {
             ("guix shell coreutils -- rm -rf /", "rm -rf /"),
             ("mise exec node@20 -- node x.js", "node x.js"),
             ("/usr/bin/pyenv exec ls", "ls"),
+            ("hatch env run -e test -- sudo reboot", "sudo reboot"),
+            ("opam exec --switch 5.1 -- sudo reboot", "sudo reboot"),
+            ("volta run --node 20 sudo reboot", "sudo reboot"),
+            ("fnm exec --using=20 sudo reboot", "sudo reboot"),
+            ("devbox run -e A=b -- sudo reboot", "sudo reboot"),
+            ("stack exec sudo -- reboot", "sudo -- reboot"),
+            ("cabal exec -- sudo reboot", "sudo reboot"),
+            ("asdf env nodejs sudo reboot", "sudo reboot"),
+            ("nvm exec 20 sudo reboot", "sudo reboot"),
+            ("n exec 20 sudo reboot", "sudo reboot"),
+            ("pkgx +node@20 +npm sudo reboot", "sudo reboot"),
+            ("pkgx sudo reboot", "sudo reboot"),
+            ("cargo watch -w src -- sudo reboot", "sudo reboot"),
+            ("cargo +nightly watch -- sudo reboot", "sudo reboot"),
+            ("cargo-watch watch -- sudo reboot", "sudo reboot"),
         ] {
             assert_eq!(found(cmd).as_deref(), Some(expected), "{cmd}");
         }
@@ -416,6 +218,8 @@ mod tests {
             "infisical run --command='sudo reboot'",
             "mise exec -c 'sudo reboot'",
             "npx -c 'sudo reboot'",
+            "cargo watch -s 'sudo reboot'",
+            "cargo watch -x test --shell='sudo reboot'",
         ] {
             let lexed = lex(cmd);
             let words = &lexed.script.segments[0].words;
@@ -439,6 +243,13 @@ mod tests {
             "guix install reboot",
             "aws-vault list",
             "git run sudo",
+            "cargo build --release",
+            "cargo run sudo",
+            "cargo watch",
+            "cargo watch -x test",
+            "stack build",
+            "n 20",
+            "hatch env show",
         ] {
             assert_eq!(found(cmd), None, "{cmd}");
         }
