@@ -344,12 +344,37 @@ fn collect_inline(view: &mut CommandView<'_>) {
                 }
             }
         }
+        "ansible" => view.inline_scripts.extend(ansible_command(after)),
         // `uv run CMD…`, `pyenv exec CMD…`, `op run -- CMD…`.
         _ => {
             let launched = super::launchers::command(name, after, view);
             view.nested_argv.extend(launched);
         }
     }
+}
+
+/// `ansible HOSTS -a 'CMD'` with the `command` module (the default), `shell` or `raw`: a
+/// command line, run on this host when HOSTS is `localhost`.
+fn ansible_command(after: &[Word]) -> Option<String> {
+    let (mut module, mut command) = (None, None);
+    let mut words = after.iter().map(Word::text);
+    while let Some(text) = words.next() {
+        let mut value = |short: &str, long: &str| match text {
+            t if t == short || t == long => words.next().map(str::to_string),
+            t => t
+                .strip_prefix(&format!("{long}="))
+                .or_else(|| t.strip_prefix(short).filter(|v| !v.is_empty()))
+                .map(str::to_string),
+        };
+        if let Some(m) = value("-m", "--module-name") {
+            module = Some(m);
+        } else if let Some(a) = value("-a", "--args") {
+            command = Some(a);
+        }
+    }
+    let module = module.as_deref().unwrap_or("command");
+    let module = module.strip_prefix("ansible.builtin.").unwrap_or(module);
+    command.filter(|_| matches!(module, "command" | "shell" | "raw"))
 }
 
 #[cfg(test)]

@@ -34,6 +34,17 @@ impl<'a> Args<'a> {
         self.texts().next()
     }
 
+    /// Whether the subcommand is one of `names`, where it may follow global options (and a
+    /// toolchain, `cargo +nightly`), one of which may take a value (`uv --directory x tool`,
+    /// `cargo --color always clean`): either of the first two words that are not options.
+    #[must_use]
+    pub fn subcommand_is(self, names: &[&str]) -> bool {
+        self.texts()
+            .filter(|t| !t.starts_with(['-', '+']))
+            .take(2)
+            .any(|t| names.contains(&t))
+    }
+
     #[must_use]
     pub fn any(self, pred: impl Fn(&str) -> bool) -> bool {
         self.texts().any(pred)

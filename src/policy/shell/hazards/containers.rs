@@ -218,10 +218,19 @@ fn copy_hit(name: &str, args: Args<'_>, every_word: &[&str]) -> Option<String> {
     match name {
         "docker" | "podman" | "nerdctl" | "finch" => {
             match operands(args, DOCKER_GLOBAL_VALUES, DOCKER_GLOBAL_FLAGS) {
-                Some(words) => subcommand_hit(&words, &["cp"], &[("container", &["cp"])]),
+                Some(words) => subcommand_hit(
+                    &words,
+                    &["cp"],
+                    &[
+                        ("container", &["cp"]),
+                        ("compose", &["cp"]),
+                        ("machine", &["cp"]),
+                    ],
+                ),
                 None => find(every_word, &["cp"]),
             }
         }
+        "docker-compose" | "podman-compose" => find(every_word, &["cp"]),
         "kubectl" | "oc" => match operands(args, KUBECTL_GLOBAL_VALUES, KUBECTL_GLOBAL_FLAGS) {
             Some(words) => (words.first() == Some(&"cp")).then(|| "cp".to_string()),
             None => find(every_word, &["cp"]),

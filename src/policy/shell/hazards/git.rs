@@ -213,7 +213,7 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
         // Renaming a section turns its harmless keys into code-running ones (`x.fsmonitor`
         // becomes `core.fsmonitor`); editing runs an editor on the whole file.
         "config" => {
-            rest.iter().any(|a| !a.starts_with('-') && key_runs_code(a))
+            (!config_reads(rest) && rest.iter().any(|a| !a.starts_with('-') && key_runs_code(a)))
                 || has(&["--rename-section", "--edit"])
                 || rest
                     .iter()
@@ -226,6 +226,29 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
         _ => false,
     };
     runs.then(|| format!("`git {subcommand}` with these arguments runs programs"))
+}
+
+/// Whether `git config` only reads (`--get core.editor`, `get alias.st`, `--list`): git
+/// refuses a second action beside the read, and no write option is given.
+fn config_reads(rest: &[&str]) -> bool {
+    let read_option = rest.iter().any(|a| {
+        matches!(
+            *a,
+            "--get" | "--get-all" | "--get-regexp" | "--get-urlmatch" | "--list" | "-l"
+        )
+    });
+    let read_subcommand = rest
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|a| matches!(*a, "get" | "list"));
+    let writes = rest.iter().any(|a| {
+        a.starts_with("--add")
+            || a.starts_with("--replace")
+            || a.starts_with("--unset")
+            || a.starts_with("--rename")
+            || a.starts_with("--remove")
+    });
+    (read_option || read_subcommand) && !writes
 }
 
 #[cfg(test)]
@@ -293,6 +316,10 @@ mod tests {
             "git --shallow-file X -c alias.q='!bash p' q",
             "git --frobnicate X -c alias.q='!bash p' q",
             "git -Crepo status",
+            // Reads beside a write are not reads.
+            "git config --get core.editor --add core.pager id",
+            "git config set core.editor id",
+            "git config --global core.editor id",
         ] {
             assert!(check(cmd).is_some(), "{cmd}");
         }
@@ -315,6 +342,10 @@ mod tests {
             "git rebase -i main",
             "git fetch --quiet origin",
             "git grep -in TODO",
+            "git config get core.editor",
+            "git config --get-all alias.co",
+            "git config --get diff.tool",
+            "git config list --show-origin",
         ] {
             assert_eq!(check(cmd), None, "{cmd}");
         }

@@ -152,6 +152,10 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
             .has(&["--run", "--command", "-c"])
             .then(|| format!("`{name}` runs a shell command")),
         "capsh" => found("`capsh` runs a shell with its arguments"),
+        // `bazel run --run_under='CMD' //x` runs the target under a command line.
+        "bazel" | "bazelisk" => args
+            .any(|t| t.starts_with("--run_under"))
+            .then(|| format!("`{name} --run_under` runs a command line")),
         "start-stop-daemon" => found("`start-stop-daemon` runs the program it is given"),
         "flatpak-spawn" => found("`flatpak-spawn` runs a command outside the sandbox"),
         "ld.so" => args

@@ -166,21 +166,13 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 || args.any(|t| t.starts_with("-f") || t.starts_with("-C"))
         }
         "cargo" => {
-            // The subcommand may follow a toolchain (`+nightly`) and global options, one of
-            // which may take a value (`--color always`): either of the first two other words.
-            let sub = |names: &[&str]| {
-                args.texts()
-                    .filter(|t| !t.starts_with(['-', '+']))
-                    .take(2)
-                    .any(|t| names.contains(&t))
-            };
             args.has(&["--config", "--manifest-path", "-Z"])
                 || args.any(|t| t.starts_with("-Z"))
                 // `cargo rustc -- -C linker=./x`: flags handed to the compiler name programs.
-                || (sub(&["rustc", "rustdoc"]) && args.contains("--"))
+                || (args.subcommand_is(&["rustc", "rustdoc"]) && args.contains("--"))
                 // `cargo clean --target-dir .` deletes whatever directory it is given (cargo
                 // takes no abbreviations: `--target` is another option).
-                || (sub(&["clean"])
+                || (args.subcommand_is(&["clean"])
                     && args.any(|t| t == "--target-dir" || t.starts_with("--target-dir=")))
         }
         "go" => {
@@ -201,6 +193,8 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 // `-ldflags '-extld=./x'` links with a program of the caller's choosing.
                 // `-ldflags=-extar=./x` archives with one.
                 || args.any(|t| t.contains("extld") || t.contains("extar") || t.contains("toolexec"))
+                // `go tool cgo -- -wrapper ./x`: the words after `--` go to the C compiler.
+                || (args.subcommand_is(&["tool"]) && args.contains("cgo") && args.contains("--"))
         }
         "npm" | "pnpm" | "yarn" | "bun" => {
             let operands = args.texts().skip(1).filter(|t| !t.starts_with('-')).count();
@@ -244,7 +238,11 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
         }
         // `--python ./p` runs that file to inspect it, in every uv command (`uv pip list`).
         "uv" => {
-            matches!(first, Some("run" | "tool"))
+            // `uv run CMD` and `uv tool run CMD` are launchers (`launchers`); `install` and
+            // `upgrade` put programs on the PATH later commands run. `uv tool list` does
+            // neither.
+            (args.subcommand_is(&["tool"])
+                && args.any(|t| matches!(t, "run" | "install" | "upgrade")))
                 // `uv auth token` prints a credential.
                 || (first == Some("auth") && args.contains("token"))
                 || args

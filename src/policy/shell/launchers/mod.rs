@@ -35,6 +35,9 @@ struct Launcher {
     after_dashes: bool,
     /// Words starting with `+` name packages before the command (`pkgx +node@20 npm …`).
     plus_packages: bool,
+    /// The command's words are joined and run by a shell (`watchexec 'make test'`, `sops
+    /// exec-env s.yaml 'CMD'`): they are judged as a script too.
+    shell_words: bool,
 }
 
 /// The command a launcher called `name` (normalized) runs, from the words after its name;
@@ -50,18 +53,28 @@ pub fn command<'a>(
     LAUNCHERS
         .iter()
         .filter(|l| l.words[0] == name)
-        .find_map(|l| l.command(l.after_subcommand(after)?, view))
+        .find_map(|l| {
+            let command = l.command(l.after_subcommand(after)?, view)?;
+            if l.shell_words {
+                let joined: Vec<&str> = command.iter().map(Word::text).collect();
+                view.inline_scripts.push(joined.join(" "));
+            }
+            Some(command)
+        })
 }
 
 /// Whether a launcher called `name` is given its running subcommand and anything after it:
 /// whether or not the command is found in those words (`chamber exec svc CMD` without `--`),
-/// it may run one.
+/// it may run one. Asking for its help or version (`uv run --help`) runs nothing.
 #[must_use]
 pub fn runs_something(name: &str, after: &[Word]) -> bool {
     is_launcher(name)
         && LAUNCHERS.iter().filter(|l| l.words[0] == name).any(|l| {
-            l.after_subcommand(after)
-                .is_some_and(|rest| !rest.is_empty())
+            l.after_subcommand(after).is_some_and(|rest| {
+                !rest
+                    .iter()
+                    .all(|w| matches!(w.text(), "--help" | "-h" | "--version"))
+            })
         })
 }
 
@@ -75,27 +88,30 @@ names!(
         "micromamba", "bundle", "direnv", "op", "doppler", "aws-vault", "chamber", "dotenvx",
         "infisical", "envchain", "guix", "npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun",
         "nvm", "n", "volta", "fnm", "opam", "stack", "cabal", "devbox", "pkgx", "cargo",
-        "cargo-watch",
+        "cargo-watch", "go", "watchexec", "nodemon", "chruby-exec", "tox", "meson", "cmake",
+        "dotenv", "env-cmd", "summon", "teller", "berglas", "bws", "saml2aws", "aws-sso", "sops",
+        "foreman", "honcho",
     ]
 );
 
 impl Launcher {
-    /// The words after the subcommand, which may follow the program's global options (`uv -q
-    /// run`, `uv --directory x run`: a word after an option may be its value). Any other word
-    /// first means another subcommand.
+    /// The words after the subcommand, whose words may each follow options (`uv -q run`, `uv
+    /// --directory x run`, `uv tool -q run`: a word after an option may be its value). Any
+    /// other word first means another subcommand.
     fn after_subcommand<'a>(&self, after: &'a [Word]) -> Option<&'a [Word]> {
-        let subcommand = &self.words[1..];
-        if subcommand.is_empty() {
+        let mut subcommand = self.words[1..].iter().peekable();
+        if subcommand.peek().is_none() {
             return Some(after);
         }
         let mut maybe_value = false;
         for (at, word) in after.iter().enumerate() {
             let text = word.text();
-            let rest = &after[at..];
-            if rest.len() >= subcommand.len()
-                && rest.iter().zip(subcommand).all(|(w, s)| w.text() == *s)
-            {
-                return after.get(at + subcommand.len()..);
+            if subcommand.next_if(|s| **s == text).is_some() {
+                if subcommand.peek().is_none() {
+                    return after.get(at + 1..);
+                }
+                maybe_value = false;
+                continue;
             }
             // `+nightly` picks a toolchain (rustup's proxies).
             let option = text.len() > 1 && text.starts_with(['-', '+']);
@@ -124,13 +140,14 @@ impl Launcher {
         let dashes = words.iter().position(|w| w.text() == "--");
         // The options before `--` (or all of them) may carry a command line.
         let before = &words[..dashes.unwrap_or(words.len())];
+        // Options may follow other words (`mise exec node@20 -c '…'`): each run of options is
+        // read as a wrapper's are, so bunched ones (`cargo watch -qs '…'`) count too.
         let mut scripts = CommandView::default();
-        for (at, word) in before.iter().enumerate() {
-            let text = word.text();
-            let option = text.split_once('=').map_or(text, |(option, _)| option);
-            if self.options.script_options.contains(&option) {
-                let _ = skip_options(&self.options, &before[at..], &mut scripts);
-            }
+        let mut at = 0;
+        while at < before.len() {
+            let rest = skip_options(&self.options, &before[at..], &mut scripts);
+            // Past the options read and the word after them (not an option).
+            at = before.len() - rest.len() + 1;
         }
         view.inline_scripts.extend(scripts.inline_scripts);
         words.get(dashes? + 1..).filter(|c| !c.is_empty())
@@ -195,6 +212,29 @@ mod tests {
             ("cargo watch -w src -- sudo reboot", "sudo reboot"),
             ("cargo +nightly watch -- sudo reboot", "sudo reboot"),
             ("cargo-watch watch -- sudo reboot", "sudo reboot"),
+            ("cargo-watch -- sudo reboot", "sudo reboot"),
+            ("go tool test2json -t rm -rf /", "rm -rf /"),
+            (
+                "go tool test2json -p x ./x.test -test.v",
+                "./x.test -test.v",
+            ),
+            ("cabal v2-exec -- sudo reboot", "sudo reboot"),
+            ("opam config exec -- sudo reboot", "sudo reboot"),
+            ("uv tool -q run sudo reboot", "sudo reboot"),
+            ("uv tool uvx sudo reboot", "sudo reboot"),
+            ("fnm exec --log-level quiet sudo reboot", "sudo reboot"),
+            ("stack exec -j 4 sudo reboot", "sudo reboot"),
+            ("watchexec -e rs -- cargo test", "cargo test"),
+            ("chruby-exec 3.1 -- sudo reboot", "sudo reboot"),
+            ("tox exec -e py -- sudo reboot", "sudo reboot"),
+            ("meson devenv -C build sudo reboot", "sudo reboot"),
+            ("cmake -E env A=b --unset=C sudo reboot", "sudo reboot"),
+            ("cmake -E chdir build sudo reboot", "sudo reboot"),
+            ("dotenv -e .env -- sudo reboot", "sudo reboot"),
+            ("env-cmd -f .env sudo reboot", "sudo reboot"),
+            ("teller run -- sudo reboot", "sudo reboot"),
+            ("sops exec-env s.yaml 'sudo reboot'", "sudo reboot"),
+            ("foreman run sudo reboot", "sudo reboot"),
         ] {
             assert_eq!(found(cmd).as_deref(), Some(expected), "{cmd}");
         }
@@ -220,6 +260,14 @@ mod tests {
             "npx -c 'sudo reboot'",
             "cargo watch -s 'sudo reboot'",
             "cargo watch -x test --shell='sudo reboot'",
+            "cargo watch -qs 'sudo reboot'",
+            "cargo watch -xtest -s'sudo reboot'",
+            "cargo-watch -s 'sudo reboot'",
+            "mise exec node@20 -c 'sudo reboot'",
+            "watchexec 'sudo reboot'",
+            "nodemon --exec 'sudo reboot'",
+            "sops exec-env s.yaml 'sudo reboot'",
+            "bun exec 'sudo reboot'",
         ] {
             let lexed = lex(cmd);
             let words = &lexed.script.segments[0].words;
@@ -250,6 +298,15 @@ mod tests {
             "stack build",
             "n 20",
             "hatch env show",
+            "go tool cover -html=c.out",
+            "go test ./...",
+            "cargo-watch --help",
+            "uv tool list",
+            "cmake -E copy a b",
+            "cmake --build build",
+            "tox -e py",
+            "sops -d s.yaml",
+            "meson setup build",
         ] {
             assert_eq!(found(cmd), None, "{cmd}");
         }

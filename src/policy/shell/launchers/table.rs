@@ -11,6 +11,7 @@ const fn launcher(words: &'static [&'static str]) -> Launcher {
         options: wrapper(words[0], &[]),
         after_dashes: false,
         plus_packages: false,
+        shell_words: false,
     }
 }
 
@@ -37,6 +38,17 @@ const fn after_dashes(mut l: Launcher) -> Launcher {
 
 const fn plus_packages(mut l: Launcher) -> Launcher {
     l.plus_packages = true;
+    l
+}
+
+const fn shell_words(mut l: Launcher) -> Launcher {
+    l.shell_words = true;
+    l
+}
+
+/// `NAME=value` words may come before the command (`cmake -E env A=b CMD`).
+const fn assignments(mut l: Launcher) -> Launcher {
+    l.options.assignments = true;
     l
 }
 
@@ -104,6 +116,104 @@ const MISE_VALUES: &[&str] = &[
 /// npm's, pnpm's and yarn's ways to run a package's program; `-c` is a shell command line.
 const NPX_VALUES: &[&str] = &["-p", "--package", "-c", "--call", "--workspace", "-w"];
 
+const WATCHEXEC_VALUES: &[&str] = &[
+    "-w",
+    "--watch",
+    "-W",
+    "--watch-non-recursive",
+    "-e",
+    "--exts",
+    "-f",
+    "--filter",
+    "--filter-file",
+    "-i",
+    "--ignore",
+    "--ignore-file",
+    "-d",
+    "--debounce",
+    "--delay-run",
+    "--shell",
+    "-s",
+    "--signal",
+    "--stop-signal",
+    "--stop-timeout",
+    "-E",
+    "--env",
+    "--workdir",
+    "--on-busy-update",
+    "--project-origin",
+    "--emit-events-to",
+    "--poll",
+    "--color",
+    "--timeout",
+    "-j",
+    "--filter-prog",
+    "--log-file",
+];
+
+const NODEMON_VALUES: &[&str] = &[
+    "-x", "--exec", "-w", "--watch", "-e", "--ext", "-i", "--ignore", "-d", "--delay", "--signal",
+    "--config", "-C", "--cwd",
+];
+
+const SOPS_VALUES: &[&str] = &[
+    "--user",
+    "--filename",
+    "--input-type",
+    "--output-type",
+    "--config",
+];
+
+const PROCFILE_VALUES: &[&str] = &["-e", "--env", "-d", "--root", "-f", "--procfile"];
+
+const FNM_VALUES: &[&str] = &[
+    "--using",
+    "--log-level",
+    "--arch",
+    "--node-dist-mirror",
+    "--fnm-dir",
+    "--version-file-strategy",
+];
+
+const OPAM_VALUES: &[&str] = &[
+    "--switch",
+    "--root",
+    "--cli",
+    "--color",
+    "--json",
+    "--debug-level",
+];
+
+const STACK_VALUES: &[&str] = &[
+    "--package",
+    "--rts-options",
+    "--cwd",
+    "--stack-yaml",
+    "--resolver",
+    "--snapshot",
+    "-j",
+    "--jobs",
+    "--work-dir",
+    "--stack-root",
+    "--compiler",
+    "--arch",
+    "--docker-image",
+];
+
+const CABAL_VALUES: &[&str] = &[
+    "--project-file",
+    "--project-dir",
+    "--builddir",
+    "-w",
+    "--with-compiler",
+    "-j",
+    "--jobs",
+    "--store-dir",
+    "--config-file",
+    "-v",
+    "--verbose",
+];
+
 const CARGO_WATCH_VALUES: &[&str] = &[
     "-x",
     "--exec",
@@ -161,26 +271,17 @@ pub(super) const LAUNCHERS: &[Launcher] = &[
         launcher(&["volta", "run"]),
         &["--node", "--npm", "--pnpm", "--yarn", "--env"],
     ),
-    values(launcher(&["fnm", "exec"]), &["--using"]),
-    values(
-        launcher(&["opam", "exec"]),
-        &["--switch", "--root", "--cli", "--color"],
-    ),
-    values(
-        launcher(&["stack", "exec"]),
-        &[
-            "--package",
-            "--rts-options",
-            "--cwd",
-            "--stack-yaml",
-            "--resolver",
-            "--snapshot",
-        ],
-    ),
-    values(
-        launcher(&["cabal", "exec"]),
-        &["--project-file", "--builddir", "-w", "--with-compiler"],
-    ),
+    values(launcher(&["fnm", "exec"]), FNM_VALUES),
+    values(launcher(&["opam", "exec"]), OPAM_VALUES),
+    // opam's older spelling.
+    values(launcher(&["opam", "config", "exec"]), OPAM_VALUES),
+    values(launcher(&["stack", "exec"]), STACK_VALUES),
+    values(launcher(&["cabal", "exec"]), CABAL_VALUES),
+    values(launcher(&["cabal", "v2-exec"]), CABAL_VALUES),
+    values(launcher(&["cabal", "new-exec"]), CABAL_VALUES),
+    values(launcher(&["cabal", "v1-exec"]), CABAL_VALUES),
+    // `uv tool uvx` is `uvx`.
+    values(launcher(&["uv", "tool", "uvx"]), UV_VALUES),
     values(
         launcher(&["devbox", "run"]),
         &[
@@ -201,14 +302,88 @@ pub(super) const LAUNCHERS: &[Launcher] = &[
         ),
         &["-s", "--shell"],
     ),
-    // The same program called by its own name (cargo passes it `watch` first).
+    // The same program called by its own name, with or without the `watch` cargo passes it
+    // (before `--`, that word is skipped like any other).
     scripts(
-        values(
-            after_dashes(launcher(&["cargo-watch", "watch"])),
-            CARGO_WATCH_VALUES,
-        ),
+        values(after_dashes(launcher(&["cargo-watch"])), CARGO_WATCH_VALUES),
         &["-s", "--shell"],
     ),
+    // File watchers: watchexec hands its words to a shell; nodemon's `--exec` is a command
+    // line.
+    shell_words(values(launcher(&["watchexec"]), WATCHEXEC_VALUES)),
+    scripts(
+        values(launcher(&["nodemon"]), NODEMON_VALUES),
+        &["-x", "--exec"],
+    ),
+    // Environments and secrets handed to a command.
+    after_dashes(launcher(&["chruby-exec"])),
+    values(
+        after_dashes(launcher(&["tox", "exec"])),
+        &["-e", "--env", "-c"],
+    ),
+    values(
+        launcher(&["meson", "devenv"]),
+        &["-C", "-w", "--workdir", "--dump", "--dump-format"],
+    ),
+    assignments(values(launcher(&["cmake", "-E", "env"]), &["--unset"])),
+    positional(launcher(&["cmake", "-E", "chdir"]), 1),
+    launcher(&["cmake", "-E", "time"]),
+    values(launcher(&["dotenv"]), &["-e", "-v", "-c", "-p"]),
+    values(
+        launcher(&["env-cmd"]),
+        &["-f", "--file", "-e", "--environments", "-r", "--rc-file"],
+    ),
+    values(
+        launcher(&["summon"]),
+        &["-p", "--provider", "-f", "-D", "--yaml", "--up"],
+    ),
+    after_dashes(launcher(&["teller", "run"])),
+    after_dashes(launcher(&["berglas", "exec"])),
+    shell_words(values(
+        launcher(&["bws", "run"]),
+        &[
+            "--shell",
+            "--project-id",
+            "-t",
+            "--access-token",
+            "--server-url",
+            "--profile",
+        ],
+    )),
+    values(
+        launcher(&["saml2aws", "exec"]),
+        &["--exec-profile", "-a", "--idp-account", "-p", "--profile"],
+    ),
+    values(
+        launcher(&["aws-sso", "exec"]),
+        &[
+            "-p",
+            "--profile",
+            "-A",
+            "--arn",
+            "-a",
+            "--account",
+            "-R",
+            "--role",
+            "-S",
+            "--sso",
+        ],
+    ),
+    // `sops exec-env FILE 'CMD'`: the command is a shell string.
+    shell_words(positional(
+        values(launcher(&["sops", "exec-env"]), SOPS_VALUES),
+        1,
+    )),
+    shell_words(positional(
+        values(launcher(&["sops", "exec-file"]), SOPS_VALUES),
+        1,
+    )),
+    values(launcher(&["foreman", "run"]), PROCFILE_VALUES),
+    values(launcher(&["honcho", "run"]), PROCFILE_VALUES),
+    // `bun exec 'SCRIPT'` runs it in Bun's shell.
+    shell_words(launcher(&["bun", "exec"])),
+    // `go tool test2json [-p PKG] [-t] CMD…` runs the test command it is given.
+    values(launcher(&["go", "tool", "test2json"]), &["-p"]),
     scripts(
         values(after_dashes(launcher(&["mise", "exec"])), MISE_VALUES),
         &["-c", "--command"],
