@@ -344,37 +344,43 @@ fn collect_inline(view: &mut CommandView<'_>) {
                 }
             }
         }
-        "ansible" => view.inline_scripts.extend(ansible_command(after)),
-        // `uv run CMD…`, `pyenv exec CMD…`, `op run -- CMD…`.
+        "ansible" => view
+            .inline_scripts
+            .extend(super::ansible::command_lines(after)),
+        // `uv run CMD…`, `pyenv exec CMD…`, `op run -- CMD…` (and `cmake -E env CMD…`).
         _ => {
+            if name == "cmake" {
+                view.inline_scripts.extend(cmake_removal(after));
+            }
             let launched = super::launchers::command(name, after, view);
             view.nested_argv.extend(launched);
         }
     }
 }
 
-/// `ansible HOSTS -a 'CMD'` with the `command` module (the default), `shell` or `raw`: a
-/// command line, run on this host when HOSTS is `localhost`.
-fn ansible_command(after: &[Word]) -> Option<String> {
-    let (mut module, mut command) = (None, None);
-    let mut words = after.iter().map(Word::text);
-    while let Some(text) = words.next() {
-        let mut value = |short: &str, long: &str| match text {
-            t if t == short || t == long => words.next().map(str::to_string),
-            t => t
-                .strip_prefix(&format!("{long}="))
-                .or_else(|| t.strip_prefix(short).filter(|v| !v.is_empty()))
-                .map(str::to_string),
-        };
-        if let Some(m) = value("-m", "--module-name") {
-            module = Some(m);
-        } else if let Some(a) = value("-a", "--args") {
-            command = Some(a);
-        }
+/// `cmake -E rm|remove|remove_directory ARGS` removes files as `rm` does: judged as `rm ARGS`
+/// (`remove_directory DIR…` as `rm -r DIR…`).
+fn cmake_removal(after: &[Word]) -> Option<String> {
+    let [tool_mode, action, rest @ ..] = after else {
+        return None;
+    };
+    if tool_mode.text() != "-E" {
+        return None;
     }
-    let module = module.as_deref().unwrap_or("command");
-    let module = module.strip_prefix("ansible.builtin.").unwrap_or(module);
-    command.filter(|_| matches!(module, "command" | "shell" | "raw"))
+    let rm = match action.text() {
+        "rm" | "remove" => "rm",
+        "remove_directory" => "rm -r",
+        _ => return None,
+    };
+    // Literal words quoted as needed; expansions (`~`, `$HOME`, globs) as written.
+    let words: Vec<String> = rest
+        .iter()
+        .map(|w| match w.literal() {
+            Some(text) => super::approval_key::quote_word(text),
+            None => w.text().to_string(),
+        })
+        .collect();
+    Some(format!("{rm} {}", words.join(" ")))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! [`MAX_COMMAND_BYTES`], the nesting limit or the lexing budget it is `too_complex`, which the
 //! gate denies.
 
+pub mod ansible;
 pub mod approval_key;
 pub mod ast;
 pub mod command;

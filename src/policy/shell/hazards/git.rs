@@ -228,27 +228,76 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
     runs.then(|| format!("`git {subcommand}` with these arguments runs programs"))
 }
 
-/// Whether `git config` only reads (`--get core.editor`, `get alias.st`, `--list`): git
-/// refuses a second action beside the read, and no write option is given.
+/// Whether `git config` only reads: its action — the first word once the options choosing
+/// the file and the format are passed (`--global`, `--file F`, `--type=bool`) — is a read
+/// (`get`, `list`, `--get…`, `--list`, `-l`), and no option spells a write, abbreviated or not.
+/// A read found anywhere else may be another option's value: `git config set --comment --get
+/// core.pager 'sh -c id'` writes `core.pager`.
 fn config_reads(rest: &[&str]) -> bool {
-    let read_option = rest.iter().any(|a| {
+    const FLAGS: &[&str] = &[
+        "--global",
+        "--system",
+        "--local",
+        "--worktree",
+        "--includes",
+        "--no-includes",
+        "--show-origin",
+        "--show-scope",
+        "-z",
+        "--null",
+        "--name-only",
+        "--bool",
+        "--int",
+        "--bool-or-int",
+        "--path",
+        "--expiry-date",
+    ];
+    const WITH_VALUE: &[&str] = &["--file", "-f", "--blob", "--type"];
+    const WRITES: &[&str] = &[
+        "--add",
+        "--replace-all",
+        "--unset",
+        "--unset-all",
+        "--rename-section",
+        "--remove-section",
+        "--edit",
+        "--comment",
+    ];
+    let mut words = rest.iter();
+    let action = loop {
+        match words.next() {
+            Some(a) if FLAGS.contains(a) => {}
+            Some(a) if WITH_VALUE.contains(a) => {
+                words.next();
+            }
+            Some(a)
+                if ["--file=", "--blob=", "--type="]
+                    .iter()
+                    .any(|p| a.starts_with(p)) => {}
+            other => break other,
+        }
+    };
+    let reads = action.is_some_and(|a| {
         matches!(
             *a,
-            "--get" | "--get-all" | "--get-regexp" | "--get-urlmatch" | "--list" | "-l"
+            "get"
+                | "list"
+                | "--get"
+                | "--get-all"
+                | "--get-regexp"
+                | "--get-urlmatch"
+                | "--list"
+                | "-l"
         )
     });
-    let read_subcommand = rest
-        .iter()
-        .find(|a| !a.starts_with('-'))
-        .is_some_and(|a| matches!(*a, "get" | "list"));
+    // git takes any unambiguous prefix of a long option (`--ad` is `--add`).
     let writes = rest.iter().any(|a| {
-        a.starts_with("--add")
-            || a.starts_with("--replace")
-            || a.starts_with("--unset")
-            || a.starts_with("--rename")
-            || a.starts_with("--remove")
+        let option = a.split_once('=').map_or(*a, |(option, _)| option);
+        option.starts_with("--")
+            && option.len() >= 4
+            && WRITES.iter().any(|w| w.starts_with(option))
     });
-    (read_option || read_subcommand) && !writes
+    reads && !writes
 }
 
 #[cfg(test)]
@@ -320,6 +369,12 @@ mod tests {
             "git config --get core.editor --add core.pager id",
             "git config set core.editor id",
             "git config --global core.editor id",
+            "git config set --comment --get core.pager 'sh -c id'",
+            "git config set --comm --get core.sshCommand 'sh -c id'",
+            "git config set --value -l core.editor 'sh -c id'",
+            "git config --comment --get core.pager 'sh -c id'",
+            "git config --comment get core.pager 'sh -c id'",
+            "git config --get core.pager --ad core.fsmonitor id",
         ] {
             assert!(check(cmd).is_some(), "{cmd}");
         }
@@ -346,6 +401,8 @@ mod tests {
             "git config --get-all alias.co",
             "git config --get diff.tool",
             "git config list --show-origin",
+            "git config --global --get core.editor",
+            "git config --file x.cfg --get-all alias.co",
         ] {
             assert_eq!(check(cmd), None, "{cmd}");
         }

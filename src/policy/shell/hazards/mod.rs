@@ -152,6 +152,15 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
             .has(&["--run", "--command", "-c"])
             .then(|| format!("`{name}` runs a shell command")),
         "capsh" => found("`capsh` runs a shell with its arguments"),
+        "ansible" => super::ansible::runs_commands(argv.get(1..).unwrap_or(&[]))
+            .then(|| "`ansible` with a command module runs the command line it is given".into()),
+        "ansible-playbook" | "ansible-pull" | "ansible-console" => {
+            found("it runs the tasks a playbook or its console names, commands among them")
+        }
+        // `cmake -E rm -rf DIR` is `rm -rf DIR` (judged so by the denylist, too).
+        "cmake" => (args.first() == Some("-E")
+            && args.any(|t| matches!(t, "rm" | "remove" | "remove_directory")))
+        .then(|| "`cmake -E rm` deletes files".into()),
         // `bazel run --run_under='CMD' //x` runs the target under a command line.
         "bazel" | "bazelisk" => args
             .any(|t| t.starts_with("--run_under"))

@@ -239,10 +239,16 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
         // `--python ./p` runs that file to inspect it, in every uv command (`uv pip list`).
         "uv" => {
             // `uv run CMD` and `uv tool run CMD` are launchers (`launchers`); `install` and
-            // `upgrade` put programs on the PATH later commands run. `uv tool list` does
-            // neither.
-            (args.subcommand_is(&["tool"])
-                && args.any(|t| matches!(t, "run" | "install" | "upgrade")))
+            // `upgrade` put programs on the PATH later commands run, `update-shell` edits the
+            // shell's startup files. `uv tool list` does none of these. `tool` is looked for
+            // anywhere: global options with values may come first.
+            (args.contains("tool")
+                && args.any(|t| {
+                    matches!(
+                        t,
+                        "run" | "install" | "upgrade" | "update-shell" | "ensurepath"
+                    )
+                }))
                 // `uv auth token` prints a credential.
                 || (first == Some("auth") && args.contains("token"))
                 || args

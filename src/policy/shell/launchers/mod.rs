@@ -38,6 +38,8 @@ struct Launcher {
     /// The command's words are joined and run by a shell (`watchexec 'make test'`, `sops
     /// exec-env s.yaml 'CMD'`): they are judged as a script too.
     shell_words: bool,
+    /// `-x`/`--exec` carry a cargo command line, judged as `cargo …` (cargo-watch).
+    cargo_lines: bool,
 }
 
 /// The command a launcher called `name` (normalized) runs, from the words after its name;
@@ -54,13 +56,33 @@ pub fn command<'a>(
         .iter()
         .filter(|l| l.words[0] == name)
         .find_map(|l| {
-            let command = l.command(l.after_subcommand(after)?, view)?;
+            let words = l.after_subcommand(after)?;
+            if l.cargo_lines {
+                view.inline_scripts.extend(cargo_lines(words));
+            }
+            let command = l.command(words, view)?;
             if l.shell_words {
                 let joined: Vec<&str> = command.iter().map(Word::text).collect();
                 view.inline_scripts.push(joined.join(" "));
             }
             Some(command)
         })
+}
+
+/// The values of `-x`/`--exec` (`-x V`, `-xV`, `--exec=V`, up to `--`) as `cargo V`.
+fn cargo_lines(words: &[Word]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut texts = words.iter().map(Word::text).take_while(|t| *t != "--");
+    while let Some(text) = texts.next() {
+        let value = match text {
+            "-x" | "--exec" => texts.next(),
+            _ => text
+                .strip_prefix("--exec=")
+                .or_else(|| text.strip_prefix("-x").filter(|v| !v.is_empty())),
+        };
+        lines.extend(value.map(|v| format!("cargo {v}")));
+    }
+    lines
 }
 
 /// Whether a launcher called `name` is given its running subcommand and anything after it:
@@ -103,9 +125,15 @@ impl Launcher {
         if subcommand.peek().is_none() {
             return Some(after);
         }
-        let mut maybe_value = false;
+        // After an option this table knows takes a value, the next word is that value even
+        // when it reads like the subcommand (`uv --directory run run …`); after an unknown
+        // option it may be.
+        let (mut value, mut maybe_value) = (false, false);
         for (at, word) in after.iter().enumerate() {
             let text = word.text();
+            if std::mem::take(&mut value) {
+                continue;
+            }
             if subcommand.next_if(|s| **s == text).is_some() {
                 if subcommand.peek().is_none() {
                     return after.get(at + 1..);
@@ -116,7 +144,8 @@ impl Launcher {
             // `+nightly` picks a toolchain (rustup's proxies).
             let option = text.len() > 1 && text.starts_with(['-', '+']);
             if option {
-                maybe_value = !text.contains('=');
+                value = self.options.with_value.contains(&text);
+                maybe_value = !value && !text.contains('=');
             } else if std::mem::take(&mut maybe_value) {
                 continue;
             } else {
@@ -235,6 +264,9 @@ mod tests {
             ("teller run -- sudo reboot", "sudo reboot"),
             ("sops exec-env s.yaml 'sudo reboot'", "sudo reboot"),
             ("foreman run sudo reboot", "sudo reboot"),
+            ("uv --directory run run sudo reboot", "sudo reboot"),
+            ("watchexec -o restart 'sudo reboot'", "sudo reboot"),
+            ("bws run -o json 'sudo reboot'", "sudo reboot"),
         ] {
             assert_eq!(found(cmd).as_deref(), Some(expected), "{cmd}");
         }
@@ -259,15 +291,16 @@ mod tests {
             "mise exec -c 'sudo reboot'",
             "npx -c 'sudo reboot'",
             "cargo watch -s 'sudo reboot'",
-            "cargo watch -x test --shell='sudo reboot'",
+            "cargo watch -w src --shell='sudo reboot'",
             "cargo watch -qs 'sudo reboot'",
-            "cargo watch -xtest -s'sudo reboot'",
+            "cargo watch -wsrc -s'sudo reboot'",
             "cargo-watch -s 'sudo reboot'",
             "mise exec node@20 -c 'sudo reboot'",
             "watchexec 'sudo reboot'",
             "nodemon --exec 'sudo reboot'",
             "sops exec-env s.yaml 'sudo reboot'",
             "bun exec 'sudo reboot'",
+            "bun exec --cwd /tmp 'sudo reboot'",
         ] {
             let lexed = lex(cmd);
             let words = &lexed.script.segments[0].words;
@@ -275,6 +308,18 @@ mod tests {
             let _ = command(words[0].text(), &words[1..], &mut view);
             assert_eq!(view.inline_scripts, ["sudo reboot"], "{cmd}");
         }
+    }
+
+    #[test]
+    fn cargo_watch_exec_is_a_cargo_command_line() {
+        let lexed = lex("cargo watch -x test -x'watch -s x' --exec=run -- -x no");
+        let words = &lexed.script.segments[0].words;
+        let mut view = CommandView::default();
+        let _ = command("cargo", &words[1..], &mut view);
+        assert_eq!(
+            view.inline_scripts,
+            ["cargo test", "cargo watch -s x", "cargo run"]
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ const fn launcher(words: &'static [&'static str]) -> Launcher {
         after_dashes: false,
         plus_packages: false,
         shell_words: false,
+        cargo_lines: false,
     }
 }
 
@@ -43,6 +44,12 @@ const fn plus_packages(mut l: Launcher) -> Launcher {
 
 const fn shell_words(mut l: Launcher) -> Launcher {
     l.shell_words = true;
+    l
+}
+
+/// `-x`/`--exec` carry a cargo command line (`cargo watch -x 'run -- …'`).
+const fn cargo_lines(mut l: Launcher) -> Launcher {
+    l.cargo_lines = true;
     l
 }
 
@@ -149,6 +156,11 @@ const WATCHEXEC_VALUES: &[&str] = &[
     "-j",
     "--filter-prog",
     "--log-file",
+    "-o",
+    "--wrap-process",
+    "--socket",
+    "--map-signal",
+    "-F",
 ];
 
 const NODEMON_VALUES: &[&str] = &[
@@ -295,19 +307,19 @@ pub(super) const LAUNCHERS: &[Launcher] = &[
     ),
     plus_packages(launcher(&["pkgx"])),
     // `cargo watch -s 'CMD'` and `cargo watch -- CMD` run a command at each change of a file.
-    scripts(
+    cargo_lines(scripts(
         values(
             after_dashes(launcher(&["cargo", "watch"])),
             CARGO_WATCH_VALUES,
         ),
         &["-s", "--shell"],
-    ),
+    )),
     // The same program called by its own name, with or without the `watch` cargo passes it
     // (before `--`, that word is skipped like any other).
-    scripts(
+    cargo_lines(scripts(
         values(after_dashes(launcher(&["cargo-watch"])), CARGO_WATCH_VALUES),
         &["-s", "--shell"],
-    ),
+    )),
     // File watchers: watchexec hands its words to a shell; nodemon's `--exec` is a command
     // line.
     shell_words(values(launcher(&["watchexec"]), WATCHEXEC_VALUES)),
@@ -348,6 +360,14 @@ pub(super) const LAUNCHERS: &[Launcher] = &[
             "--access-token",
             "--server-url",
             "--profile",
+            "-o",
+            "--output",
+            "-c",
+            "--color",
+            "-f",
+            "--config-file",
+            "-p",
+            "-u",
         ],
     )),
     values(
@@ -381,7 +401,7 @@ pub(super) const LAUNCHERS: &[Launcher] = &[
     values(launcher(&["foreman", "run"]), PROCFILE_VALUES),
     values(launcher(&["honcho", "run"]), PROCFILE_VALUES),
     // `bun exec 'SCRIPT'` runs it in Bun's shell.
-    shell_words(launcher(&["bun", "exec"])),
+    shell_words(values(launcher(&["bun", "exec"]), &["--cwd"])),
     // `go tool test2json [-p PKG] [-t] CMD…` runs the test command it is given.
     values(launcher(&["go", "tool", "test2json"]), &["-p"]),
     scripts(
