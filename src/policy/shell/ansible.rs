@@ -1,8 +1,10 @@
 //! `ansible HOSTS -m MODULE -a ARGS`: with a module that runs a command line (`command`, the
 //! default, `shell`, `raw`, `script`, `expect`), ARGS carries one, and it runs on this host
-//! when HOSTS is `localhost`. The command lines are judged as scripts (so `ansible localhost
-//! -a 'sudo reboot'` is denied like `sudo reboot`), and such a call is high-risk: what runs is
-//! whatever ARGS says, on every host matched.
+//! when HOSTS is `localhost`; a `pipe` lookup in any argument (`{{ lookup("pipe", "…") }}`)
+//! runs one on this machine whatever the module. Those command lines are judged as scripts (so
+//! `ansible localhost -a 'sudo reboot'` is denied like `sudo reboot`). Any ad-hoc run is
+//! high-risk (`hazards`): modules such as `file state=absent` or `copy` do as much harm as a
+//! command, and argparse's clusters (`-vmshell`) hide which module runs.
 
 use super::ast::Word;
 
@@ -16,36 +18,39 @@ const COMMAND_KEYS: &[&str] = &["cmd", "_raw_params", "command", "argv"];
 
 /// The module named (the default, `command`, when none is) and the arguments given.
 struct Call {
-    module: String,
+    /// `None` when a short option cluster may name it (`-vmshell`, `-bm shell`).
+    module: Option<String>,
     args: Option<String>,
-    /// A short option cluster holding `-a` (`-ba '…'`): arguments not read here.
-    clustered_args: bool,
 }
 
 impl Call {
     fn read(after: &[Word]) -> Self {
-        let (mut module, mut args, mut clustered_args) = (None, None, false);
-        let mut words = after.iter().map(Word::text);
+        let (mut module, mut args, mut clustered_module) = (None, None, false);
+        // After `--` every word is a host pattern (`-- -mping,localhost`).
+        let mut words = after.iter().map(Word::text).take_while(|t| *t != "--");
         while let Some(text) = words.next() {
             if let Some(value) = option_value(text, "-m", "--module-name", &mut words) {
                 module = Some(value);
             } else if let Some(value) = option_value(text, "-a", "--args", &mut words) {
                 args = Some(value);
             } else if text.len() > 2 && text.starts_with('-') && !text.starts_with("--") {
-                clustered_args |= text[1..].contains('a');
+                clustered_module |= text[1..].contains('m');
             }
         }
-        let module = module.unwrap_or_else(|| "command".to_string());
-        let module = module.rsplit('.').next().unwrap_or_default().to_string();
-        Call {
-            module,
-            args,
-            clustered_args,
-        }
+        let module = if clustered_module {
+            None
+        } else {
+            let module = module.unwrap_or_else(|| "command".to_string());
+            Some(module.rsplit('.').next().unwrap_or_default().to_string())
+        };
+        Call { module, args }
     }
 
+    /// Whether its module runs a command line (one that may be is taken for one).
     fn runs_commands(&self) -> bool {
-        RUNS_COMMANDS.contains(&self.module.as_str())
+        self.module
+            .as_deref()
+            .is_none_or(|m| RUNS_COMMANDS.contains(&m))
     }
 }
 
@@ -83,24 +88,18 @@ fn option_value<'a>(
         .map(str::to_string)
 }
 
-/// Whether `ansible` with these words runs a command line (high-risk).
-#[must_use]
-pub fn runs_commands(after: &[Word]) -> bool {
-    let call = Call::read(after);
-    call.runs_commands() && (call.args.is_some() || call.clustered_args)
-}
-
-/// The command lines `ansible` with these words runs: the free-form arguments, and the values
-/// of `cmd=`, `_raw_params=`, `command=` and `argv=[…]`, written as `key=value` words or as
-/// JSON (`-a '{"cmd": "…"}'`).
+/// The command lines `ansible` with these words runs: `pipe` lookups anywhere, and with a
+/// command module the free-form arguments and the values of `cmd=`, `_raw_params=`,
+/// `command=` and `argv=[…]`, written as `key=value` words or as JSON (`-a '{"cmd": "…"}'`).
 #[must_use]
 pub fn command_lines(after: &[Word]) -> Vec<String> {
+    let mut lines: Vec<String> = after.iter().flat_map(|w| pipe_lookups(w.text())).collect();
     let call = Call::read(after);
     let runs_commands = call.runs_commands();
     let Some(args) = call.args.filter(|_| runs_commands) else {
-        return Vec::new();
+        return lines;
     };
-    let mut lines = vec![args.clone()];
+    lines.push(args.clone());
     if let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&args) {
         for key in COMMAND_KEYS {
             match map.get(*key) {
@@ -121,6 +120,27 @@ pub fn command_lines(after: &[Word]) -> Vec<String> {
         lines.extend(key_values(&args, key));
     }
     lines
+}
+
+/// The command of each `pipe` lookup in a Jinja expression: `lookup("pipe", "CMD")`,
+/// `query('pipe', 'CMD')`, `q("pipe", "CMD")` — the quoted string after `pipe` and a comma.
+fn pipe_lookups(text: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    for quote in ['"', '\''] {
+        let name = format!("{quote}pipe{quote}");
+        let mut rest = text;
+        while let Some(at) = rest.find(&name) {
+            rest = &rest[at + name.len()..];
+            let after_comma = rest.trim_start().strip_prefix(',').map(str::trim_start);
+            if let Some(value) = after_comma.and_then(|v| {
+                let quote = v.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+                v[1..].split(quote).next()
+            }) {
+                commands.push(value.to_string());
+            }
+        }
+    }
+    commands
 }
 
 /// The values of `key=…` in `key=value` arguments: quoted (`cmd="sudo reboot"`), a list
@@ -161,7 +181,7 @@ fn key_values(args: &str, key: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{command_lines, runs_commands};
+    use super::command_lines;
     use crate::policy::shell::lexer::lex;
 
     fn lines(cmd: &str) -> Vec<String> {
@@ -200,6 +220,18 @@ mod tests {
                 "ansible localhost -a '{\"argv\": [\"sudo\", \"reboot\"]}'",
                 "sudo reboot",
             ),
+            (
+                "ansible localhost -m ping -vmshell -a 'sudo reboot'",
+                "sudo reboot",
+            ),
+            (
+                "ansible localhost -m debug -a 'msg={{ lookup(\"pipe\", \"sudo reboot\") }}'",
+                "sudo reboot",
+            ),
+            (
+                "ansible localhost -m ping -e \"x={{ query('pipe', 'sudo reboot') }}\"",
+                "sudo reboot",
+            ),
         ] {
             assert!(
                 lines(cmd).iter().any(|l| l == expected),
@@ -217,13 +249,8 @@ mod tests {
             "ansible localhost --module-path ./m -m ping",
         ] {
             assert!(lines(cmd).is_empty(), "{cmd}");
-            let lexed = lex(cmd);
-            assert!(
-                !runs_commands(&lexed.script.segments[0].words[1..]),
-                "{cmd}"
-            );
         }
-        let lexed = lex("ansible localhost -ba 'id'");
-        assert!(runs_commands(&lexed.script.segments[0].words[1..]));
+        // After `--`, a host pattern.
+        assert_eq!(lines("ansible -a 'id' -- -mping,localhost"), ["id"]);
     }
 }

@@ -152,6 +152,17 @@ const GROUPS: &[(&str, &[&str])] = &[
 /// list` keeps its group key).
 const NAMED_FIRST: &[(&str, &str)] = &[("yarn", "workspace"), ("yarn", "workspaces")];
 
+/// `git config --file F`, `-fF`, `--blob B`: a `git config list` key saved for the repository's
+/// file must not cover printing any INI file (`--file ~/.pypirc`).
+fn names_a_file(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        matches!(w.as_str(), "--file" | "--blob")
+            || w.starts_with("--file=")
+            || w.starts_with("--blob=")
+            || (w.starts_with("-f") && !w.starts_with("--"))
+    })
+}
+
 /// Whether `sub` of `binary` names a group of commands rather than a command.
 fn is_group(binary: &str, sub: &str) -> bool {
     GROUPS
@@ -209,6 +220,9 @@ impl ApprovalKey {
             if NAMED_FIRST.contains(&(binary.as_str(), sub.as_str()))
                 && argv.get(2).is_some_and(|w| w != "list")
             {
+                return Some(ApprovalKey::Exact { argv });
+            }
+            if (binary.as_str(), sub.as_str()) == ("git", "config") && names_a_file(&argv[2..]) {
                 return Some(ApprovalKey::Exact { argv });
             }
             let subcommand = if is_group(binary, sub) {

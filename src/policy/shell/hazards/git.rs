@@ -252,7 +252,7 @@ fn config_reads(rest: &[&str]) -> bool {
         "--path",
         "--expiry-date",
     ];
-    const WITH_VALUE: &[&str] = &["--file", "-f", "--blob", "--type"];
+    const WITH_VALUE: &[&str] = &["--file", "-f", "--blob", "--type", "--default"];
     const WRITES: &[&str] = &[
         "--add",
         "--replace-all",
@@ -289,7 +289,12 @@ fn config_reads(rest: &[&str]) -> bool {
                 | "--list"
                 | "-l"
         )
-    });
+    }) || (words.next().is_none()
+        // `git config core.editor`: a key alone, no value, is read (not a subcommand word).
+        && action.is_some_and(|a| {
+            !a.starts_with('-')
+                && !matches!(*a, "set" | "unset" | "rename-section" | "remove-section" | "edit")
+        }));
     // git takes any unambiguous prefix of a long option (`--ad` is `--add`).
     let writes = rest.iter().any(|a| {
         let option = a.split_once('=').map_or(*a, |(option, _)| option);
@@ -403,6 +408,9 @@ mod tests {
             "git config list --show-origin",
             "git config --global --get core.editor",
             "git config --file x.cfg --get-all alias.co",
+            "git config core.editor",
+            "git config --global core.editor",
+            "git config --default x --get core.pager",
         ] {
             assert_eq!(check(cmd), None, "{cmd}");
         }

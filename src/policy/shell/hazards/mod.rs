@@ -152,15 +152,29 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
             .has(&["--run", "--command", "-c"])
             .then(|| format!("`{name}` runs a shell command")),
         "capsh" => found("`capsh` runs a shell with its arguments"),
-        "ansible" => super::ansible::runs_commands(argv.get(1..).unwrap_or(&[]))
-            .then(|| "`ansible` with a command module runs the command line it is given".into()),
+        // Any ad-hoc run: its modules delete, copy and run commands (`ansible` module).
+        "ansible" => args
+            .any(|t| !matches!(t, "--version" | "--help" | "-h"))
+            .then(|| "`ansible` runs modules that change hosts, this one among them".into()),
         "ansible-playbook" | "ansible-pull" | "ansible-console" => {
             found("it runs the tasks a playbook or its console names, commands among them")
         }
         // `cmake -E rm -rf DIR` is `rm -rf DIR` (judged so by the denylist, too).
-        "cmake" => (args.first() == Some("-E")
-            && args.any(|t| matches!(t, "rm" | "remove" | "remove_directory")))
-        .then(|| "`cmake -E rm` deletes files".into()),
+        // (`rm -r`/`-f` are high-risk; plain `cmake -E rm x.o` is judged as `rm x.o` alone.)
+        "cmake" => {
+            let mut words = args.texts();
+            let removes = match (words.next(), words.next()) {
+                (Some("-E"), Some("remove_directory")) => true,
+                (Some("-E"), Some("rm" | "remove")) => words.any(|t| {
+                    t.len() > 1
+                        && t.starts_with('-')
+                        && !t.starts_with("--")
+                        && t.contains(['r', 'R', 'f'])
+                }),
+                _ => false,
+            };
+            removes.then(|| "`cmake -E rm -r`/`-f` deletes without asking".into())
+        }
         // `bazel run --run_under='CMD' //x` runs the target under a command line.
         "bazel" | "bazelisk" => args
             .any(|t| t.starts_with("--run_under"))
@@ -265,7 +279,8 @@ fn gh_api_writes(args: Args<'_>) -> bool {
     !all_read || bunched || args.has(&["--input"]) || (fields && !explicit)
 }
 
-/// `python -m timeit '…'` and `python -m pdb -c '…'` run code given as arguments.
+/// `python -m timeit '…'` and `python -m pdb -c '…'` run code given as arguments;
+/// `python -m ansible adhoc …` is `ansible`.
 fn python_module(name: &str, args: Args<'_>) -> Option<String> {
     if !matches!(interpreter_family(name), "python" | "pypy") {
         return None;
@@ -273,7 +288,7 @@ fn python_module(name: &str, args: Args<'_>) -> Option<String> {
     let module = args.values(&["-m"]).next()?;
     matches!(
         module,
-        "timeit" | "pdb" | "code" | "cProfile" | "profile" | "trace"
+        "timeit" | "pdb" | "code" | "cProfile" | "profile" | "trace" | "ansible"
     )
     .then(|| format!("`{name} -m {module}` runs code given as an argument"))
 }

@@ -69,16 +69,29 @@ pub fn command<'a>(
         })
 }
 
-/// The values of `-x`/`--exec` (`-x V`, `-xV`, `--exec=V`, up to `--`) as `cargo V`.
+/// The values of `-x`/`--exec` (`-x V`, `-qxV`, `-qx V`, `--exec=V`, `--exe V`, up to `--`)
+/// as `cargo V`.
 fn cargo_lines(words: &[Word]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut texts = words.iter().map(Word::text).take_while(|t| *t != "--");
     while let Some(text) = texts.next() {
-        let value = match text {
-            "-x" | "--exec" => texts.next(),
-            _ => text
-                .strip_prefix("--exec=")
-                .or_else(|| text.strip_prefix("-x").filter(|v| !v.is_empty())),
+        let value = if let Some(long) = text.strip_prefix("--") {
+            let (name, attached) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            if name.len() >= 3 && "exec".starts_with(name) {
+                attached.or_else(|| texts.next())
+            } else {
+                None
+            }
+        } else if let Some(cluster) = text.strip_prefix('-')
+            && let Some(at) = cluster.find('x')
+        {
+            Some(&cluster[at + 1..])
+                .filter(|v| !v.is_empty())
+                .or_else(|| texts.next())
+        } else {
+            None
         };
         lines.extend(value.map(|v| format!("cargo {v}")));
     }
@@ -312,13 +325,19 @@ mod tests {
 
     #[test]
     fn cargo_watch_exec_is_a_cargo_command_line() {
-        let lexed = lex("cargo watch -x test -x'watch -s x' --exec=run -- -x no");
+        let lexed = lex("cargo watch -x test -x'watch -s x' --exec=run -qx b --exe c -- -x no");
         let words = &lexed.script.segments[0].words;
         let mut view = CommandView::default();
         let _ = command("cargo", &words[1..], &mut view);
         assert_eq!(
             view.inline_scripts,
-            ["cargo test", "cargo watch -s x", "cargo run"]
+            [
+                "cargo test",
+                "cargo watch -s x",
+                "cargo run",
+                "cargo b",
+                "cargo c"
+            ]
         );
     }
 

@@ -105,6 +105,9 @@ const UV_VALUES: &[&str] = &[
     "--no-build-isolation-package",
     "--only-binary-package",
     "--no-sources-package",
+    "--preview-features",
+    "--no-extra",
+    "--exclude-newer-package",
 ];
 
 const CONDA_VALUES: &[&str] = &["-n", "--name", "-p", "--prefix", "--cwd", "-a", "--arch"];
