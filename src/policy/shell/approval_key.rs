@@ -152,13 +152,27 @@ const GROUPS: &[(&str, &[&str])] = &[
 /// list` keeps its group key).
 const NAMED_FIRST: &[(&str, &str)] = &[("yarn", "workspace"), ("yarn", "workspaces")];
 
-/// `git config --file F`, `-fF`, `--blob B`: a `git config list` key saved for the repository's
-/// file must not cover printing any INI file (`--file ~/.pypirc`).
+/// Commands of a group whose key would cover harm it was not pressed for, which get exact keys:
+/// - `git config` but its reads (`get`, `list`): a `git config set` key pressed for `user.name`
+///   would cover `url.<evil>.insteadOf`, `http.sslVerify false`; a read naming a file
+///   (`--file F`, `--fil F`, `-fF`, `--blob B`) prints any INI file (`--file ~/.pypirc`);
+/// - `go tool dist|pack|buildid`: they rebuild the toolchain or rewrite files in place.
+fn exact_only(binary: &str, sub: &str, rest: &[String]) -> bool {
+    let third = rest.first().map(String::as_str);
+    match (binary, sub) {
+        ("git", "config") => !matches!(third, Some("get" | "list")) || names_a_file(rest),
+        ("go", "tool") => matches!(third, Some("dist" | "pack" | "buildid")),
+        _ => false,
+    }
+}
+
+/// `--file`, `--blob` (git takes abbreviations: `--fil`, `--bl`; `--fi` could be
+/// `--fixed-value`), attached or not, or `-f`.
 fn names_a_file(words: &[String]) -> bool {
     words.iter().any(|w| {
-        matches!(w.as_str(), "--file" | "--blob")
-            || w.starts_with("--file=")
-            || w.starts_with("--blob=")
+        let option = w.split_once('=').map_or(w.as_str(), |(option, _)| option);
+        (option.len() >= "--fil".len() && "--file".starts_with(option))
+            || (option.len() >= "--bl".len() && "--blob".starts_with(option))
             || (w.starts_with("-f") && !w.starts_with("--"))
     })
 }
@@ -222,7 +236,7 @@ impl ApprovalKey {
             {
                 return Some(ApprovalKey::Exact { argv });
             }
-            if (binary.as_str(), sub.as_str()) == ("git", "config") && names_a_file(&argv[2..]) {
+            if exact_only(binary, sub, &argv[2..]) {
                 return Some(ApprovalKey::Exact { argv });
             }
             let subcommand = if is_group(binary, sub) {

@@ -296,12 +296,9 @@ fn config_reads(rest: &[&str]) -> bool {
                 && !matches!(*a, "set" | "unset" | "rename-section" | "remove-section" | "edit")
         }));
     // git takes any unambiguous prefix of a long option (`--ad` is `--add`).
-    let writes = rest.iter().any(|a| {
-        let option = a.split_once('=').map_or(*a, |(option, _)| option);
-        option.starts_with("--")
-            && option.len() >= 4
-            && WRITES.iter().any(|w| w.starts_with(option))
-    });
+    let writes = rest
+        .iter()
+        .any(|a| WRITES.iter().any(|write| option_is(a, write)));
     reads && !writes
 }
 

@@ -60,7 +60,29 @@ pub fn command<'a>(
             if l.cargo_lines {
                 view.inline_scripts.extend(cargo_lines(words));
             }
-            let command = l.command(words, view)?;
+            // After an explicit `--`, the words are a command whatever the options before it
+            // were read as (`op run --account x -- CMD`, an option this table does not know
+            // taking `x`): judged too, which only adds denies.
+            let explicit = words
+                .iter()
+                .position(|w| w.text() == "--")
+                .and_then(|dashes| words.get(dashes + 1..))
+                .filter(|c| !c.is_empty());
+            let command = l.command(words, view);
+            if let Some(explicit) = explicit
+                && command.is_none_or(|c| !std::ptr::eq(c.as_ptr(), explicit.as_ptr()))
+            {
+                view.nested_argv.push(explicit);
+            }
+            let command = command?;
+            // `hatch run ENV:CMD …`: the command follows the environment's name.
+            if let Some((_, first)) = command.first().and_then(|w| w.text().split_once(':'))
+                && l.words == ["hatch", "run"]
+            {
+                let rest: Vec<&str> = command[1..].iter().map(Word::text).collect();
+                view.inline_scripts
+                    .push(format!("{first} {}", rest.join(" ")));
+            }
             if l.shell_words {
                 let joined: Vec<&str> = command.iter().map(Word::text).collect();
                 view.inline_scripts.push(joined.join(" "));
