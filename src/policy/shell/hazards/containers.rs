@@ -164,30 +164,45 @@ fn operands<'a>(args: Args<'a>, with_value: &[&str], flags: &[&str]) -> Option<V
     Some(operands)
 }
 
+/// The operands of a Docker-like or kubectl-like command line (`operands` with its global
+/// options); `None` for another program or after an unknown option.
+fn operands_of<'a>(name: &str, args: Args<'a>) -> Option<Vec<&'a str>> {
+    match name {
+        "docker" | "podman" | "nerdctl" | "finch" => {
+            operands(args, DOCKER_GLOBAL_VALUES, DOCKER_GLOBAL_FLAGS)
+        }
+        "kubectl" | "oc" => operands(args, KUBECTL_GLOBAL_VALUES, KUBECTL_GLOBAL_FLAGS),
+        _ => None,
+    }
+}
+
 /// Why `name` with `args` runs a command or an image's program in a container or a cluster,
 /// or copies files between one and this host.
 pub fn runs_elsewhere(name: &str, args: Args<'_>) -> Option<String> {
+    elsewhere(name, args, operands_of(name, args).as_deref())
+}
+
+/// [`runs_elsewhere`], given the command line's operands (read once per command).
+fn elsewhere(name: &str, args: Args<'_>, known: Option<&[&str]>) -> Option<String> {
     let every_word: Vec<&str> = args.texts().filter(|t| !t.starts_with('-')).collect();
-    if let Some(hit) = copy_hit(name, args, &every_word) {
+    if let Some(hit) = copy_hit(name, known, &every_word) {
         return Some(format!(
             "`{name} {hit}` copies files between this host and a container, a machine or a \
              cluster, outside this command's sandbox"
         ));
     }
     let hit = match name {
-        "docker" | "podman" | "nerdctl" | "finch" => {
-            match operands(args, DOCKER_GLOBAL_VALUES, DOCKER_GLOBAL_FLAGS) {
-                Some(words) => subcommand_hit(&words, DOCKER_RUNS, DOCKER_GROUPS),
-                None => find(&every_word, DOCKER_RUNS).or_else(|| {
-                    DOCKER_GROUPS.iter().find_map(|(group, runs)| {
-                        let at = every_word.iter().position(|w| w == group)?;
-                        find(&every_word[at + 1..], runs).map(|r| format!("{group} {r}"))
-                    })
-                }),
-            }
-        }
+        "docker" | "podman" | "nerdctl" | "finch" => match known {
+            Some(words) => subcommand_hit(words, DOCKER_RUNS, DOCKER_GROUPS),
+            None => find(&every_word, DOCKER_RUNS).or_else(|| {
+                DOCKER_GROUPS.iter().find_map(|(group, runs)| {
+                    let at = every_word.iter().position(|w| w == group)?;
+                    find(&every_word[at + 1..], runs).map(|r| format!("{group} {r}"))
+                })
+            }),
+        },
         "docker-compose" | "podman-compose" => find(&every_word, COMPOSE_RUNS),
-        "kubectl" | "oc" => kubectl_hit(args, &every_word),
+        "kubectl" | "oc" => kubectl_hit(args, known, &every_word),
         "lxc" | "incus" => find(&every_word, &["exec", "shell", "launch", "console"]),
         "toolbox" => find(&every_word, &["run", "enter"]),
         "distrobox" => find(&every_word, &["enter", "ephemeral", "assemble"]),
@@ -214,24 +229,22 @@ pub fn runs_elsewhere(name: &str, args: Args<'_>) -> Option<String> {
 /// cluster. The daemon (often root) or the cluster writes what it is given where it is told,
 /// where this command's sandbox does not reach: a `docker cp` key saved for one copy must not
 /// cover `docker cp c:/x ~/.bashrc`, nor a `kubectl cp` key an upload of `~/.ssh`.
-fn copy_hit(name: &str, args: Args<'_>, every_word: &[&str]) -> Option<String> {
+fn copy_hit(name: &str, known: Option<&[&str]>, every_word: &[&str]) -> Option<String> {
     match name {
-        "docker" | "podman" | "nerdctl" | "finch" => {
-            match operands(args, DOCKER_GLOBAL_VALUES, DOCKER_GLOBAL_FLAGS) {
-                Some(words) => subcommand_hit(
-                    &words,
-                    &["cp"],
-                    &[
-                        ("container", &["cp"]),
-                        ("compose", &["cp"]),
-                        ("machine", &["cp"]),
-                    ],
-                ),
-                None => find(every_word, &["cp"]),
-            }
-        }
+        "docker" | "podman" | "nerdctl" | "finch" => match known {
+            Some(words) => subcommand_hit(
+                words,
+                &["cp"],
+                &[
+                    ("container", &["cp"]),
+                    ("compose", &["cp"]),
+                    ("machine", &["cp"]),
+                ],
+            ),
+            None => find(every_word, &["cp"]),
+        },
         "docker-compose" | "podman-compose" => find(every_word, &["cp"]),
-        "kubectl" | "oc" => match operands(args, KUBECTL_GLOBAL_VALUES, KUBECTL_GLOBAL_FLAGS) {
+        "kubectl" | "oc" => match known {
             Some(words) => (words.first() == Some(&"cp")).then(|| "cp".to_string()),
             None => find(every_word, &["cp"]),
         },
@@ -249,11 +262,11 @@ fn copy_hit(name: &str, args: Args<'_>, every_word: &[&str]) -> Option<String> {
 /// The running subcommand of kubectl or oc: one that runs a command or an image (`exec`,
 /// `run`, `debug`), or starts what a file or the caller describes (`apply`, `replace`,
 /// `patch`, `create -f`, `create job`, `set image`).
-fn kubectl_hit(args: Args<'_>, every_word: &[&str]) -> Option<String> {
+fn kubectl_hit(args: Args<'_>, known: Option<&[&str]>, every_word: &[&str]) -> Option<String> {
     const RUNS: &[&str] = &[
         "exec", "run", "debug", "attach", "rsh", "apply", "replace", "patch",
     ];
-    let Some(words) = operands(args, KUBECTL_GLOBAL_VALUES, KUBECTL_GLOBAL_FLAGS) else {
+    let Some(words) = known else {
         return find(every_word, RUNS).or_else(|| find(every_word, &["create"]));
     };
     let (sub, kind) = (*words.first()?, words.get(1).copied());
@@ -305,7 +318,9 @@ pub fn cluster_client(name: &str, args: Args<'_>) -> Option<String> {
     }
     // `config set-credentials --exec-command=…` runs it on the next request, and
     // `config set-cluster --server=…` sends the next request's token elsewhere.
-    let words = operands(args, KUBECTL_GLOBAL_VALUES, KUBECTL_GLOBAL_FLAGS)
+    let known = operands(args, KUBECTL_GLOBAL_VALUES, KUBECTL_GLOBAL_FLAGS);
+    let words = known
+        .clone()
         .unwrap_or_else(|| args.texts().filter(|t| !t.starts_with('-')).collect());
     if words.first() == Some(&"config") && words.get(1).is_some_and(|t| t.starts_with("set")) {
         return Some(format!(
@@ -338,7 +353,7 @@ pub fn cluster_client(name: &str, args: Args<'_>) -> Option<String> {
     if name == "helm" && args.has(&["--kube-apiserver", "--kube-token"]) {
         return Some("`helm` sends the cluster's credentials to the server it is given".into());
     }
-    runs_elsewhere(name, args)
+    elsewhere(name, args, known.as_deref())
 }
 
 /// `-s URL`/`--server URL` (attached or not) sends the kubeconfig's token to that server.

@@ -40,6 +40,8 @@ struct Launcher {
     shell_words: bool,
     /// `-x`/`--exec` carry a cargo command line, judged as `cargo …` (cargo-watch).
     cargo_lines: bool,
+    /// The command's first word may name an environment first (`hatch run test:pytest`).
+    env_prefixed: bool,
 }
 
 /// The command a launcher called `name` (normalized) runs, from the words after its name;
@@ -76,19 +78,22 @@ pub fn command<'a>(
             }
             let command = command?;
             // `hatch run ENV:CMD …`: the command follows the environment's name.
-            if let Some((_, first)) = command.first().and_then(|w| w.text().split_once(':'))
-                && l.words == ["hatch", "run"]
+            if l.env_prefixed
+                && let Some((_, first)) = command.first().and_then(|w| w.text().split_once(':'))
             {
-                let rest: Vec<&str> = command[1..].iter().map(Word::text).collect();
                 view.inline_scripts
-                    .push(format!("{first} {}", rest.join(" ")));
+                    .push(format!("{first} {}", joined(&command[1..])));
             }
             if l.shell_words {
-                let joined: Vec<&str> = command.iter().map(Word::text).collect();
-                view.inline_scripts.push(joined.join(" "));
+                view.inline_scripts.push(joined(command));
             }
             Some(command)
         })
+}
+
+/// Words as a shell would see them joined by spaces (for judging as a script).
+fn joined(words: &[Word]) -> String {
+    words.iter().map(Word::text).collect::<Vec<_>>().join(" ")
 }
 
 /// The values of `-x`/`--exec` (`-x V`, `-qxV`, `-qx V`, `--exec=V`, `--exe V`, up to `--`)

@@ -13,6 +13,7 @@ const fn launcher(words: &'static [&'static str]) -> Launcher {
         plus_packages: false,
         shell_words: false,
         cargo_lines: false,
+        env_prefixed: false,
     }
 }
 
@@ -50,6 +51,12 @@ const fn shell_words(mut l: Launcher) -> Launcher {
 /// `-x`/`--exec` carry a cargo command line (`cargo watch -x 'run -- …'`).
 const fn cargo_lines(mut l: Launcher) -> Launcher {
     l.cargo_lines = true;
+    l
+}
+
+/// The command's first word may be `ENV:CMD` (`hatch run test:pytest`).
+const fn env_prefixed(mut l: Launcher) -> Launcher {
+    l.env_prefixed = true;
     l
 }
 
@@ -427,7 +434,7 @@ pub(super) const LAUNCHERS: &[Launcher] = &[
     launcher(&["pipenv", "run"]),
     launcher(&["pdm", "run"]),
     launcher(&["rye", "run"]),
-    values(launcher(&["hatch", "run"]), &["-e", "--env"]),
+    env_prefixed(values(launcher(&["hatch", "run"]), &["-e", "--env"])),
     values(
         launcher(&["hatch", "env", "run"]),
         &[
