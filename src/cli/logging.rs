@@ -16,6 +16,14 @@ pub enum LogFormat {
 /// The variable that picks the format when `--log-format` is not given.
 pub const FORMAT_ENV: &str = "TOLLGATE_LOG_FORMAT";
 
+/// Colour codes only on a terminal, and not there when `NO_COLOR` is set (no-color.org):
+/// tracing's default colours every line, and in a file, a pipe or journald the escapes bury
+/// the words and break a `grep session=…`.
+fn colours_wanted() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Starts logging (once per process; a second call changes nothing).
 pub fn init(format: Option<LogFormat>) {
     let format = format.unwrap_or_else(|| match std::env::var(FORMAT_ENV).as_deref() {
@@ -29,6 +37,7 @@ pub fn init(format: Option<LogFormat>) {
     };
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(colours_wanted())
         .with_env_filter(filter());
     let _ = match format {
         LogFormat::Text => builder.try_init(),

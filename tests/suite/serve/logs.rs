@@ -53,3 +53,35 @@ async fn json_logs_carry_the_runs_ids_and_no_secret() {
     );
     assert!(!log.contains(TOKEN) && !log.contains("SECRET-bot-token"));
 }
+
+/// Text logs written to a file (or a pipe, or journald) are plain: colour codes are for a
+/// terminal, and in a file they bury the words under `\x1b[2m`-style escapes.
+#[tokio::test(flavor = "multi_thread")]
+async fn text_logs_to_a_file_carry_no_colour_codes() {
+    let mut served = Served::new(
+        vec![write_call("w1", "x.txt", "x"), text("Ok.")],
+        "",
+        "approvals_to = \"admins\"",
+    )
+    .await;
+    served.spawn();
+    served.ready(1).await;
+    // A run's warning: its line carries the run's span fields too.
+    served.telegram.fail_next(
+        "SendMessage",
+        json!({"ok": false, "error_code": 403, "description": "Forbidden: bot can't initiate conversation with a user"}),
+    );
+    served.say(USER, "write x.txt");
+    let (card_id, card) = served.card(USER, 0).await;
+    served
+        .telegram
+        .push_press(USER, ADMIN, card_id, &button(&card, "Approve"));
+    served.wait_text(USER, "Ok.").await;
+    let log = served.log();
+    let warning = log
+        .lines()
+        .find(|l| l.contains("has not started a chat with the bot"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(warning.contains("session=telegram:10"), "{warning}");
+    assert!(!log.contains('\u{1b}'), "{log:?}");
+}
