@@ -27,17 +27,22 @@ pub fn now_secs() -> u64 {
     real.saturating_add(test_offset_secs())
 }
 
-/// The variable a `test-support` build reads at every [`now_secs`]: seconds to add to the
-/// real clock.
+/// The variable a `test-support` build reads, once, at its first [`now_secs`]: seconds to
+/// add to the real clock.
 #[cfg(feature = "test-support")]
 pub const TEST_CLOCK_OFFSET_ENV: &str = "TOLLGATE_TEST_CLOCK_OFFSET_SECS";
 
+/// Read once: tests set it when they start the process, and the benchmarks (which build
+/// with `test-support`) would otherwise time an environment lookup at every clock read.
 #[cfg(feature = "test-support")]
 fn test_offset_secs() -> u64 {
-    std::env::var(TEST_CLOCK_OFFSET_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
+    static OFFSET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *OFFSET.get_or_init(|| {
+        std::env::var(TEST_CLOCK_OFFSET_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    })
 }
 
 #[cfg(not(feature = "test-support"))]

@@ -364,7 +364,9 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
                 .start_asked_by(session, &run_id, &text, Some(requester), cancel)
                 .instrument(span)
                 .await;
-            progress.abort();
+            if let Some(progress) = progress {
+                progress.abort();
+            }
             outcome
         }
         // A reminder's run stays unattended after a restart too: nobody answers its prompts,
@@ -395,7 +397,9 @@ async fn process(shared: &Arc<Shared>, worker: &Arc<SessionWorker>, work: Work, 
             let progress = spawn_progress(shared, worker);
             let span = tracing::warn_span!("run", session = %worker.key, run = %run.id);
             let outcome = runner.resume(session, *run, cancel).instrument(span).await;
-            progress.abort();
+            if let Some(progress) = progress {
+                progress.abort();
+            }
             outcome
         }
         Work::Reset => {
@@ -522,10 +526,18 @@ fn unattended(shared: &Arc<Shared>, worker: &SessionWorker) -> Result<Assembled,
     Ok(assembled)
 }
 
+/// The task that shows a run's typing and progress, while the run lasts; none when the
+/// bridge shows neither (a task spawned for nothing costs each turn a spawn and a wake).
 fn spawn_progress(
     shared: &Arc<Shared>,
     worker: &Arc<SessionWorker>,
-) -> tokio::task::JoinHandle<()> {
+) -> Option<tokio::task::JoinHandle<()>> {
+    let settings = &shared.bridge(worker.chat.platform)?.settings;
+    if !settings.typing && settings.progress_interval_secs == 0 {
+        return None;
+    }
     let (shared, worker) = (shared.clone(), worker.clone());
-    tokio::spawn(async move { show_progress(&shared, &worker.chat, &worker.progress).await })
+    Some(tokio::spawn(async move {
+        show_progress(&shared, &worker.chat, &worker.progress).await
+    }))
 }

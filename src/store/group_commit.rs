@@ -273,10 +273,13 @@ mod failpoint {
     pub fn abort_if_due() {
         use std::sync::atomic::{AtomicU64, Ordering};
         static FLUSHES: AtomicU64 = AtomicU64::new(0);
-        let Some(at) = std::env::var(ABORT_AT_FLUSH_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-        else {
+        // Read once: the tests set it when they start the process.
+        static AT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+        let Some(at) = *AT.get_or_init(|| {
+            std::env::var(ABORT_AT_FLUSH_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        }) else {
             return;
         };
         if FLUSHES.fetch_add(1, Ordering::SeqCst) + 1 == at {
