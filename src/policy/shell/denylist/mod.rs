@@ -47,6 +47,16 @@ fn deny(rule: &'static str, message: String) -> Option<DenyMatch> {
 }
 
 fn check_script(script: &Script, trust: &CarveOutTrust) -> Option<DenyMatch> {
+    check_script_in(script, trust, None)
+}
+
+/// `start`: the directory the script starts in, when the words say (a subshell after `cd /`,
+/// `bash -c '…'` after `env -C /`).
+fn check_script_in(
+    script: &Script,
+    trust: &CarveOutTrust,
+    start: Option<&str>,
+) -> Option<DenyMatch> {
     for function in &script.functions {
         if is_fork_bomb(&function.name, &function.body) {
             return deny(
@@ -64,7 +74,7 @@ fn check_script(script: &Script, trust: &CarveOutTrust) -> Option<DenyMatch> {
     let mut vars = TempVars::for_script(trust, &script.segments);
     let mut downloads = Downloads::default();
     // Where earlier `cd`s moved, as far as literal words say.
-    let mut cwd = Moves::default();
+    let mut cwd = Moves::starting_in(start);
     let mut known = Known::default();
     let mut aliases = Aliases::default();
     for (index, segment) in script.segments.iter().enumerate() {
@@ -81,7 +91,7 @@ fn check_script(script: &Script, trust: &CarveOutTrust) -> Option<DenyMatch> {
         }
         // The same words with the values of variables assigned from literals put in.
         if let Some(words) = known.substituted(&segment.words) {
-            if let Some(hit) = check_argv(&words) {
+            if let Some(hit) = check_argv(&words, cwd.now.as_deref()) {
                 return Some(hit);
             }
             for word in &words {
@@ -108,7 +118,7 @@ fn check_script(script: &Script, trust: &CarveOutTrust) -> Option<DenyMatch> {
         }
         vars.record(segment, index);
         for nested in segment.nested_scripts() {
-            if let Some(hit) = check_script(nested, trust) {
+            if let Some(hit) = check_script_in(nested, trust, cwd.now.as_deref()) {
                 return Some(hit);
             }
         }
@@ -135,28 +145,14 @@ fn check_segment(
             if let Some((rule, message)) = deny_rm(&rm, vars, Some(index)) {
                 return deny(rule, message);
             }
-            // After `cd /` (or any directory named from the root or home), a relative target
-            // is that absolute path: `cd / && rm -rf usr` is `rm -rf /usr`.
-            if let Some(dir) = cwd.filter(|d| d.starts_with('/') || d.starts_with('~'))
-                && (rm.recursive || rm.force)
-                && let Some(target) = rm
-                    .targets
-                    .iter()
-                    .find(|t| !t.text().starts_with(['/', '~', '$']))
-            {
-                let full = paths::normalize(&format!("{dir}/{}", target.text()));
-                return deny(
-                    "rm-recursive",
-                    format!(
-                        "`rm -r`/`-f` on `{}` after `cd {dir}` is `{full}`; delete inside the workspace instead",
-                        target.text()
-                    ),
-                );
+            if let Some(hit) = rm_from(&rm, cwd) {
+                return Some(hit);
             }
         }
     }
+    // `cmake -E chdir / rm -rf etc`: a launcher's command runs where it is told to.
     for argv in &view.nested_argv {
-        if let Some(hit) = check_argv(argv) {
+        if let Some(hit) = check_argv(argv, cwd) {
             return Some(hit);
         }
     }
@@ -191,7 +187,7 @@ fn check_segment(
             };
             argv.extend(expanded.iter().map(|w| Word::plain(w)));
         }
-        if let Some(hit) = check_argv(&argv) {
+        if let Some(hit) = check_argv(&argv, cwd) {
             return Some(hit);
         }
     }
@@ -224,7 +220,7 @@ fn check_segment(
         }
     }
     for inline in &segment.inline {
-        if let Some(hit) = check_script(&inline.script, &vars.trust) {
+        if let Some(hit) = check_script_in(&inline.script, &vars.trust, cwd) {
             return Some(hit);
         }
     }
@@ -234,13 +230,15 @@ fn check_segment(
 /// Rules for a command a program runs itself (`find -exec …`): argv only, and the commands it
 /// runs in turn (`find -exec find -exec …`). Its command strings (`find -exec bash -c '…'`) are
 /// judged as the segment's inline scripts.
-fn check_argv(argv: &[super::ast::Word]) -> Option<DenyMatch> {
+/// `cwd`: the directory it runs in, when the words say (after `cd /`, or a launcher's
+/// `--directory /`).
+fn check_argv(argv: &[super::ast::Word], cwd: Option<&str>) -> Option<DenyMatch> {
     let view = command_view(argv);
     if let Some((rule, message)) = rules::privilege(&view) {
         return deny(rule, message);
     }
     for inner in &view.nested_argv {
-        if let Some(hit) = check_argv(inner) {
+        if let Some(hit) = check_argv(inner, cwd) {
             return Some(hit);
         }
     }
@@ -253,8 +251,30 @@ fn check_argv(argv: &[super::ast::Word]) -> Option<DenyMatch> {
         if let Some((rule, message)) = deny_rm(&rm, &TempVars::default(), None) {
             return deny(rule, message);
         }
+        return rm_from(&rm, cwd);
     }
     None
+}
+
+/// After `cd /` (or any directory named from the root or home), a relative target is that
+/// absolute path: `cd / && rm -rf usr` is `rm -rf /usr`.
+fn rm_from(rm: &rm::RmArgs<'_>, cwd: Option<&str>) -> Option<DenyMatch> {
+    let dir = cwd.filter(|d| d.starts_with('/') || d.starts_with('~'))?;
+    if !(rm.recursive || rm.force) {
+        return None;
+    }
+    let target = rm
+        .targets
+        .iter()
+        .find(|t| !t.text().starts_with(['/', '~', '$']))?;
+    let full = paths::normalize(&format!("{dir}/{}", target.text()));
+    deny(
+        "rm-recursive",
+        format!(
+            "`rm -r`/`-f` on `{}` after `cd {dir}` is `{full}`; delete inside the workspace instead",
+            target.text()
+        ),
+    )
 }
 
 /// Runs code: a shell, an interpreter, `eval`, `source` or `.`.

@@ -9,6 +9,13 @@ use crate::policy::shell::marks::{self, Marks};
 /// The word as a path: home references written `~`, lexically normalized.
 #[must_use]
 pub fn path_view(word: &Word) -> String {
+    normalize(&path_text(word))
+}
+
+/// [`path_view`] before normalizing: for a word that carries a path after an option
+/// (`--chdir=/`, `-C/`), whose path must be taken out first (normalized whole, the `/` of
+/// `--chdir=/` is a trailing slash, and `--chdir=/etc/..` is `--chdir=`).
+pub fn path_text(word: &Word) -> String {
     let mut text = String::new();
     for part in &word.parts {
         match part {
@@ -23,7 +30,7 @@ pub fn path_view(word: &Word) -> String {
             _ => text.push('\u{1}'),
         }
     }
-    normalize(&text)
+    text
 }
 
 /// Lexical normalization: repeated and trailing slashes, `.` and `..` components.

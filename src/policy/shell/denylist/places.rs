@@ -100,6 +100,14 @@ pub(super) struct Moves {
 }
 
 impl Moves {
+    /// Starting in `dir` (`None`: unknown).
+    pub(super) fn starting_in(dir: Option<&str>) -> Moves {
+        Moves {
+            now: dir.map(str::to_string),
+            ..Moves::default()
+        }
+    }
+
     pub(super) fn follow(&mut self, name: &str, argv: &[Word]) {
         let operand = argv
             .iter()
@@ -149,9 +157,11 @@ impl Moves {
 }
 
 /// The directories a segment's program (or a wrapper in front of it) is told to work in by
-/// an option — `env -C /`, `env --chdir=/etc`, `tar -C /etc`, `git -C /etc`, `make -C /` —
-/// each as `cd` would reach it from `cwd`: the segment's relative words are read from each,
-/// as after a `cd` (`env -C / rm -rf etc` is `rm -rf /etc`).
+/// an option — `env -C /`, `env --chdir=/etc`, `tar -C /etc`, `git -C /etc`, `make -C /`,
+/// and a launcher's for the command it runs: `cmake -E chdir / …`, `uv --directory /etc run
+/// …`, `conda run --cwd /`, `mise exec -C /` — each as `cd` would reach it from `cwd`: the
+/// segment's relative words are read from each, as after a `cd` (`env -C / rm -rf etc` is
+/// `rm -rf /etc`).
 pub(super) fn option_dirs(view: &CommandView<'_>, cwd: Option<&str>) -> Vec<String> {
     let mut named: Vec<String> = Vec::new();
     for (wrapper, argv) in view.wrappers.iter().zip(&view.wrapper_argv) {
@@ -159,6 +169,7 @@ pub(super) fn option_dirs(view: &CommandView<'_>, cwd: Option<&str>) -> Vec<Stri
     }
     if let Some(name) = view.name {
         named.extend(dirs_of(name, view.args));
+        named.extend(launcher_dirs(name, own_words(view)));
     }
     named
         .into_iter()
@@ -194,15 +205,74 @@ fn dirs_of(name: &str, argv: &[Word]) -> Vec<String> {
         } else if let Some((option, _)) = text.split_once('=')
             && long.contains(&option)
         {
-            let view = path_view(word);
-            dirs.extend(view.split_once('=').map(|(_, dir)| dir.to_string()));
+            dirs.extend(attached_dir(word, option.len() + 1));
         } else if let Some(dir) = text.strip_prefix("-C")
             && !dir.is_empty()
             && name != "git"
         {
             // `env -C/etc`, `make -C/`: the directory attached.
-            let view = path_view(word);
-            dirs.push(view.get(2..).unwrap_or(dir).to_string());
+            dirs.extend(attached_dir(word, 2));
+        }
+    }
+    dirs
+}
+
+/// The directory written in `word` after its first `skip` bytes (an option's name), as a
+/// path: taken out before normalizing, or `--chdir=/` would lose its `/`.
+fn attached_dir(word: &Word, skip: usize) -> Option<String> {
+    let text = paths::path_text(word);
+    text.get(skip..)
+        .filter(|dir| !dir.is_empty())
+        .map(paths::normalize)
+}
+
+/// The words of the segment's program before the command it runs (all of them when it runs
+/// none): a launcher's options end where its command begins (`uv run --directory /etc cat`
+/// is the launcher's, `uv run pytest --directory x` is pytest's).
+fn own_words<'a>(view: &CommandView<'a>) -> &'a [Word] {
+    let args = view.args;
+    let start = view.nested_argv.iter().find_map(|nested| {
+        let first = nested.first()?;
+        args.iter().position(|w| std::ptr::eq(w, first))
+    });
+    args.get(..start.unwrap_or(args.len())).unwrap_or(args)
+}
+
+/// The working directories launchers are told to run their command in (`argv`: the
+/// launcher's own words, its name first).
+fn launcher_dirs(name: &str, argv: &[Word]) -> Vec<String> {
+    let options: &[&str] = match name {
+        // `cmake -E chdir DIR CMD…`: the directory is a word of its own.
+        "cmake" => {
+            let texts: Vec<&str> = argv.iter().map(Word::text).collect();
+            return match texts.as_slice() {
+                [_, "-E", "chdir", ..] => argv.get(3).map(path_view).into_iter().collect(),
+                _ => Vec::new(),
+            };
+        }
+        "uv" => &["--directory"],
+        "conda" | "mamba" | "micromamba" => &["--cwd"],
+        "mise" => &["-C", "--cd"],
+        "bun" | "yarn" => &["--cwd"],
+        "pnpm" => &["-C", "--dir"],
+        _ => return Vec::new(),
+    };
+    let mut dirs = Vec::new();
+    let mut words = argv.iter().skip(1);
+    while let Some(word) = words.next() {
+        let text = word.text();
+        if options.contains(&text) {
+            dirs.extend(words.next().map(path_view));
+        } else if let Some((option, _)) = text.split_once('=')
+            && options.contains(&option)
+        {
+            dirs.extend(attached_dir(word, option.len() + 1));
+        } else if let Some(short) = options.iter().find(|o| o.len() == 2 && o.starts_with('-'))
+            && text.len() > 2
+            && text.starts_with(short)
+        {
+            // `mise exec -C/etc`, `pnpm -C/`: attached.
+            dirs.extend(attached_dir(word, 2));
         }
     }
     dirs
