@@ -156,14 +156,93 @@ const NAMED_FIRST: &[(&str, &str)] = &[("yarn", "workspace"), ("yarn", "workspac
 /// - `git config` but its reads (`get`, `list`): a `git config set` key pressed for `user.name`
 ///   would cover `url.<evil>.insteadOf`, `http.sslVerify false`; a read naming a file
 ///   (`--file F`, `--fil F`, `-fF`, `--blob B`) prints any INI file (`--file ~/.pypirc`);
-/// - `go tool dist|pack|buildid`: they rebuild the toolchain or rewrite files in place.
+/// - `go tool dist|pack|buildid`: they rebuild the toolchain or rewrite files in place;
+/// - publishing (`cargo publish|yank`, `npm publish|unpublish|deprecate|dist-tag|access|owner`):
+///   a key pressed for `--dry-run` would cover the real, public and irreversible one;
+/// - `git push` to a URL or a path rather than a remote's name: a `git push` key would send
+///   the repository anywhere (`git push https://example.net/x.git`);
+/// - `docker compose down` deleting volumes or images (`-v`, `--rmi`), and `docker compose
+///   config` writing a file (`-o`);
+/// - `gh release download` and `gh run download` writing outside the workspace (`-O`, `-D`),
+///   and `gh repo clone` into a directory outside it.
 fn exact_only(binary: &str, sub: &str, rest: &[String]) -> bool {
     let third = rest.first().map(String::as_str);
+    let given = |names: &[&str]| {
+        rest.iter().any(|w| {
+            let option = w.split_once('=').map_or(w.as_str(), |(option, _)| option);
+            names.contains(&option)
+        })
+    };
     match (binary, sub) {
         ("git", "config") => !matches!(third, Some("get" | "list")) || names_a_file(rest),
         ("go", "tool") => matches!(third, Some("dist" | "pack" | "buildid")),
+        ("cargo", "publish" | "yank") => true,
+        (
+            "npm" | "pnpm" | "yarn",
+            "publish" | "unpublish" | "deprecate" | "dist-tag" | "access",
+        )
+        | ("npm" | "pnpm" | "yarn", "owner") => true,
+        ("yarn", "npm") => matches!(third, Some("publish" | "tag")),
+        ("git", "push") => pushes_to_a_location(rest),
+        ("docker", "compose") => match third {
+            Some("down") => given(&["-v", "--volumes", "--rmi"]),
+            Some("config") => given(&["-o", "--output"]),
+            _ => false,
+        },
+        ("gh", "release" | "run") => {
+            third == Some("download") && writes_outside(rest, &["-O", "--output", "-D", "--dir"])
+        }
+        // `gh repo clone OWNER/REPO DIR`: the directory may be anywhere.
+        ("gh", "repo") => {
+            third == Some("clone")
+                && rest
+                    .iter()
+                    .skip(1)
+                    .take_while(|w| *w != "--")
+                    .filter(|w| !w.starts_with('-'))
+                    .nth(1)
+                    .is_some_and(|dir| crate::policy::shell::hazards::outside_workspace(dir))
+        }
         _ => false,
     }
+}
+
+/// Whether `git push` names where to push as a URL or a path (`https://…`, `git@host:x`,
+/// `/srv/x.git`, `--repo=…`) instead of a configured remote's name.
+fn pushes_to_a_location(rest: &[String]) -> bool {
+    let location = |w: &str| {
+        w.contains("://")
+            || w.starts_with(['/', '.', '~', '$'])
+            || w.split_once(':')
+                .is_some_and(|(host, _)| host.contains('@') && !host.contains('{'))
+    };
+    let mut words = rest.iter();
+    while let Some(w) = words.next() {
+        if w == "--repo" {
+            return words.next().is_none_or(|v| location(v));
+        }
+        if let Some(value) = w.strip_prefix("--repo=") {
+            return location(value);
+        }
+        if !w.starts_with('-') {
+            // The first operand is the repository; the rest are refspecs.
+            return location(w);
+        }
+    }
+    false
+}
+
+/// Whether any of `names` is given a path outside the workspace (attached by `=`, or the
+/// next word).
+fn writes_outside(rest: &[String], names: &[&str]) -> bool {
+    rest.iter().enumerate().any(|(at, w)| {
+        let value = match w.split_once('=') {
+            Some((option, value)) if names.contains(&option) => Some(value),
+            _ if names.contains(&w.as_str()) => rest.get(at + 1).map(String::as_str),
+            _ => None,
+        };
+        value.is_some_and(crate::policy::shell::hazards::outside_workspace)
+    })
 }
 
 /// `--file`, `--blob` (git takes abbreviations: `--fil`, `--bl`; `--fi` could be

@@ -4,7 +4,7 @@
 //! too large to judge, and whether it evaluates strings that could hold code.
 
 use super::ast::{Script, Segment, Word, WordPart};
-use super::command::{command_name, is_network_client};
+use super::command::{command_name, command_view, is_network_client};
 use super::denylist::paths::built_path_may_name_secret;
 use super::late_eval::{brings_in_strings, evaluates_strings};
 use super::names::sets_variables;
@@ -82,12 +82,24 @@ impl Facts {
         self.tmpdir_assigned |= segment.assignments.iter().any(|a| a.name == "TMPDIR");
         self.evaluates_strings |= evaluates_strings(segment);
         self.brings_in_strings |= brings_in_strings(segment);
-        for word in segment.all_words() {
-            self.word(word);
+        let data_only = reads_its_words_as_data(segment);
+        // `all_words` gives the segment's own words first.
+        for (at, word) in segment.all_words().enumerate() {
+            // `grep -rn fetch src/`, `rg curl`, `systemctl status ssh`: a program that only
+            // reads its words as text names no network client by them (its own name and its
+            // wrappers' are read below).
+            let a_data_word = data_only && at < segment.words.len();
+            self.word(word, !a_data_word);
+        }
+        if data_only && self.network.is_none() {
+            let view = command_view(&segment.words);
+            if let Some(client) = view.wrappers.iter().find(|w| is_network_client(w)) {
+                self.network = Some((*client).to_string());
+            }
         }
     }
 
-    fn word(&mut self, word: &Word) {
+    fn word(&mut self, word: &Word, may_name_a_client: bool) {
         let text = word.text();
         // `${v:=x}` and `${v=x}` assign when `v` is unset (or empty).
         for part in &word.parts {
@@ -102,7 +114,9 @@ impl Facts {
         self.tmpdir_assigned |=
             text == "TMPDIR" || text.starts_with("TMPDIR=") || text.ends_with("=TMPDIR");
         if self.network.is_none() {
-            if let Some(name) = command_name(word).filter(|n| is_network_client(n)) {
+            if let Some(name) =
+                command_name(word).filter(|n| may_name_a_client && is_network_client(n))
+            {
                 self.network = Some(name.to_string());
             } else if word.marks.raw_socket {
                 self.network = Some(text.to_string());
@@ -155,5 +169,61 @@ impl Facts {
         (self.evaluates_strings && self.brings_in_strings).then(|| {
             "it evaluates strings (arithmetic, `[[ -eq ]]`, `${!x}`, `${x@P}`) that come from a quoted literal holding `$(`, a file or its input; a subscript in them can run commands".into()
         })
+    }
+}
+
+/// Programs that read their words as text and run none of them: a network client's name among
+/// their words is a search pattern, a file or a unit name (`grep -rn curl src/`, `git log --
+/// ssh`, `systemctl status ssh`), not a command. Only when nothing in the segment runs a
+/// command of its own (`find -exec`, an inline script).
+const READS_WORDS_AS_DATA: &[&str] = &[
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "echo",
+    "printf",
+    "sort",
+    "uniq",
+    "cut",
+    "diff",
+    "cmp",
+    "file",
+    "stat",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "which",
+    "whatis",
+    "man",
+    "systemctl",
+    "journalctl",
+];
+
+/// git's subcommands that read their words as text (`git grep curl`, `git log -- ssh`).
+const GIT_READS_WORDS_AS_DATA: &[&str] = &[
+    "grep", "log", "show", "diff", "blame", "status", "ls-files", "shortlog",
+];
+
+fn reads_its_words_as_data(segment: &Segment) -> bool {
+    let view = command_view(&segment.words);
+    if !view.nested_argv.is_empty() || !view.inline_scripts.is_empty() || view.too_deep {
+        return false;
+    }
+    match view.name {
+        Some("git") => view
+            .args
+            .get(1)
+            .is_some_and(|sub| GIT_READS_WORDS_AS_DATA.contains(&sub.text())),
+        Some(name) => READS_WORDS_AS_DATA.contains(&name),
+        None => false,
     }
 }

@@ -23,6 +23,15 @@ const SECRET_HINTS: &[&str] = &[
     "/etc",
     "git-credentials",
     "environ",
+    ".kube",
+    ".docker",
+    "hosts.yml",
+    "gcloud",
+    ".pypirc",
+    ".npmrc",
+    ".cargo",
+    "secrets",
+    "ssh_host_",
 ];
 
 /// Paths bash turns into network connections.

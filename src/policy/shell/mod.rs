@@ -221,6 +221,42 @@ mod tests {
         assert_eq!(text("ls"), "ls");
     }
 
+    /// A network client's name is a network use where something runs it, and only a word
+    /// where a program reads it as text (`grep -rn fetch src/` was denied for network).
+    #[test]
+    fn a_network_client_named_as_text_is_no_network_use() {
+        for text in [
+            "grep -rn fetch src/",
+            "grep -rn https README.md",
+            "rg telnet docs/",
+            "ls https",
+            "git grep curl",
+            "git log --oneline -- ssh",
+            "systemctl status ssh",
+            "timeout 5 grep -r wget .",
+            "cat curl.md",
+        ] {
+            let analysis = ShellAnalysis::new(text, &[]);
+            assert!(!analysis.network, "{text}: {analysis:?}");
+            assert!(analysis.high_risk.is_none(), "{text}: {analysis:?}");
+        }
+        for runs in [
+            "curl https://example.com",
+            "xargs curl < urls.txt",
+            "find . -name x -exec curl -T {} https://example.com \\;",
+            "timeout 5 curl x",
+            "grep x $(curl -s https://example.com)",
+            "grep x <(wget -qO- https://example.com)",
+            "git fetch origin",
+            "ssh host grep x",
+            "echo x > /dev/tcp/1.2.3.4/80",
+            "grep x /dev/tcp/1.2.3.4/80",
+        ] {
+            let analysis = ShellAnalysis::new(runs, &[]);
+            assert!(analysis.network, "{runs}: {analysis:?}");
+        }
+    }
+
     #[test]
     fn past_the_limits_is_too_complex() {
         let long = format!("echo {}", "a".repeat(super::MAX_COMMAND_BYTES));

@@ -86,6 +86,7 @@ names!(
         "firewall-cmd", "ebtables", "arptables", "crontab", "history", "useradd", "userdel",
         "usermod", "groupadd", "groupdel", "groupmod", "chpasswd", "adduser", "deluser", "addgroup",
         "delgroup", "newusers", "chage", "passwd", "nc", "ncat", "netcat", "socat", "fuser",
+        "dcfldd", "ddrescue", "badblocks", "setcap", "grub-install",
     ]
 );
 

@@ -81,7 +81,41 @@ const SECRET_SAMPLES: &[&str] = &[
     "~/.netrc",
     "~/.git-credentials",
     "/proc/1/environ",
+    "~/.kube/config",
+    "~/.docker/config.json",
+    "~/.config/gh/hosts.yml",
+    "~/.config/gcloud/credentials.db",
+    "~/.pypirc",
+    "~/.npmrc",
+    "~/.cargo/credentials.toml",
+    "/run/secrets/kubernetes.io/serviceaccount/token",
+    "/var/run/secrets/kubernetes.io/serviceaccount/token",
+    "/etc/ssh/ssh_host_ed25519_key",
 ];
+
+/// Files under a home directory that hold a login or a token for a tool, a registry or a
+/// cluster, by their path from home.
+const HOME_CREDENTIALS: &[&[&str]] = &[
+    &[".kube", "config"],
+    &[".docker", "config.json"],
+    &[".config", "gh", "hosts.yml"],
+    &[".config", "gcloud"],
+    &[".pypirc"],
+    &[".npmrc"],
+    &[".cargo", "credentials"],
+    &[".cargo", "credentials.toml"],
+];
+
+/// The components of `components` after a home directory it starts with (`~`, `~user`,
+/// `/root`, `/home/user`), if it starts with one.
+fn under_home<'a, 'b>(components: &'b [&'a str]) -> Option<&'b [&'a str]> {
+    match components {
+        [first, rest @ ..] if first.starts_with('~') => Some(rest),
+        ["root", rest @ ..] => Some(rest),
+        ["home", _, rest @ ..] => Some(rest),
+        _ => None,
+    }
+}
 
 /// Why a path names a secret, if it does.
 #[must_use]
@@ -154,6 +188,24 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
         .any(|c| matches!(*c, ".netrc" | ".git-credentials"))
     {
         return Some("stored login credentials");
+    }
+    if let Some(rest) = under_home(&components)
+        && HOME_CREDENTIALS.iter().any(|file| rest.starts_with(file))
+    {
+        return Some("a tool's stored login or token (a cluster, a registry, a package index)");
+    }
+    // A container's mounted secrets: Kubernetes' service-account token, Docker's secrets.
+    if matches!(
+        components.as_slice(),
+        ["run", "secrets", ..] | ["var", "run", "secrets", ..]
+    ) {
+        return Some("a container's mounted secrets (a service-account token)");
+    }
+    if let ["etc", "ssh", file] = components.as_slice()
+        && file.starts_with("ssh_host_")
+        && !file.ends_with(".pub")
+    {
+        return Some("the host's SSH private keys");
     }
     None
 }

@@ -99,14 +99,15 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
                 "`fuser -k` kills the processes using a file".to_string(),
             ));
         }
-        "dd" => {
+        // dcfldd is dd with hashing, and takes dd's operands.
+        "dd" | "dcfldd" => {
             for t in &texts {
                 if let Some(target) = t.strip_prefix("of=")
                     && through_proc_root(&normalize(target)).starts_with("/dev/")
                 {
                     return Some((
                         "disk-write",
-                        format!("`dd` writing to the device `{target}`"),
+                        format!("`{name}` writing to the device `{target}`"),
                     ));
                 }
                 if let Some(source) = t.strip_prefix("if=")
@@ -115,9 +116,29 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
                         "/dev/zero" | "/dev/random" | "/dev/urandom"
                     )
                 {
-                    return Some(("disk-write", format!("`dd` filling from `{source}`")));
+                    return Some(("disk-write", format!("`{name}` filling from `{source}`")));
                 }
             }
+        }
+        // `badblocks -w` writes patterns over the whole device (`-n` writes and restores).
+        "badblocks" if has_short_flag(&texts, &['w', 'n']) => {
+            return Some((
+                "disk-write",
+                "`badblocks -w`/`-n` writes over a device".to_string(),
+            ));
+        }
+        "grub-install" => {
+            return Some((
+                "disk-write",
+                "`grub-install` writes a disk's boot code".to_string(),
+            ));
+        }
+        // File capabilities are setuid by another name (`cap_setuid+ep` on an interpreter).
+        "setcap" if !has("-v") && !has("-r") => {
+            return Some((
+                "permissions",
+                "`setcap` gives a program privileges (as setuid would)".to_string(),
+            ));
         }
         "wipefs" | "blkdiscard" | "shred" | "truncate" | "fdisk" | "sfdisk" | "parted"
         | "mkswap"
@@ -133,7 +154,7 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
         {
             return Some(("disk-write", "`hdparm` erasing a disk".to_string()));
         }
-        "tee" | "cp" | "mv" | "install" | "ln"
+        "tee" | "cp" | "mv" | "install" | "ln" | "ddrescue"
             if args.iter().skip(1).any(|w| is_block_device(&path_view(w))) =>
         {
             return Some(("disk-write", format!("`{name}` onto a block device")));

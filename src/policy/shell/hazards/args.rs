@@ -5,6 +5,14 @@
 
 use crate::policy::shell::ast::Word;
 
+/// Whether `path` leads out of the workspace as written: from the root, a home, a variable
+/// (known only when it runs), or climbing out (`../x`, `a/../../x`).
+#[must_use]
+pub fn outside_workspace(path: &str) -> bool {
+    path.starts_with(['/', '~', '$'])
+        || crate::policy::shell::denylist::paths::normalize(path).starts_with("..")
+}
+
 /// The arguments after the command word.
 #[derive(Clone, Copy)]
 pub struct Args<'a> {

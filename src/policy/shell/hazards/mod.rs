@@ -13,7 +13,7 @@ mod sed;
 mod tools;
 pub mod variables;
 
-pub use args::Args;
+pub use args::{Args, outside_workspace};
 
 use super::ast::Word;
 use super::command::interpreter_family;

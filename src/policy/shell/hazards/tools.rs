@@ -139,6 +139,51 @@ pub fn sqlite(args: Args<'_>) -> Option<String> {
         .then(|| "`sqlite3` is given dot-commands, which can run programs".into())
 }
 
+/// go's options that name a file or a directory it writes.
+const GO_OUTPUTS: &[&str] = &[
+    "-o",
+    "-coverprofile",
+    "-cpuprofile",
+    "-memprofile",
+    "-blockprofile",
+    "-mutexprofile",
+    "-trace",
+    "-outputdir",
+];
+
+/// A go flag as `-name`: go takes `--name` for every `-name` (`go vet --C /x`, `go env --w`).
+fn go_flag(text: &str) -> &str {
+    match text.strip_prefix('-') {
+        Some(rest) if rest.starts_with('-') && rest.len() > 1 => rest,
+        _ => text,
+    }
+}
+
+/// Whether any of `names` (each `-name`) is given, with one dash or two, alone or `=value`.
+fn go_flag_given(args: Args<'_>, names: &[&str]) -> bool {
+    args.any(|t| {
+        let flag = go_flag(t);
+        let name = flag.split_once('=').map_or(flag, |(name, _)| name);
+        names.contains(&name)
+    })
+}
+
+/// The values given to any of `names` (each `-name`), with one dash or two, attached by `=`
+/// or the next word.
+fn go_values<'a>(args: Args<'a>, names: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
+    let texts: Vec<&'a str> = args.texts().collect();
+    let mut values = Vec::new();
+    for (at, text) in texts.iter().enumerate() {
+        let flag = go_flag(text);
+        match flag.split_once('=') {
+            Some((name, value)) if names.contains(&name) => values.push(value),
+            None if names.contains(&flag) => values.extend(texts.get(at + 1).copied()),
+            _ => {}
+        }
+    }
+    values.into_iter()
+}
+
 /// Build and package tools: options that name programs, code or another build file, and
 /// subcommands that run whatever command follows (or download and run a package).
 pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
@@ -176,20 +221,27 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                     && args.any(|t| t == "--target-dir" || t.starts_with("--target-dir=")))
         }
         "go" => {
-            args.has(&[
-                "-toolexec",
-                "--toolexec",
-                "-exec",
-                "--exec",
-                "-vettool",
-                "--vettool",
-                "-overlay",
-                // `go test -C DIR` runs another directory's code, like `make -C`.
-                "-C",
-            ]) || (matches!(first, Some("run" | "install" | "get" | "generate"))
+            go_flag_given(
+                args,
+                &[
+                    "-toolexec",
+                    "-exec",
+                    "-vettool",
+                    "-overlay",
+                    // Another go.mod, whose `replace` lines lead to other code.
+                    "-modfile",
+                    // `go test -C DIR` runs another directory's code, like `make -C`.
+                    "-C",
+                ],
+            ) || (matches!(first, Some("run" | "install" | "get" | "generate"))
                 && args.any(|t| t.contains('@') || t == "generate"))
                 // `go env -w GOFLAGS=-toolexec=…` changes what every later go command runs.
-                || (first == Some("env") && args.has(&["-w", "-u"]))
+                || (first == Some("env") && go_flag_given(args, &["-w", "-u"]))
+                // A binary, a profile or a trace written outside the workspace (`-o
+                // ~/.local/bin/ls`); `go clean -modcache` deletes the module cache there.
+                || go_values(args, GO_OUTPUTS).any(super::args::outside_workspace)
+                || (first == Some("clean")
+                    && go_flag_given(args, &["-modcache", "-cache", "-fuzzcache"]))
                 // `-ldflags '-extld=./x'` links with a program of the caller's choosing.
                 // `-ldflags=-extar=./x` archives with one.
                 || args.any(|t| t.contains("extld") || t.contains("extar") || t.contains("toolexec"))
@@ -258,6 +310,15 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
         "pip" | "pip3" => {
             args.has(&["--python", "--editor"])
                 || (first == Some("config") && args.contains("edit"))
+                // A log, a report or packages written outside the workspace: `pip list
+                // --log ~/.bashrc` appends there, `pip install -t ~/.local/lib/…` puts code
+                // where every later Python start imports it.
+                || args
+                    .values(&[
+                        "--log", "--report", "-t", "--target", "--prefix", "--root", "--src",
+                        "-d", "--dest",
+                    ])
+                    .any(super::args::outside_workspace)
         }
         "pipx" | "poetry" | "pipenv" | "conda" | "pdm" | "hatch" | "rye" => first == Some("run"),
         "mise" | "rtx" => matches!(first, Some("exec" | "x" | "run" | "r")),
