@@ -10,6 +10,7 @@
 //! Without a subcommand-shaped third word (`docker compose -f x.yml ps`) the key is exact.
 
 use super::command::{command_name, is_wrapper};
+use super::hazards::names_a_path_outside;
 use super::lexer::Lexed;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -152,19 +153,19 @@ const GROUPS: &[(&str, &[&str])] = &[
 /// list` keeps its group key).
 const NAMED_FIRST: &[(&str, &str)] = &[("yarn", "workspace"), ("yarn", "workspaces")];
 
-/// Commands of a group whose key would cover harm it was not pressed for, which get exact keys:
+/// Commands whose key would cover harm it was not pressed for, which get exact keys:
 /// - `git config` but its reads (`get`, `list`): a `git config set` key pressed for `user.name`
 ///   would cover `url.<evil>.insteadOf`, `http.sslVerify false`; a read naming a file
 ///   (`--file F`, `--fil F`, `-fF`, `--blob B`) prints any INI file (`--file ~/.pypirc`);
 /// - `go tool dist|pack|buildid`: they rebuild the toolchain or rewrite files in place;
-/// - publishing (`cargo publish|yank`, `npm publish|unpublish|deprecate|dist-tag|access|owner`):
-///   a key pressed for `--dry-run` would cover the real, public and irreversible one;
-/// - `git push` to a URL or a path rather than a remote's name: a `git push` key would send
-///   the repository anywhere (`git push https://example.net/x.git`);
-/// - `docker compose down` deleting volumes or images (`-v`, `--rmi`), and `docker compose
-///   config` writing a file (`-o`);
-/// - `gh release download` and `gh run download` writing outside the workspace (`-O`, `-D`),
-///   and `gh repo clone` into a directory outside it.
+/// - publishing (`cargo publish|yank`, `npm publish|unpublish|deprecate|dist-tag|access|owner`,
+///   as npm reads them: `npm publ`, `npm author`): a key pressed for `--dry-run` would cover
+///   the real, public and irreversible one;
+/// - choosing a server: `git push|pull|fetch|ls-remote|send-pack` to a URL or a path rather
+///   than a remote's name, `git remote add|set-url`, `docker push`, `docker context`,
+///   `docker swarm`, `docker login`, `gh` with `-R`/`--repo` or `--hostname`, `gh gist
+///   create`, `kubectl` with `--context`, `--cluster`, `--user`, `--as` or `--kubeconfig`;
+/// - `docker compose down` deleting volumes or images (`-v`, `--rmi`).
 fn exact_only(binary: &str, sub: &str, rest: &[String]) -> bool {
     let third = rest.first().map(String::as_str);
     let given = |names: &[&str]| {
@@ -177,72 +178,99 @@ fn exact_only(binary: &str, sub: &str, rest: &[String]) -> bool {
         ("git", "config") => !matches!(third, Some("get" | "list")) || names_a_file(rest),
         ("go", "tool") => matches!(third, Some("dist" | "pack" | "buildid")),
         ("cargo", "publish" | "yank") => true,
-        (
-            "npm" | "pnpm" | "yarn",
-            "publish" | "unpublish" | "deprecate" | "dist-tag" | "access",
-        )
-        | ("npm" | "pnpm" | "yarn", "owner") => true,
-        ("yarn", "npm") => matches!(third, Some("publish" | "tag")),
-        ("git", "push") => pushes_to_a_location(rest),
-        ("docker", "compose") => match third {
-            Some("down") => given(&["-v", "--volumes", "--rmi"]),
-            Some("config") => given(&["-o", "--output"]),
-            _ => false,
-        },
-        ("gh", "release" | "run") => {
-            third == Some("download") && writes_outside(rest, &["-O", "--output", "-D", "--dir"])
+        ("npm" | "pnpm", command) => publishes(command),
+        // `yarn npm publish`, `yarn npm tag` (Berry); `yarn publish`, `yarn tag` (1.x).
+        ("yarn", "npm") => third.is_some_and(publishes),
+        ("yarn", command) => publishes(command),
+        ("git", "push" | "pull" | "fetch" | "ls-remote" | "send-pack") => names_a_location(rest),
+        ("git", "remote") => matches!(third, Some("add" | "set-url")),
+        ("docker", "push" | "context" | "swarm" | "login") => true,
+        ("docker", "image") => third == Some("push"),
+        ("docker", "compose") => {
+            third == Some("down")
+                && (given(&["--volumes", "--rmi"])
+                    || rest.iter().any(|w| short_cluster_has(w, 'v')))
         }
-        // `gh repo clone OWNER/REPO DIR`: the directory may be anywhere.
-        ("gh", "repo") => {
-            third == Some("clone")
-                && rest
-                    .iter()
-                    .skip(1)
-                    .take_while(|w| *w != "--")
-                    .filter(|w| !w.starts_with('-'))
-                    .nth(1)
-                    .is_some_and(|dir| crate::policy::shell::hazards::outside_workspace(dir))
+        ("gh", _) => {
+            given(&["-R", "--repo", "--hostname"])
+                || rest.iter().any(|w| short_cluster_has(w, 'R'))
+                || (sub == "gist" && third == Some("create"))
         }
+        ("kubectl", _) => given(&[
+            "--context",
+            "--cluster",
+            "--user",
+            "--as",
+            "--as-group",
+            "--kubeconfig",
+        ]),
         _ => false,
     }
 }
 
-/// Whether `git push` names where to push as a URL or a path (`https://…`, `git@host:x`,
-/// `/srv/x.git`, `--repo=…`) instead of a configured remote's name.
-fn pushes_to_a_location(rest: &[String]) -> bool {
-    let location = |w: &str| {
-        w.contains("://")
-            || w.starts_with(['/', '.', '~', '$'])
-            || w.split_once(':')
-                .is_some_and(|(host, _)| host.contains('@') && !host.contains('{'))
-    };
-    let mut words = rest.iter();
+/// Whether npm (pnpm, yarn) reads `command` as one that publishes or changes who owns or
+/// sees a package. npm takes aliases and any unambiguous prefix (`npm publ`, `npm author`).
+fn publishes(command: &str) -> bool {
+    const PUBLISHING: &[&str] = &[
+        "publish",
+        "unpublish",
+        "deprecate",
+        "undeprecate",
+        "dist-tag",
+        "access",
+        "owner",
+        "trust",
+    ];
+    matches!(command, "author" | "dist-tags" | "tag")
+        || (command.len() >= 3 && PUBLISHING.iter().any(|p| p.starts_with(command)))
+}
+
+/// Whether a short-option word holds `letter` (`-vt0`).
+fn short_cluster_has(word: &str, letter: char) -> bool {
+    word.strip_prefix('-')
+        .is_some_and(|c| !c.starts_with('-') && c.contains(letter))
+}
+
+/// Whether a git transfer names where it goes as a URL or a path (`https://…`,
+/// `host:x.git`, `git@host:x`, `/srv/x.git`, `--repo=…`) rather than a configured remote's
+/// name (which holds no `:`). The first operand is the repository, once the values of
+/// `-o`/`--push-option` (and other options taking one) are passed.
+fn names_a_location(rest: &[String]) -> bool {
+    let location = |w: &str| w.contains(':') || w.starts_with(['/', '.', '~']);
+    // git takes any unambiguous prefix of a long option (`--rep=`).
+    let abbreviates = |given: &str, name: &str| given.len() >= 5 && name.starts_with(given);
+    let mut words = rest.iter().map(String::as_str);
     while let Some(w) = words.next() {
-        if w == "--repo" {
-            return words.next().is_none_or(|v| location(v));
+        if w == "--" {
+            return words.next().is_some_and(location);
         }
-        if let Some(value) = w.strip_prefix("--repo=") {
-            return location(value);
-        }
-        if !w.starts_with('-') {
-            // The first operand is the repository; the rest are refspecs.
+        if w.starts_with("--") {
+            let (name, value) = w.split_once('=').map_or((w, None), |(n, v)| (n, Some(v)));
+            if abbreviates(name, "--repo") {
+                return value.or_else(|| words.next()).is_none_or(location);
+            }
+            if value.is_none()
+                && [
+                    "--push-option",
+                    "--server-option",
+                    "--upload-pack",
+                    "--receive-pack",
+                ]
+                .iter()
+                .any(|o| abbreviates(name, o))
+            {
+                words.next();
+            }
+        } else if let Some(cluster) = w.strip_prefix('-') {
+            // `-o X`: the value in the next word, unless attached (`-oX`).
+            if cluster.ends_with('o') {
+                words.next();
+            }
+        } else {
             return location(w);
         }
     }
     false
-}
-
-/// Whether any of `names` is given a path outside the workspace (attached by `=`, or the
-/// next word).
-fn writes_outside(rest: &[String], names: &[&str]) -> bool {
-    rest.iter().enumerate().any(|(at, w)| {
-        let value = match w.split_once('=') {
-            Some((option, value)) if names.contains(&option) => Some(value),
-            _ if names.contains(&w.as_str()) => rest.get(at + 1).map(String::as_str),
-            _ => None,
-        };
-        value.is_some_and(crate::policy::shell::hazards::outside_workspace)
-    })
 }
 
 /// `--file`, `--blob` (git takes abbreviations: `--fil`, `--bl`; `--fi` could be
@@ -306,6 +334,13 @@ impl ApprovalKey {
             return None;
         }
         let binary = &argv[0];
+        // A key covers a subcommand at work in the workspace. One naming a path outside it
+        // (`--target-dir /srv/x`, `-o /usr/local/bin/x`, `--root=/usr/local`, `git diff
+        // --no-index /etc/x`) gets an exact key: the admin sees that path, and a key pressed
+        // for `cargo install --path ./tool` does not cover `--root /usr/local`.
+        if argv[1..].iter().any(|w| names_a_path_outside(w)) {
+            return Some(ApprovalKey::Exact { argv });
+        }
         if prefix_binaries.iter().any(|b| b == binary)
             && let Some(sub) = argv.get(1)
             && is_subcommand(sub)

@@ -288,9 +288,15 @@ impl Segment {
     /// Every word of the segment: command words, assignment values, redirect targets, heredoc
     /// bodies and evaluated words.
     pub fn all_words(&self) -> impl Iterator<Item = &Word> {
-        self.words
+        self.words.iter().chain(self.other_words())
+    }
+
+    /// The words besides the command's own: assigned values, redirect targets and heredocs,
+    /// and what is evaluated.
+    pub fn other_words(&self) -> impl Iterator<Item = &Word> {
+        self.assignments
             .iter()
-            .chain(self.assignments.iter().map(|a| &a.value))
+            .map(|a| &a.value)
             .chain(
                 self.redirects
                     .iter()

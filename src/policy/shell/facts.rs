@@ -82,14 +82,14 @@ impl Facts {
         self.tmpdir_assigned |= segment.assignments.iter().any(|a| a.name == "TMPDIR");
         self.evaluates_strings |= evaluates_strings(segment);
         self.brings_in_strings |= brings_in_strings(segment);
+        // `grep -rn fetch src/`, `rg curl`, `systemctl status ssh`: a program that only reads
+        // its words as text names no network client by them (its wrappers are read below).
         let data_only = reads_its_words_as_data(segment);
-        // `all_words` gives the segment's own words first.
-        for (at, word) in segment.all_words().enumerate() {
-            // `grep -rn fetch src/`, `rg curl`, `systemctl status ssh`: a program that only
-            // reads its words as text names no network client by them (its own name and its
-            // wrappers' are read below).
-            let a_data_word = data_only && at < segment.words.len();
-            self.word(word, !a_data_word);
+        for word in &segment.words {
+            self.word(word, !data_only);
+        }
+        for word in segment.other_words() {
+            self.word(word, true);
         }
         if data_only && self.network.is_none() {
             let view = command_view(&segment.words);
@@ -175,25 +175,22 @@ impl Facts {
 /// Programs that read their words as text and run none of them: a network client's name among
 /// their words is a search pattern, a file or a unit name (`grep -rn curl src/`, `git log --
 /// ssh`, `systemctl status ssh`), not a command. Only when nothing in the segment runs a
-/// command of its own (`find -exec`, an inline script).
+/// command of its own (`find -exec`, an inline script) and the pre-check finds no option that
+/// runs a program (`rg --pre curl`, `git grep -O curl`). Not `echo` or `printf`, whose text the
+/// next command in a pipeline may run, nor programs with an option that runs one (`ag
+/// --pager`, `man -P`, `sort --compress-program`).
 const READS_WORDS_AS_DATA: &[&str] = &[
     "grep",
     "egrep",
     "fgrep",
     "rg",
-    "ag",
-    "ack",
     "ls",
     "cat",
     "head",
     "tail",
     "wc",
-    "echo",
-    "printf",
-    "sort",
     "uniq",
     "cut",
-    "diff",
     "cmp",
     "file",
     "stat",
@@ -203,8 +200,6 @@ const READS_WORDS_AS_DATA: &[&str] = &[
     "readlink",
     "which",
     "whatis",
-    "man",
-    "systemctl",
     "journalctl",
 ];
 
@@ -218,12 +213,20 @@ fn reads_its_words_as_data(segment: &Segment) -> bool {
     if !view.nested_argv.is_empty() || !view.inline_scripts.is_empty() || view.too_deep {
         return false;
     }
-    match view.name {
-        Some("git") => view
+    let Some(name) = view.name else {
+        return false;
+    };
+    let reads = match name {
+        "git" => view
             .args
             .get(1)
             .is_some_and(|sub| GIT_READS_WORDS_AS_DATA.contains(&sub.text())),
-        Some(name) => READS_WORDS_AS_DATA.contains(&name),
-        None => false,
-    }
+        // `systemctl -H host` reaches another machine.
+        "systemctl" => !view
+            .args
+            .iter()
+            .any(|w| w.text().starts_with("-H") || w.text().starts_with("--host")),
+        _ => READS_WORDS_AS_DATA.contains(&name),
+    };
+    reads && super::hazards::hidden_code(name, view.args).is_none()
 }

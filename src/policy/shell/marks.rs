@@ -32,6 +32,20 @@ const SECRET_HINTS: &[&str] = &[
     ".cargo",
     "secrets",
     "ssh_host_",
+    ".azure",
+    ".pgpass",
+    ".vault-token",
+    ".codex",
+    ".claude",
+    "_history",
+    "kubelet",
+    "rancher",
+    "tailscale",
+    "krb5cc",
+    ".config/gh",
+    "/dev/mem",
+    "/dev/kmem",
+    "/dev/port",
 ];
 
 /// Paths bash turns into network connections.

@@ -251,6 +251,12 @@ mod tests {
             "ssh host grep x",
             "echo x > /dev/tcp/1.2.3.4/80",
             "grep x /dev/tcp/1.2.3.4/80",
+            // Programs that run one: an option does, or the next command runs the text.
+            "rg --pre curl pattern",
+            "ag --pager curl x",
+            "git grep -O curl x",
+            "echo curl https://example.com | xargs env",
+            "echo curl x | sh",
         ] {
             let analysis = ShellAnalysis::new(runs, &[]);
             assert!(analysis.network, "{runs}: {analysis:?}");

@@ -2,6 +2,7 @@
 //! `bash -c '…'`, `$(…)`, `<(…)`, function bodies and heredocs. It catches a confused model's
 //! accidents and tells it why; it is not the boundary (the sandbox is).
 
+mod credentials;
 mod known;
 pub mod paths;
 mod places;

@@ -91,31 +91,15 @@ const SECRET_SAMPLES: &[&str] = &[
     "/run/secrets/kubernetes.io/serviceaccount/token",
     "/var/run/secrets/kubernetes.io/serviceaccount/token",
     "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/kubernetes/admin.conf",
+    "/etc/ssl/private/server.key",
+    "/etc/wireguard/wg0.conf",
+    "/etc/krb5.keytab",
+    "~/.pgpass",
+    "~/.vault-token",
+    "~/.bash_history",
+    "/dev/mem",
 ];
-
-/// Files under a home directory that hold a login or a token for a tool, a registry or a
-/// cluster, by their path from home.
-const HOME_CREDENTIALS: &[&[&str]] = &[
-    &[".kube", "config"],
-    &[".docker", "config.json"],
-    &[".config", "gh", "hosts.yml"],
-    &[".config", "gcloud"],
-    &[".pypirc"],
-    &[".npmrc"],
-    &[".cargo", "credentials"],
-    &[".cargo", "credentials.toml"],
-];
-
-/// The components of `components` after a home directory it starts with (`~`, `~user`,
-/// `/root`, `/home/user`), if it starts with one.
-fn under_home<'a, 'b>(components: &'b [&'a str]) -> Option<&'b [&'a str]> {
-    match components {
-        [first, rest @ ..] if first.starts_with('~') => Some(rest),
-        ["root", rest @ ..] => Some(rest),
-        ["home", _, rest @ ..] => Some(rest),
-        _ => None,
-    }
-}
 
 /// Why a path names a secret, if it does.
 #[must_use]
@@ -139,6 +123,15 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
                 .any(|f| c.starts_with(f))
                 || (c.starts_with("id_") && !c.ends_with(".pub"))
                 || matches!(*c, "credentials" | ".netrc" | ".git-credentials")
+                || [
+                    ".npmrc",
+                    ".pypirc",
+                    ".pgpass",
+                    ".vault-token",
+                    "krb5.keytab",
+                ]
+                .iter()
+                .any(|f| c.starts_with(f))
         };
         if rest.iter().any(secret_name) {
             return Some("a secret's file name, through a directory only known when it runs");
@@ -189,25 +182,7 @@ pub fn secret_in_path(path: &str) -> Option<&'static str> {
     {
         return Some("stored login credentials");
     }
-    if let Some(rest) = under_home(&components)
-        && HOME_CREDENTIALS.iter().any(|file| rest.starts_with(file))
-    {
-        return Some("a tool's stored login or token (a cluster, a registry, a package index)");
-    }
-    // A container's mounted secrets: Kubernetes' service-account token, Docker's secrets.
-    if matches!(
-        components.as_slice(),
-        ["run", "secrets", ..] | ["var", "run", "secrets", ..]
-    ) {
-        return Some("a container's mounted secrets (a service-account token)");
-    }
-    if let ["etc", "ssh", file] = components.as_slice()
-        && file.starts_with("ssh_host_")
-        && !file.ends_with(".pub")
-    {
-        return Some("the host's SSH private keys");
-    }
-    None
+    super::credentials::credential_in(&components)
 }
 
 /// Whether a path with a part known only when it runs (`/etc/$c`, `~/$f`, `if=/etc/$x`)

@@ -169,7 +169,7 @@ pub(super) fn option_dirs(view: &CommandView<'_>, cwd: Option<&str>) -> Vec<Stri
     }
     if let Some(name) = view.name {
         named.extend(dirs_of(name, view.args));
-        named.extend(launcher_dirs(name, own_words(view)));
+        named.extend(launcher_dirs(name, view));
     }
     named
         .into_iter()
@@ -238,12 +238,13 @@ fn own_words<'a>(view: &CommandView<'a>) -> &'a [Word] {
     args.get(..start.unwrap_or(args.len())).unwrap_or(args)
 }
 
-/// The working directories launchers are told to run their command in (`argv`: the
-/// launcher's own words, its name first).
-fn launcher_dirs(name: &str, argv: &[Word]) -> Vec<String> {
+/// The working directories launchers are told to run their command in, read from the
+/// launcher's own words.
+fn launcher_dirs(name: &str, view: &CommandView<'_>) -> Vec<String> {
     let options: &[&str] = match name {
         // `cmake -E chdir DIR CMD…`: the directory is a word of its own.
         "cmake" => {
+            let argv = own_words(view);
             let texts: Vec<&str> = argv.iter().map(Word::text).collect();
             return match texts.as_slice() {
                 [_, "-E", "chdir", ..] => argv.get(3).map(path_view).into_iter().collect(),
@@ -257,14 +258,23 @@ fn launcher_dirs(name: &str, argv: &[Word]) -> Vec<String> {
         "pnpm" => &["-C", "--dir"],
         _ => return Vec::new(),
     };
+    // A long option abbreviated (conda's argparse takes `--cw` for `--cwd`).
+    let names = |given: &str| {
+        options.contains(&given)
+            || (given.len() >= 4
+                && given.starts_with("--")
+                && options
+                    .iter()
+                    .any(|o| o.starts_with("--") && o.starts_with(given)))
+    };
     let mut dirs = Vec::new();
-    let mut words = argv.iter().skip(1);
+    let mut words = own_words(view).iter().skip(1);
     while let Some(word) = words.next() {
         let text = word.text();
-        if options.contains(&text) {
+        if names(text) {
             dirs.extend(words.next().map(path_view));
         } else if let Some((option, _)) = text.split_once('=')
-            && options.contains(&option)
+            && names(option)
         {
             dirs.extend(attached_dir(word, option.len() + 1));
         } else if let Some(short) = options.iter().find(|o| o.len() == 2 && o.starts_with('-'))

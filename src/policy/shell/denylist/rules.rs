@@ -120,6 +120,17 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
                 }
             }
         }
+        // `ddrescue IN OUT [MAP]` writes OUT: any operand after the first onto a device.
+        "ddrescue"
+            if args
+                .iter()
+                .skip(1)
+                .filter(|w| !w.text().starts_with('-'))
+                .skip(1)
+                .any(|w| is_block_device(&path_view(w))) =>
+        {
+            return Some(("disk-write", "`ddrescue` onto a block device".to_string()));
+        }
         // `badblocks -w` writes patterns over the whole device (`-n` writes and restores).
         "badblocks" if has_short_flag(&texts, &['w', 'n']) => {
             return Some((
@@ -127,14 +138,24 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
                 "`badblocks -w`/`-n` writes over a device".to_string(),
             ));
         }
-        "grub-install" => {
+        "grub-install"
+            if !texts
+                .iter()
+                .all(|t| matches!(*t, "--version" | "-V" | "--help" | "-h")) =>
+        {
             return Some((
                 "disk-write",
                 "`grub-install` writes a disk's boot code".to_string(),
             ));
         }
         // File capabilities are setuid by another name (`cap_setuid+ep` on an interpreter).
-        "setcap" if !has("-v") && !has("-r") => {
+        // Any capability text counts, wherever `-v` or `-r` stand (setcap reads its words in
+        // order: `setcap cap_setuid+ep x -v` sets, then verifies nothing).
+        "setcap"
+            if texts
+                .iter()
+                .any(|t| !t.starts_with('-') && t.contains(['+', '='])) =>
+        {
             return Some((
                 "permissions",
                 "`setcap` gives a program privileges (as setuid would)".to_string(),
@@ -154,7 +175,7 @@ pub fn argv_rules(name: &str, args: &[Word]) -> Option<Finding> {
         {
             return Some(("disk-write", "`hdparm` erasing a disk".to_string()));
         }
-        "tee" | "cp" | "mv" | "install" | "ln" | "ddrescue"
+        "tee" | "cp" | "mv" | "install" | "ln"
             if args.iter().skip(1).any(|w| is_block_device(&path_view(w))) =>
         {
             return Some(("disk-write", format!("`{name}` onto a block device")));

@@ -6,11 +6,33 @@
 use crate::policy::shell::ast::Word;
 
 /// Whether `path` leads out of the workspace as written: from the root, a home, a variable
-/// (known only when it runs), or climbing out (`../x`, `a/../../x`).
+/// (known only when it runs), or climbing out (`../x`, `a/../../x`; not `..bin`).
 #[must_use]
 pub fn outside_workspace(path: &str) -> bool {
-    path.starts_with(['/', '~', '$'])
-        || crate::policy::shell::denylist::paths::normalize(path).starts_with("..")
+    let normalized = crate::policy::shell::denylist::paths::normalize(path);
+    path.starts_with(['/', '~', '$']) || normalized == ".." || normalized.starts_with("../")
+}
+
+/// Whether an argument names a path outside the workspace: itself (`/srv/x`, `../x`), an
+/// option's value (`--root=/usr/local`, `-o/tmp/x`, `-qo../x`), a setting's (`PREFIX=/usr`),
+/// or a part of a list (`--mount type=bind,source=/etc`).
+#[must_use]
+pub fn names_a_path_outside(word: &str) -> bool {
+    if outside_workspace(word) {
+        return true;
+    }
+    // `--x=V`, `K=V`, `a=b,c=V`: every value after `=` or `,`.
+    if word.split(['=', ',']).skip(1).any(outside_workspace) {
+        return true;
+    }
+    // A value attached to a short option, alone or after others (`-D/x`, `-qo../x`): from the
+    // first character a path starts with.
+    if let Some(cluster) = word.strip_prefix('-').filter(|c| !c.starts_with('-'))
+        && let Some(at) = cluster.find(['/', '~', '.'])
+    {
+        return cluster.get(at..).is_some_and(outside_workspace);
+    }
+    false
 }
 
 /// The arguments after the command word.
@@ -132,7 +154,39 @@ fn attached_value<'w>(word: &'w str, name: &str) -> Option<&'w str> {
 
 #[cfg(test)]
 mod tests {
-    use super::option_is;
+    use super::{names_a_path_outside, option_is};
+
+    #[test]
+    fn paths_outside_the_workspace_in_any_spelling() {
+        for outside in [
+            "/srv/x",
+            "../x",
+            "a/../../x",
+            "..",
+            "--root=/usr/local",
+            "-o/tmp/x",
+            "-qo../x",
+            "PREFIX=/usr",
+            "type=bind,source=/etc",
+            "-Wl,-rpath,/opt/lib",
+        ] {
+            assert!(names_a_path_outside(outside), "{outside}");
+        }
+        for inside in [
+            "src/main.rs",
+            "..bin",
+            "./out",
+            "-o./out",
+            "-rf",
+            "--depth=1",
+            "https://example.com/x",
+            "HEAD~1",
+            "-v1.2.3",
+            "a/../b",
+        ] {
+            assert!(!names_a_path_outside(inside), "{inside}");
+        }
+    }
 
     #[test]
     fn long_options_by_prefix() {

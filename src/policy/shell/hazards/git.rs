@@ -6,7 +6,7 @@
 //! setting a key that names a program. A saved `git pull` key never covers these: the pre-check
 //! marks them high-risk before any allowlist is read.
 
-use super::args::{Args, cluster_has, option_is, outside_workspace};
+use super::args::{Args, cluster_has, names_a_path_outside, option_is};
 
 /// Global options (before the subcommand) that take the next word.
 const GLOBAL_WITH_VALUE: &[&str] = &[
@@ -232,99 +232,28 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
 }
 
 /// Why a git command writes files outside the workspace, if it does: `apply --unsafe-paths`
-/// (the patch's paths, wherever they lead), `checkout-index --prefix=/` (every tracked file
-/// under that prefix), a clone, a worktree or a bundle made outside, patches written to a
-/// directory outside. A key saved for `git clone URL` must not cover `git clone URL
-/// ~/.local/lib/python3/site-packages`.
+/// (the patch's paths, wherever they lead), and a clone, a worktree, a bundle, patches or
+/// checked-out files (`checkout-index --prefix=/`) made where any of its arguments points
+/// outside — read whole, not option by option: git takes abbreviations (`--pre=/`, `--sep=`)
+/// and attached values (`-o/srv/x`), and a value unknown here would shift the operands. A
+/// key saved for `git clone URL` must not cover `git clone URL ~/.local/lib/python3/…`.
 fn writes_outside(subcommand: &str, rest: &[&str]) -> Option<String> {
-    let option_value = |names: &[&str]| {
-        rest.iter().enumerate().find_map(|(at, a)| {
-            names.iter().find_map(|n| {
-                if a == n {
-                    rest.get(at + 1).copied()
-                } else {
-                    a.strip_prefix(n).and_then(|v| v.strip_prefix('='))
-                }
-            })
-        })
-    };
-    // The words that are not options, skipping the values of `with_value`.
-    let operands = |with_value: &[&str]| {
-        let mut out = Vec::new();
-        let mut words = rest.iter();
-        let mut after_dashes = false;
-        while let Some(a) = words.next() {
-            if after_dashes || !a.starts_with('-') {
-                out.push(*a);
-            } else if *a == "--" {
-                after_dashes = true;
-            } else if with_value.contains(a) {
-                words.next();
+    let writes = match subcommand {
+        "apply" => {
+            if rest.iter().any(|a| option_is(a, "--unsafe-paths")) {
+                return Some(
+                    "`git apply --unsafe-paths` writes wherever the patch's paths lead".into(),
+                );
             }
+            return None;
         }
-        out
+        "worktree" => rest.iter().any(|a| matches!(*a, "add" | "move")),
+        "bundle" => rest.contains(&"create"),
+        "clone" | "format-patch" | "checkout-index" | "init" => true,
+        _ => false,
     };
-    let outside = match subcommand {
-        "apply" => rest
-            .iter()
-            .any(|a| option_is(a, "--unsafe-paths"))
-            .then_some("--unsafe-paths"),
-        "checkout-index" => option_value(&["--prefix"])
-            .filter(|p| outside_workspace(p))
-            .map(|_| "--prefix"),
-        "clone" => {
-            const WITH_VALUE: &[&str] = &[
-                "-b",
-                "--branch",
-                "-o",
-                "--origin",
-                "--depth",
-                "--reference",
-                "--reference-if-able",
-                "-j",
-                "--jobs",
-                "--filter",
-                "--shallow-since",
-                "--shallow-exclude",
-                "--server-option",
-                "--bundle-uri",
-                "--revision",
-            ];
-            let destination = operands(WITH_VALUE).get(1).copied();
-            (destination.is_some_and(outside_workspace)
-                || option_value(&["--separate-git-dir"]).is_some_and(outside_workspace))
-            .then_some("its destination")
-        }
-        "worktree" => {
-            let add = rest.iter().position(|a| *a == "add")?;
-            let after = rest.get(add + 1..).unwrap_or(&[]);
-            let mut words = after.iter();
-            let mut path = None;
-            while let Some(a) = words.next() {
-                if matches!(*a, "-b" | "-B" | "--reason") {
-                    words.next();
-                } else if !a.starts_with('-') {
-                    path = Some(*a);
-                    break;
-                }
-            }
-            path.filter(|p| outside_workspace(p)).map(|_| "its path")
-        }
-        "bundle" => {
-            let create = rest.iter().position(|a| *a == "create")?;
-            rest.get(create + 1..)
-                .and_then(|after| after.iter().find(|a| !a.starts_with('-')))
-                .filter(|f| outside_workspace(f))
-                .map(|_| "its file")
-        }
-        "format-patch" => option_value(&["-o", "--output-directory"])
-            .filter(|d| outside_workspace(d))
-            .map(|_| "--output-directory"),
-        _ => None,
-    }?;
-    Some(format!(
-        "`git {subcommand}` writes outside the workspace ({outside})"
-    ))
+    (writes && rest.iter().any(|a| names_a_path_outside(a)))
+        .then(|| format!("`git {subcommand}` writes outside the workspace, where it is told"))
 }
 
 /// Whether `git config` only reads: its action — the first word once the options choosing

@@ -13,7 +13,7 @@ mod sed;
 mod tools;
 pub mod variables;
 
-pub use args::{Args, outside_workspace};
+pub use args::{Args, names_a_path_outside};
 
 use super::ast::Word;
 use super::command::interpreter_family;
@@ -64,9 +64,10 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
         "less" | "more" | "most" | "pg" => (args.any(|t| t.starts_with('+'))
             || args.has(&["-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"]))
         .then(|| format!("`{name}` is given commands to run at start")),
-        "man" => args
-            .has(&["-P", "--pager", "-H", "--html", "--browser"])
-            .then(|| "`man` is told which program to run".into()),
+        // `-P` and `-H` take their program attached too (`man -Pcurl ls`, `man -aHx ls`).
+        "man" => (args.has(&["--pager", "--html", "--browser"])
+            || args.any(|t| args::cluster_has(t, 'P') || args::cluster_has(t, 'H')))
+        .then(|| "`man` is told which program to run".into()),
         "gdb" | "lldb" => tools::debugger(name, args),
         "enable" => args
             .any(|t| t.starts_with('-') && t.contains('f'))
@@ -250,6 +251,10 @@ fn gh(args: Args<'_>) -> Option<String> {
         && args.contains("--")
     {
         return Some("`gh repo clone … --` hands options to `git clone`".into());
+    }
+    // `gh api https://host/…` sends its token and fields to that host.
+    if args.first() == Some("api") && args.any(|t| t.contains("://")) {
+        return Some("`gh api` is given a URL: another server".into());
     }
     if args.first() == Some("api") && gh_api_writes(args) {
         return Some("`gh api` with a method or fields writes to the API".into());

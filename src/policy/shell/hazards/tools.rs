@@ -139,18 +139,6 @@ pub fn sqlite(args: Args<'_>) -> Option<String> {
         .then(|| "`sqlite3` is given dot-commands, which can run programs".into())
 }
 
-/// go's options that name a file or a directory it writes.
-const GO_OUTPUTS: &[&str] = &[
-    "-o",
-    "-coverprofile",
-    "-cpuprofile",
-    "-memprofile",
-    "-blockprofile",
-    "-mutexprofile",
-    "-trace",
-    "-outputdir",
-];
-
 /// A go flag as `-name`: go takes `--name` for every `-name` (`go vet --C /x`, `go env --w`).
 fn go_flag(text: &str) -> &str {
     match text.strip_prefix('-') {
@@ -166,22 +154,6 @@ fn go_flag_given(args: Args<'_>, names: &[&str]) -> bool {
         let name = flag.split_once('=').map_or(flag, |(name, _)| name);
         names.contains(&name)
     })
-}
-
-/// The values given to any of `names` (each `-name`), with one dash or two, attached by `=`
-/// or the next word.
-fn go_values<'a>(args: Args<'a>, names: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
-    let texts: Vec<&'a str> = args.texts().collect();
-    let mut values = Vec::new();
-    for (at, text) in texts.iter().enumerate() {
-        let flag = go_flag(text);
-        match flag.split_once('=') {
-            Some((name, value)) if names.contains(&name) => values.push(value),
-            None if names.contains(&flag) => values.extend(texts.get(at + 1).copied()),
-            _ => {}
-        }
-    }
-    values.into_iter()
 }
 
 /// Build and package tools: options that name programs, code or another build file, and
@@ -228,8 +200,6 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                     "-exec",
                     "-vettool",
                     "-overlay",
-                    // Another go.mod, whose `replace` lines lead to other code.
-                    "-modfile",
                     // `go test -C DIR` runs another directory's code, like `make -C`.
                     "-C",
                 ],
@@ -237,11 +207,8 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 && args.any(|t| t.contains('@') || t == "generate"))
                 // `go env -w GOFLAGS=-toolexec=…` changes what every later go command runs.
                 || (first == Some("env") && go_flag_given(args, &["-w", "-u"]))
-                // A binary, a profile or a trace written outside the workspace (`-o
-                // ~/.local/bin/ls`); `go clean -modcache` deletes the module cache there.
-                || go_values(args, GO_OUTPUTS).any(super::args::outside_workspace)
-                || (first == Some("clean")
-                    && go_flag_given(args, &["-modcache", "-cache", "-fuzzcache"]))
+                // `go clean -modcache` deletes the module cache, outside the workspace.
+                || (first == Some("clean") && go_flag_given(args, &["-modcache"]))
                 // `-ldflags '-extld=./x'` links with a program of the caller's choosing.
                 // `-ldflags=-extar=./x` archives with one.
                 || args.any(|t| t.contains("extld") || t.contains("extar") || t.contains("toolexec"))
@@ -268,12 +235,24 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
                 "--script-shell",
                 "--node-options",
                 "--userconfig",
-                "--globalconfig",
                 "--init-module",
                 "--onload-script",
                 "--browser",
                 "--prefix",
+                // The programs npm runs as git, as the shell, as node-gyp, for `help`.
+                "--git",
+                "--shell",
+                "--node-gyp",
+                "--viewer",
             ])
+                // `--global` is an option of its own, not a short `--globalconfig`.
+                || args.any(|t| t != "--global" && super::args::option_is(t, "--globalconfig"))
+                // Installed globally: on the PATH every later command searches.
+                || (matches!(
+                    first,
+                    Some("install" | "i" | "add" | "link" | "ln" | "update" | "up" | "upgrade")
+                ) && (args.any(|t| matches!(t, "-g" | "--global" | "--location=global"))
+                    || args.values(&["--location"]).any(|v| v == "global")))
                 // `npm pkg set scripts.test=…` is run by the next `npm test`.
                 || (first == Some("pkg") && args.any(|t| t == "set"))
                 || matches!(
@@ -310,15 +289,6 @@ pub fn build_tool(name: &str, args: Args<'_>) -> Option<String> {
         "pip" | "pip3" => {
             args.has(&["--python", "--editor"])
                 || (first == Some("config") && args.contains("edit"))
-                // A log, a report or packages written outside the workspace: `pip list
-                // --log ~/.bashrc` appends there, `pip install -t ~/.local/lib/…` puts code
-                // where every later Python start imports it.
-                || args
-                    .values(&[
-                        "--log", "--report", "-t", "--target", "--prefix", "--root", "--src",
-                        "-d", "--dest",
-                    ])
-                    .any(super::args::outside_workspace)
         }
         "pipx" | "poetry" | "pipenv" | "conda" | "pdm" | "hatch" | "rye" => first == Some("run"),
         "mise" | "rtx" => matches!(first, Some("exec" | "x" | "run" | "r")),
