@@ -84,7 +84,13 @@ impl Facts {
         self.brings_in_strings |= brings_in_strings(segment);
         // `grep -rn fetch src/`, `rg curl`, `systemctl status ssh`: a program that only reads
         // its words as text names no network client by them (its wrappers are read below).
-        let data_only = reads_its_words_as_data(segment);
+        // (Read only when a word names a client: most segments name none.)
+        let data_only = self.network.is_none()
+            && segment
+                .words
+                .iter()
+                .any(|w| command_name(w).is_some_and(is_network_client))
+            && reads_its_words_as_data(segment);
         for word in &segment.words {
             self.word(word, !data_only);
         }

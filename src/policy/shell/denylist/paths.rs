@@ -258,7 +258,12 @@ pub fn secret_in_word(word: &Word, marks: Marks, cwd: Option<&str>) -> Option<&'
         if word.glob {
             let pattern: Vec<char> = candidate.chars().collect();
             let glob = Glob::new(&pattern);
-            for sample in SECRET_SAMPLES {
+            // Only samples that start as the pattern does before its first wildcard can match
+            // (`/etc/*` is matched against `/etc/…` alone): each match walks the whole glob.
+            let literal = candidate
+                .find(['*', '?', '['])
+                .map_or(candidate.as_str(), |at| &candidate[..at]);
+            for sample in SECRET_SAMPLES.iter().filter(|s| s.starts_with(literal)) {
                 if glob_reaches(&glob, sample) {
                     return secret_in_path(sample);
                 }
