@@ -82,26 +82,14 @@ impl Facts {
         self.tmpdir_assigned |= segment.assignments.iter().any(|a| a.name == "TMPDIR");
         self.evaluates_strings |= evaluates_strings(segment);
         self.brings_in_strings |= brings_in_strings(segment);
-        // `grep -rn fetch src/`, `rg curl`, `systemctl status ssh`: a program that only reads
-        // its words as text names no network client by them (its wrappers are read below).
-        // (Read only when a word names a client: most segments name none.)
-        let data_only = self.network.is_none()
-            && segment
-                .words
-                .iter()
-                .any(|w| command_name(w).is_some_and(is_network_client))
-            && reads_its_words_as_data(segment);
+        if self.network.is_none() {
+            self.network = network_client_run_by(segment);
+        }
         for word in &segment.words {
-            self.word(word, !data_only);
+            self.word(word, false);
         }
         for word in segment.other_words() {
             self.word(word, true);
-        }
-        if data_only && self.network.is_none() {
-            let view = command_view(&segment.words);
-            if let Some(client) = view.wrappers.iter().find(|w| is_network_client(w)) {
-                self.network = Some((*client).to_string());
-            }
         }
     }
 
@@ -213,6 +201,25 @@ const READS_WORDS_AS_DATA: &[&str] = &[
 const GIT_READS_WORDS_AS_DATA: &[&str] = &[
     "grep", "log", "show", "diff", "blame", "status", "ls-files", "shortlog",
 ];
+
+/// The network client a segment's words name, where something may run it (`curl …`,
+/// `xargs curl`, `timeout 5 wget …`). `grep -rn fetch src/`, `rg curl`, `systemctl status ssh`:
+/// a program that only reads its words as text names no client by them, only by its
+/// wrappers (`ssh host grep x`).
+fn network_client_run_by(segment: &Segment) -> Option<String> {
+    let client = segment
+        .words
+        .iter()
+        .find_map(|w| command_name(w).filter(|n| is_network_client(n)))?;
+    if !reads_its_words_as_data(segment) {
+        return Some(client.to_string());
+    }
+    let view = command_view(&segment.words);
+    view.wrappers
+        .iter()
+        .find(|w| is_network_client(w))
+        .map(|w| (*w).to_string())
+}
 
 fn reads_its_words_as_data(segment: &Segment) -> bool {
     let view = command_view(&segment.words);
