@@ -10,7 +10,7 @@
 //! Without a subcommand-shaped third word (`docker compose -f x.yml ps`) the key is exact.
 
 use super::command::{command_name, is_wrapper};
-use super::hazards::names_a_path_outside;
+use super::hazards::{cluster_has, names_a_path_outside, option_is};
 use super::lexer::Lexed;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -188,12 +188,11 @@ fn exact_only(binary: &str, sub: &str, rest: &[String]) -> bool {
         ("docker", "image") => third == Some("push"),
         ("docker", "compose") => {
             third == Some("down")
-                && (given(&["--volumes", "--rmi"])
-                    || rest.iter().any(|w| short_cluster_has(w, 'v')))
+                && (given(&["--volumes", "--rmi"]) || rest.iter().any(|w| cluster_has(w, 'v')))
         }
         ("gh", _) => {
             given(&["-R", "--repo", "--hostname"])
-                || rest.iter().any(|w| short_cluster_has(w, 'R'))
+                || rest.iter().any(|w| cluster_has(w, 'R'))
                 || (sub == "gist" && third == Some("create"))
         }
         ("kubectl", _) => given(&[
@@ -225,28 +224,21 @@ fn publishes(command: &str) -> bool {
         || (command.len() >= 3 && PUBLISHING.iter().any(|p| p.starts_with(command)))
 }
 
-/// Whether a short-option word holds `letter` (`-vt0`).
-fn short_cluster_has(word: &str, letter: char) -> bool {
-    word.strip_prefix('-')
-        .is_some_and(|c| !c.starts_with('-') && c.contains(letter))
-}
-
 /// Whether a git transfer names where it goes as a URL or a path (`https://…`,
 /// `host:x.git`, `git@host:x`, `/srv/x.git`, `--repo=…`) rather than a configured remote's
 /// name (which holds no `:`). The first operand is the repository, once the values of
 /// `-o`/`--push-option` (and other options taking one) are passed.
 fn names_a_location(rest: &[String]) -> bool {
     let location = |w: &str| w.contains(':') || w.starts_with(['/', '.', '~']);
-    // git takes any unambiguous prefix of a long option (`--rep=`).
-    let abbreviates = |given: &str, name: &str| given.len() >= 5 && name.starts_with(given);
     let mut words = rest.iter().map(String::as_str);
     while let Some(w) = words.next() {
         if w == "--" {
             return words.next().is_some_and(location);
         }
         if w.starts_with("--") {
-            let (name, value) = w.split_once('=').map_or((w, None), |(n, v)| (n, Some(v)));
-            if abbreviates(name, "--repo") {
+            // git takes any unambiguous prefix of a long option (`--rep=`).
+            let value = w.split_once('=').map(|(_, v)| v);
+            if option_is(w, "--repo") {
                 return value.or_else(|| words.next()).is_none_or(location);
             }
             if value.is_none()
@@ -257,7 +249,7 @@ fn names_a_location(rest: &[String]) -> bool {
                     "--receive-pack",
                 ]
                 .iter()
-                .any(|o| abbreviates(name, o))
+                .any(|o| option_is(w, o))
             {
                 words.next();
             }

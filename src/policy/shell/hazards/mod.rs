@@ -13,7 +13,7 @@ mod sed;
 mod tools;
 pub mod variables;
 
-pub use args::{Args, names_a_path_outside};
+pub use args::{Args, cluster_has, names_a_path_outside, option_is};
 
 use super::ast::Word;
 use super::command::interpreter_family;
