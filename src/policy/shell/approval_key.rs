@@ -162,7 +162,9 @@ const NAMED_FIRST: &[(&str, &str)] = &[("yarn", "workspace"), ("yarn", "workspac
 ///   as npm reads them: `npm publ`, `npm author`): a key pressed for `--dry-run` would cover
 ///   the real, public and irreversible one;
 /// - choosing a server: `git push|pull|fetch|ls-remote|send-pack` to a URL or a path rather
-///   than a remote's name, `git remote add|set-url`, `docker push`, `docker context`,
+///   than a remote's name, `git remote add|set-url`, `git subtree push|pull|add`, `git lfs
+///   push`, `git archive --remote`, `pip config set`, `kubectl config use-…|set-…`,
+///   `docker push`, `docker compose|image|manifest push`, `docker context`,
 ///   `docker swarm`, `docker login`, `gh` with `-R`/`--repo` or `--hostname`, `gh gist
 ///   create`, `kubectl` with `--context`, `--cluster`, `--user`, `--as` or `--kubeconfig`;
 /// - `docker compose down` deleting volumes or images (`-v`, `--rmi`).
@@ -184,8 +186,19 @@ fn exact_only(binary: &str, sub: &str, rest: &[String]) -> bool {
         ("yarn", command) => publishes(command),
         ("git", "push" | "pull" | "fetch" | "ls-remote" | "send-pack") => names_a_location(rest),
         ("git", "remote") => matches!(third, Some("add" | "set-url")),
+        ("git", "subtree") => matches!(third, Some("push" | "pull" | "add")),
+        ("git", "lfs") => third == Some("push"),
+        ("git", "archive") => rest.iter().any(|w| option_is(w, "--remote")),
         ("docker", "push" | "context" | "swarm" | "login") => true,
-        ("docker", "image") => third == Some("push"),
+        ("docker", "image" | "manifest") => third == Some("push"),
+        ("docker", "compose") if third == Some("push") => true,
+        // The index every later install downloads from (`global.index-url`), as `git config`.
+        ("pip", "config") => !matches!(third, Some("get" | "list" | "debug")),
+        ("kubectl", "config")
+            if third.is_some_and(|t| t.starts_with("use") || t.starts_with("set")) =>
+        {
+            true
+        }
         ("docker", "compose") => {
             third == Some("down")
                 && (given(&["--volumes", "--rmi"]) || rest.iter().any(|w| cluster_has(w, 'v')))
@@ -220,8 +233,11 @@ fn publishes(command: &str) -> bool {
         "owner",
         "trust",
     ];
-    matches!(command, "author" | "dist-tags" | "tag")
-        || (command.len() >= 3 && PUBLISHING.iter().any(|p| p.starts_with(command)))
+    // npm also reads two letters where they are unambiguous (`npm pu`, `npm ow`).
+    matches!(
+        command,
+        "author" | "dist-tags" | "tag" | "pu" | "ac" | "ow" | "tr"
+    ) || (command.len() >= 3 && PUBLISHING.iter().any(|p| p.starts_with(command)))
 }
 
 /// Whether a git transfer names where it goes as a URL or a path (`https://…`,
@@ -229,7 +245,20 @@ fn publishes(command: &str) -> bool {
 /// name (which holds no `:`). The first operand is the repository, once the values of
 /// `-o`/`--push-option` (and other options taking one) are passed.
 fn names_a_location(rest: &[String]) -> bool {
-    let location = |w: &str| w.contains(':') || w.starts_with(['/', '.', '~']);
+    // Past the first operand, or where an option's value unknown here shifts the operands
+    // (`--recurse-submodules check URL`), a URL still shows: `://`, `user@host:`, a host
+    // with a dot before its `:` (`evil.example:x.git`; a refspec `v1.0:v1.0` too, exactly
+    // keyed), or a path.
+    let unmistakable = |w: &str| {
+        w.contains("://")
+            || w.starts_with(['/', '.', '~'])
+            || w.split_once(':')
+                .is_some_and(|(host, _)| host.contains(['@', '.']))
+    };
+    if rest.iter().any(|w| !w.starts_with('-') && unmistakable(w)) {
+        return true;
+    }
+    let location = |w: &str| w.contains(':') || unmistakable(w);
     let mut words = rest.iter().map(String::as_str);
     while let Some(w) = words.next() {
         if w == "--" {

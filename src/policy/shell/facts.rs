@@ -168,23 +168,26 @@ impl Facts {
 
 /// Programs that read their words as text and run none of them: a network client's name among
 /// their words is a search pattern, a file or a unit name (`grep -rn curl src/`, `git log --
-/// ssh`, `systemctl status ssh`), not a command. Only when nothing in the segment runs a
-/// command of its own (`find -exec`, an inline script) and the pre-check finds no option that
-/// runs a program (`rg --pre curl`, `git grep -O curl`). Not `echo` or `printf`, whose text the
-/// next command in a pipeline may run, nor programs with an option that runs one (`ag
-/// --pager`, `man -P`, `sort --compress-program`).
+/// ssh`, `man 1 ssh`), not a command. Only when nothing in the segment runs a command of its
+/// own (`find -exec`, an inline script) and the pre-check finds no option that runs a program
+/// (`rg --pre curl`, `ag --pager curl`, `man -Pcurl`, `sort --compress-program=curl`). Not
+/// `echo` or `printf`, whose text the next command in a pipeline may run.
 const READS_WORDS_AS_DATA: &[&str] = &[
     "grep",
     "egrep",
     "fgrep",
     "rg",
+    "ag",
+    "ack",
     "ls",
     "cat",
     "head",
     "tail",
     "wc",
+    "sort",
     "uniq",
     "cut",
+    "diff",
     "cmp",
     "file",
     "stat",
@@ -194,6 +197,7 @@ const READS_WORDS_AS_DATA: &[&str] = &[
     "readlink",
     "which",
     "whatis",
+    "man",
     "journalctl",
 ];
 

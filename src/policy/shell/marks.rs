@@ -42,10 +42,11 @@ const SECRET_HINTS: &[&str] = &[
     "rancher",
     "tailscale",
     "krb5cc",
-    ".config/gh",
-    "/dev/mem",
-    "/dev/kmem",
-    "/dev/port",
+    ".config",
+    "private",
+    "mem",
+    "kcore",
+    "port",
 ];
 
 /// Paths bash turns into network connections.

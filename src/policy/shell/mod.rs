@@ -235,6 +235,11 @@ mod tests {
             "systemctl status ssh",
             "timeout 5 grep -r wget .",
             "cat curl.md",
+            "man 1 ssh",
+            "diff -u ssh.c ssh.c.orig",
+            "sort ssh",
+            "ag fetch src",
+            "ack http",
         ] {
             let analysis = ShellAnalysis::new(text, &[]);
             assert!(!analysis.network, "{text}: {analysis:?}");

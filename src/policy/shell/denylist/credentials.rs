@@ -71,6 +71,8 @@ const FROM_ROOT: &[(&[&str], &str)] = &[
         &["var", "run", "secrets"],
         "a container's mounted secrets (a service-account token)",
     ),
+    (&["usr", "lib", "ssl", "private"], "TLS private keys"),
+    (&["proc", "kcore"], "the machine's memory"),
     (&["dev", "mem"], "the machine's memory"),
     (&["dev", "kmem"], "the machine's memory"),
     (&["dev", "port"], "the machine's I/O ports"),
@@ -101,7 +103,13 @@ pub(super) fn credential_in(components: &[&str]) -> Option<&'static str> {
     {
         return Some("Kerberos tickets");
     }
-    listed(FROM_ROOT, components)
+    // `../../../../etc/ssl/private/k` climbs from a directory known only when it runs, as
+    // far as the root if it is deep enough.
+    let from_root = match components.iter().position(|c| *c != "..") {
+        Some(at) if at > 0 => &components[at..],
+        _ => components,
+    };
+    listed(FROM_ROOT, from_root)
 }
 
 /// What the first entry of `table` that `path` is, is under, or is a backup of holds.
@@ -160,6 +168,9 @@ mod tests {
             "/var/run/secrets/kubernetes.io/serviceaccount/token",
             "/dev/mem",
             "/etc/ssh/ssh_host_rsa_key",
+            "../../../../../etc/ssl/private/server.key",
+            "/usr/lib/ssl/private/server.key",
+            "/proc/kcore",
         ] {
             assert!(of(secret).is_some(), "{secret}");
         }

@@ -258,11 +258,13 @@ pub fn secret_in_word(word: &Word, marks: Marks, cwd: Option<&str>) -> Option<&'
         if word.glob {
             let pattern: Vec<char> = candidate.chars().collect();
             let glob = Glob::new(&pattern);
-            // Only samples that start as the pattern does before its first wildcard can match
-            // (`/etc/*` is matched against `/etc/…` alone): each match walks the whole glob.
-            let literal = candidate
-                .find(['*', '?', '['])
-                .map_or(candidate.as_str(), |at| &candidate[..at]);
+            // A pattern from the root or a home matches only samples that start as it does
+            // before its first wildcard (`/etc/*` only `/etc/…`): each match walks the whole
+            // glob. A relative one may match any sample's tail (`.ss?/id_*`).
+            let literal = match candidate.find(['*', '?', '[']) {
+                Some(at) if candidate.starts_with(['/', '~']) => &candidate[..at],
+                _ => "",
+            };
             for sample in SECRET_SAMPLES.iter().filter(|s| s.starts_with(literal)) {
                 if glob_reaches(&glob, sample) {
                     return secret_in_path(sample);

@@ -18,7 +18,10 @@ pub fn outside_workspace(path: &str) -> bool {
 /// or a part of a list (`--mount type=bind,source=/etc`).
 #[must_use]
 pub fn names_a_path_outside(word: &str) -> bool {
-    if outside_workspace(word) {
+    // `file:../x`, `file:///srv/x` (npm, pip), `..[dev]` (a package's extras).
+    let path = word.strip_prefix("file:").unwrap_or(word);
+    let path = path.split('[').next().unwrap_or(path);
+    if outside_workspace(path) {
         return true;
     }
     // `--x=V`, `K=V`, `a=b,c=V`: every value after `=` or `,`.
@@ -169,6 +172,9 @@ mod tests {
             "PREFIX=/usr",
             "type=bind,source=/etc",
             "-Wl,-rpath,/opt/lib",
+            "file:../x",
+            "file:///srv/x",
+            "..[dev]",
         ] {
             assert!(names_a_path_outside(outside), "{outside}");
         }

@@ -249,7 +249,19 @@ fn writes_outside(subcommand: &str, rest: &[&str]) -> Option<String> {
         }
         "worktree" => rest.iter().any(|a| matches!(*a, "add" | "move")),
         "bundle" => rest.contains(&"create"),
-        "clone" | "format-patch" | "checkout-index" | "init" => true,
+        "format-patch" | "checkout-index" | "init" => true,
+        // A clone may read from outside (`git clone ../upstream copy`, `/srv/git/app.git`):
+        // the first operand, the source, is passed over (or an option's value standing
+        // before it, which shifts the source into the words checked: a prompt, not a miss).
+        "clone" => {
+            let mut operands = rest.iter().filter(|a| !a.starts_with('-')).skip(1);
+            let outside = operands.any(|a| names_a_path_outside(a))
+                || rest
+                    .iter()
+                    .any(|a| a.starts_with('-') && names_a_path_outside(a));
+            return outside
+                .then(|| "`git clone` writes outside the workspace, where it is told".into());
+        }
         _ => false,
     };
     (writes && rest.iter().any(|a| names_a_path_outside(a)))

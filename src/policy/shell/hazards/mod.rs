@@ -91,6 +91,10 @@ pub fn hidden_code(name: &str, argv: &[Word]) -> Option<String> {
             .then(|| "`crontab` installs commands that run later".into()),
         "at" | "batch" => found("`at` schedules commands to run later"),
         "tar" | "gtar" | "bsdtar" => tools::tar(args),
+        // The pager they pipe their matches into.
+        "ag" | "ack" | "ack-grep" => args
+            .has(&["--pager"])
+            .then(|| format!("`{name} --pager` runs a program")),
         "rg" | "ripgrep" => args
             .has(&["--pre", "--hostname-bin"])
             .then(|| "`rg --pre`/`--hostname-bin` runs a program".into()),
