@@ -191,31 +191,29 @@ fn exact_only(binary: &str, sub: &str, rest: &[String]) -> bool {
         ("git", "archive") => rest.iter().any(|w| option_is(w, "--remote")),
         ("docker", "push" | "context" | "swarm" | "login") => true,
         ("docker", "image" | "manifest") => third == Some("push"),
-        ("docker", "compose") if third == Some("push") => true,
         // The index every later install downloads from (`global.index-url`), as `git config`.
         ("pip", "config") => !matches!(third, Some("get" | "list" | "debug")),
-        ("kubectl", "config")
-            if third.is_some_and(|t| t.starts_with("use") || t.starts_with("set")) =>
-        {
-            true
-        }
         ("docker", "compose") => {
-            third == Some("down")
-                && (given(&["--volumes", "--rmi"]) || rest.iter().any(|w| cluster_has(w, 'v')))
+            third == Some("push")
+                || (third == Some("down")
+                    && (given(&["--volumes", "--rmi"]) || rest.iter().any(|w| cluster_has(w, 'v'))))
         }
         ("gh", _) => {
             given(&["-R", "--repo", "--hostname"])
                 || rest.iter().any(|w| cluster_has(w, 'R'))
                 || (sub == "gist" && third == Some("create"))
         }
-        ("kubectl", _) => given(&[
-            "--context",
-            "--cluster",
-            "--user",
-            "--as",
-            "--as-group",
-            "--kubeconfig",
-        ]),
+        ("kubectl", _) => {
+            (sub == "config" && third.is_some_and(|t| t.starts_with("use") || t.starts_with("set")))
+                || given(&[
+                    "--context",
+                    "--cluster",
+                    "--user",
+                    "--as",
+                    "--as-group",
+                    "--kubeconfig",
+                ])
+        }
         _ => false,
     }
 }

@@ -4,7 +4,7 @@
 //! too large to judge, and whether it evaluates strings that could hold code.
 
 use super::ast::{Script, Segment, Word, WordPart};
-use super::command::{command_name, command_view, is_network_client};
+use super::command::{CommandView, command_name, command_view, is_network_client};
 use super::denylist::paths::built_path_may_name_secret;
 use super::late_eval::{brings_in_strings, evaluates_strings};
 use super::names::sets_variables;
@@ -215,18 +215,17 @@ fn network_client_run_by(segment: &Segment) -> Option<String> {
         .words
         .iter()
         .find_map(|w| command_name(w).filter(|n| is_network_client(n)))?;
-    if !reads_its_words_as_data(segment) {
+    let view = command_view(&segment.words);
+    if !reads_its_words_as_data(&view) {
         return Some(client.to_string());
     }
-    let view = command_view(&segment.words);
     view.wrappers
         .iter()
         .find(|w| is_network_client(w))
         .map(|w| (*w).to_string())
 }
 
-fn reads_its_words_as_data(segment: &Segment) -> bool {
-    let view = command_view(&segment.words);
+fn reads_its_words_as_data(view: &CommandView<'_>) -> bool {
     if !view.nested_argv.is_empty() || !view.inline_scripts.is_empty() || view.too_deep {
         return false;
     }

@@ -193,25 +193,44 @@ fn dirs_of(name: &str, argv: &[Word]) -> Vec<String> {
         "ninja" | "git" => &[],
         _ => return Vec::new(),
     };
+    // Only before the subcommand for git, whose `-C` takes no attached value.
+    let git = name == "git";
+    dirs_given(
+        argv,
+        |text| text == "-C" || long.contains(&text),
+        (!git).then_some("-C"),
+        git,
+    )
+}
+
+/// The directories `words` (a program's own, its name first) give to the options `names`
+/// picks out — `OPT DIR`, `OPT=DIR`, and for the one-letter `short`, `-CDIR` — as paths;
+/// with `stop_at_operand`, read up to the first word that is not an option.
+fn dirs_given(
+    words: &[Word],
+    names: impl Fn(&str) -> bool,
+    short: Option<&str>,
+    stop_at_operand: bool,
+) -> Vec<String> {
     let mut dirs = Vec::new();
-    let mut words = argv.iter().skip(1);
+    let mut words = words.iter().skip(1);
     while let Some(word) = words.next() {
         let text = word.text();
-        if name == "git" && !text.starts_with('-') {
+        if stop_at_operand && !text.starts_with('-') {
             break;
         }
-        if text == "-C" || long.contains(&text) {
+        if names(text) {
             dirs.extend(words.next().map(path_view));
         } else if let Some((option, _)) = text.split_once('=')
-            && long.contains(&option)
+            && names(option)
         {
             dirs.extend(attached_dir(word, option.len() + 1));
-        } else if let Some(dir) = text.strip_prefix("-C")
-            && !dir.is_empty()
-            && name != "git"
+        } else if let Some(short) = short
+            && text.len() > short.len()
+            && text.starts_with(short)
         {
-            // `env -C/etc`, `make -C/`: the directory attached.
-            dirs.extend(attached_dir(word, 2));
+            // `env -C/etc`, `make -C/`, `mise exec -C/etc`: the directory attached.
+            dirs.extend(attached_dir(word, short.len()));
         }
     }
     dirs
@@ -267,25 +286,11 @@ fn launcher_dirs(name: &str, view: &CommandView<'_>) -> Vec<String> {
                     .iter()
                     .any(|o| o.starts_with("--") && o.starts_with(given)))
     };
-    let mut dirs = Vec::new();
-    let mut words = own_words(view).iter().skip(1);
-    while let Some(word) = words.next() {
-        let text = word.text();
-        if names(text) {
-            dirs.extend(words.next().map(path_view));
-        } else if let Some((option, _)) = text.split_once('=')
-            && names(option)
-        {
-            dirs.extend(attached_dir(word, option.len() + 1));
-        } else if let Some(short) = options.iter().find(|o| o.len() == 2 && o.starts_with('-'))
-            && text.len() > 2
-            && text.starts_with(short)
-        {
-            // `mise exec -C/etc`, `pnpm -C/`: attached.
-            dirs.extend(attached_dir(word, 2));
-        }
-    }
-    dirs
+    let short = options
+        .iter()
+        .find(|o| o.len() == 2 && o.starts_with('-'))
+        .copied();
+    dirs_given(own_words(view), names, short, false)
 }
 
 /// The directory `cd DIR` moves to from `cwd`, when the words say (`None`: unknown).

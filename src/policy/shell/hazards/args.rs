@@ -30,7 +30,7 @@ pub fn names_a_path_outside(word: &str) -> bool {
     }
     // A value attached to a short option, alone or after others (`-D/x`, `-qo../x`): from the
     // first character a path starts with.
-    if let Some(cluster) = word.strip_prefix('-').filter(|c| !c.starts_with('-'))
+    if let Some(cluster) = short_cluster(word)
         && let Some(at) = cluster.find(['/', '~', '.'])
     {
         return cluster.get(at..).is_some_and(outside_workspace);

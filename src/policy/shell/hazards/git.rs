@@ -240,12 +240,12 @@ pub fn hazard(args: Args<'_>) -> Option<String> {
 fn writes_outside(subcommand: &str, rest: &[&str]) -> Option<String> {
     let writes = match subcommand {
         "apply" => {
-            if rest.iter().any(|a| option_is(a, "--unsafe-paths")) {
-                return Some(
-                    "`git apply --unsafe-paths` writes wherever the patch's paths lead".into(),
-                );
-            }
-            return None;
+            return rest
+                .iter()
+                .any(|a| option_is(a, "--unsafe-paths"))
+                .then(|| {
+                    "`git apply --unsafe-paths` writes wherever the patch's paths lead".into()
+                });
         }
         "worktree" => rest.iter().any(|a| matches!(*a, "add" | "move")),
         "bundle" => rest.contains(&"create"),
